@@ -1,0 +1,14 @@
+// Declarations of the per-concept binding functions that module.cpp calls.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace kernelsmith::python {
+
+void bind_errors(pybind11::module_& m);
+void bind_core_types(pybind11::module_& m);  // DType, Task, Candidate, LaunchPlan, Evaluation
+void bind_devices(pybind11::module_& m);
+void bind_evaluator(pybind11::module_& m);
+void bind_search(pybind11::module_& m);  // Mutator, Population, Archive, Evolution, RunStore
+
+}  // namespace kernelsmith::python

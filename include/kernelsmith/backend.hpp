@@ -1,0 +1,116 @@
+// Backend: the thin seam between the backend-agnostic evaluation harness and one device API
+// (CUDA, OpenCL, MACA). The harness (launch plan, correctness and timing protocols, integrity) is
+// written once against this interface; a backend only compiles, moves bytes, launches and times.
+//
+// Compilation may run on any thread and needs no device when the toolchain allows (NVRTC); everything
+// else runs on the thread that owns the backend, inside the worker process.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernelsmith/device.hpp"
+#include "kernelsmith/evaluation.hpp"
+
+namespace kernelsmith {
+
+struct CompileOptions {
+  /// Macro definitions NAME=VALUE (tunables, KS_<size> constants when the plan specialises).
+  std::vector<std::pair<std::string, std::string>> defines;
+  /// Compile for this target instead of the device's (e.g. "sm_90" where there is no GPU).
+  std::string target;
+  /// Kernel names the plan launches (NVRTC needs them for name expressions; others may ignore).
+  std::vector<std::string> kernels;
+  double timeout_seconds = 60.0;
+};
+
+/// A compiled program: the bytes a backend loads (cubin, or OpenCL source for a build at load time).
+struct CompiledProgram {
+  CompileReport report;
+  std::string language;
+  std::string target;
+  std::vector<std::uint8_t> binary;
+};
+
+/// What the device API says of a kernel's parameter.
+struct KernelParam {
+  std::size_t size = 0;     ///< bytes (CUDA); 0 when unknown
+  std::string type_name;    ///< OpenCL type name ("float*", "int"); empty when unknown
+  bool is_pointer = false;  ///< known pointer/buffer parameter
+};
+
+/// One launch argument as the harness resolved it.
+struct KernelArg {
+  enum class Kind { buffer, int32, int64 } kind = Kind::int32;
+  std::uint64_t buffer = 0;  ///< a handle from Backend::allocate
+  std::int64_t value = 0;
+};
+
+using Dim3 = std::array<std::uint32_t, 3>;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;      ///< "cuda", "opencl", "maca"
+  virtual std::string language() const = 0;  ///< the kernel language it compiles
+  virtual const DeviceInfo& device() const = 0;
+
+  /// Source → program. Thread-safe. A rejected source is `report.ok == false` with the log, not an
+  /// exception; exceptions are for a broken toolchain.
+  virtual CompiledProgram compile(const std::string& source, const CompileOptions& options) = 0;
+
+  /// Loads a program; returns a module handle. Throws on failure (the harness reports it as a compile
+  /// error when the report says so, else runtime_error).
+  virtual std::uint64_t load(const CompiledProgram& program) = 0;
+  virtual void unload(std::uint64_t module) = 0;
+  /// A kernel of a loaded module. Throws NotFoundError naming the kernel when it does not exist.
+  virtual std::uint64_t kernel(std::uint64_t module, const std::string& name) = 0;
+  /// The kernel's parameters, or an empty vector when the API cannot say (the harness then checks less).
+  virtual std::vector<KernelParam> kernel_params(std::uint64_t kernel) = 0;
+  /// Resources of a loaded kernel (registers, shared, local) as the driver reports them.
+  virtual KernelResources kernel_resources(std::uint64_t kernel) = 0;
+
+  virtual std::uint64_t allocate(std::size_t bytes) = 0;
+  virtual void free(std::uint64_t buffer) = 0;
+  virtual void write(std::uint64_t buffer, const void* host, std::size_t bytes) = 0;
+  virtual void read(std::uint64_t buffer, void* host, std::size_t bytes) = 0;
+  /// Fills with a repeated byte (poisoning, L2 flush).
+  virtual void fill(std::uint64_t buffer, std::uint8_t byte, std::size_t bytes) = 0;
+
+  /// Enqueues a launch. Throws LaunchError on a launch the device rejects.
+  virtual void launch(std::uint64_t kernel, Dim3 grid, Dim3 block, std::size_t shared_bytes,
+                      const std::vector<KernelArg>& args) = 0;
+  /// Waits for all queued work. Throws DeviceFault when the context is lost (sticky error).
+  virtual void synchronize() = 0;
+
+  /// Device-side timer around enqueued work: start(), launches, stop() → milliseconds between the two
+  /// points on the device's own clock (events on CUDA, profiling info on OpenCL).
+  virtual void timer_start() = 0;
+  virtual double timer_stop_ms() = 0;
+};
+
+/// A launch the device refused (bad configuration, too many resources): recoverable.
+class LaunchError : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
+/// The device context is unusable (illegal address, trap, ...): the worker must report and exit.
+class DeviceFault : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
+/// Creates a backend on one device. Throws BackendUnavailableError with the reason.
+std::unique_ptr<Backend> create_backend(const std::string& name, int device_index = 0);
+
+/// Compiles without a device where the toolchain allows (NVRTC: `target` like "sm_90"); used for the
+/// compile stage in the caller's process and in CI. Throws NotSupportedError for other backends.
+CompiledProgram compile_offline(const std::string& backend, const std::string& source,
+                                const CompileOptions& options);
+
+}  // namespace kernelsmith

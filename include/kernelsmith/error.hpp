@@ -1,0 +1,79 @@
+// The error model: every exception the library throws derives from kernelsmith::Error.
+//
+// Messages say what was wrong, where (file, field, line, library) and what to do. Problems with a
+// *candidate* kernel are never exceptions: they come back as an Evaluation with a status. Exceptions
+// are for problems of the caller's inputs or the environment.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace kernelsmith {
+
+/// Root of the hierarchy; derived from std::runtime_error so `catch (const std::exception&)` works.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Malformed input from the caller: a task manifest, a JSON document, an option value.
+class ValidationError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Something named does not exist: a task name, a file, a program id, a device index.
+class NotFoundError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// The feature exists in the API but is not implemented for this case (e.g. the MACA backend).
+class NotSupportedError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A backend cannot be used here. Subclasses separate the three ways a run-time library fails.
+class BackendUnavailableError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// No file of the library could be found (e.g. "CUDA driver libcuda.so.1 not found").
+class LibraryNotFoundError : public BackendUnavailableError {
+ public:
+  using BackendUnavailableError::BackendUnavailableError;
+};
+
+/// The library was found but dlopen failed (wrong architecture, missing dependency, ...).
+class LibraryLoadError : public BackendUnavailableError {
+ public:
+  using BackendUnavailableError::BackendUnavailableError;
+};
+
+/// The library loaded but lacks a function we need (too old a driver or toolkit).
+class SymbolMissingError : public BackendUnavailableError {
+ public:
+  using BackendUnavailableError::BackendUnavailableError;
+};
+
+/// A call into a device API failed outside a candidate's evaluation (e.g. cuInit, clGetPlatformIDs).
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// The run store (SQLite) failed: cannot open, schema mismatch, a write error.
+class StoreError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// An operation did not finish within its deadline (e.g. an LLM request, a worker handshake).
+class TimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace kernelsmith

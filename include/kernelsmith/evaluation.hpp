@@ -1,0 +1,155 @@
+// Evaluation: the evaluator's structured feedback on one candidate. Stable JSON schema
+// (docs/evaluation-schema.md); renders itself as concise text for an LLM prompt.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kernelsmith {
+
+enum class Status {
+  ok,              ///< compiled, correct, timed
+  compile_error,   ///< the compiler rejected the source
+  invalid_launch,  ///< the launch plan is malformed or does not fit the kernels or the device
+  runtime_error,   ///< a launch or API call failed without poisoning the device
+  incorrect,       ///< ran, but an output was wrong, unwritten, non-finite, or an input was modified
+  timeout,         ///< did not finish by the deadline; the worker was killed
+  crashed,         ///< the worker died or the device context was lost (illegal address, trap, ...)
+};
+
+std::string to_string(Status status);
+Status parse_status(const std::string& name);
+
+/// Resources one compiled kernel uses (what the toolchain reports; -1 where unknown).
+struct KernelResources {
+  std::string name;
+  int registers = -1;
+  std::int64_t spill_store_bytes = -1;
+  std::int64_t spill_load_bytes = -1;
+  std::int64_t stack_bytes = -1;
+  std::int64_t shared_bytes = -1;  ///< static shared memory
+  std::int64_t local_bytes = -1;
+};
+
+struct CompileReport {
+  bool ok = false;
+  std::string log;
+  std::string target;  ///< e.g. "sm_90", "pthread-skylake (PoCL)"
+  double seconds = 0.0;
+  bool cached = false;
+  std::vector<KernelResources> kernels;
+};
+
+/// Comparison of one output tensor against the reference in one check.
+struct OutputCheck {
+  std::string tensor;
+  bool passed = false;
+  double max_abs_error = 0.0;
+  double rel_l2_error = 0.0;
+  std::int64_t mismatches = 0;
+  std::int64_t unwritten = 0;   ///< elements the candidate never wrote (poison survived)
+  std::int64_t non_finite = 0;  ///< NaN/Inf where the reference is finite
+  std::int64_t first_mismatch = -1;  ///< flat index, -1 when none
+  double expected = 0.0;        ///< at first_mismatch
+  double actual = 0.0;          ///< at first_mismatch
+};
+
+/// One correctness trial: a size configuration and an input kind.
+struct CorrectnessCheck {
+  std::string sizes;   ///< name of the size configuration
+  std::string inputs;  ///< "random", "large", "tiny", "mixed_scale", "constant", ...
+  std::uint64_t seed = 0;
+  bool passed = false;
+  std::vector<OutputCheck> outputs;
+  std::vector<std::string> modified_inputs;  ///< inputs the candidate wrote into
+  std::string message;
+};
+
+struct CorrectnessReport {
+  bool passed = false;
+  int trials = 0;
+  std::vector<CorrectnessCheck> checks;
+  std::string message;  ///< short summary of the first failure
+};
+
+/// Share of the timed launch sequence spent in one kernel.
+struct KernelTime {
+  std::string name;
+  double median_ms = 0.0;
+  double share = 0.0;
+};
+
+struct TimingReport {
+  std::string mode;      ///< "screen" or "strict"
+  double median_ms = 0.0;
+  double mean_ms = 0.0;
+  double min_ms = 0.0;
+  double noise = 0.0;    ///< relative standard deviation of the samples
+  int samples = 0;
+  bool converged = false;  ///< noise reached the target before the time budget ran out
+  double host_ms = 0.0;  ///< host-clock time per sequence around full synchronisations
+  bool l2_flushed = true;
+  std::vector<KernelTime> kernels;
+};
+
+/// Speed of light: achieved rates against the device's measured peaks.
+struct SpeedOfLight {
+  double flops = 0.0;
+  double bytes = 0.0;
+  double achieved_gbps = 0.0;
+  double achieved_gflops = 0.0;
+  double peak_gbps = 0.0;
+  double peak_gflops = 0.0;
+  double bandwidth_fraction = 0.0;
+  double compute_fraction = 0.0;
+  /// The larger of the two fractions: how close the candidate is to the hardware's limit.
+  double fraction = 0.0;
+};
+
+struct IntegrityReport {
+  /// e.g. "speedup_above_threshold", "remeasured", "nondeterministic", "host_timer_mismatch"
+  std::vector<std::string> flags;
+  bool deterministic = true;
+  bool remeasured = false;
+  double remeasured_speedup = 0.0;
+};
+
+struct Evaluation {
+  std::string candidate_id;
+  std::string task;
+  std::string backend;
+  std::string device;
+  Status status = Status::crashed;
+  /// One line: what went wrong, or "ok".
+  std::string message;
+  CompileReport compile;
+  std::optional<CorrectnessReport> correctness;
+  std::optional<TimingReport> timing;
+  std::optional<TimingReport> baseline_timing;
+  /// Baseline median time over the candidate's (> 1 is faster). 0 when not timed.
+  double speedup = 0.0;
+  std::optional<SpeedOfLight> sol;
+  IntegrityReport integrity;
+  /// Scalar for selection: speedup when ok, 0 when incorrect, negative for the worse failures.
+  double fitness = 0.0;
+  double wall_seconds = 0.0;
+
+  bool ok() const { return status == Status::ok; }
+
+  std::string to_json() const;
+  static Evaluation from_json(const std::string& json_text, const std::string& origin = "<evaluation>");
+
+  /// Concise text for an LLM prompt: status, the first failure with its numbers, resources, timing
+  /// with noise, speedup, fraction of the hardware limit, flags.
+  std::string to_prompt_text() const;
+};
+
+inline constexpr const char* kEvaluationSchema = "kernelsmith.evaluation/1";
+
+/// The fitness a status gets when it has no timing: incorrect 0, runtime_error -0.25,
+/// invalid_launch -0.5, compile_error -0.75, timeout and crashed -1.
+double failure_fitness(Status status);
+
+}  // namespace kernelsmith

@@ -1,0 +1,65 @@
+// Evaluator: candidate → Evaluation. The interface is small so that users can write their own (also in
+// Python); the built-in one runs the shared harness in an isolated worker process per device.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernelsmith/candidate.hpp"
+#include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/task.hpp"
+
+namespace kernelsmith {
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+
+  /// Never throws for a bad candidate: its problems are the Evaluation's status.
+  virtual Evaluation evaluate(const Task& task, const Candidate& candidate) = 0;
+
+  /// Evaluates several candidates; the default calls evaluate() in order. The built-in evaluator
+  /// compiles them in parallel while the device times them one at a time.
+  virtual std::vector<Evaluation> evaluate_batch(const Task& task,
+                                                 const std::vector<Candidate>& candidates);
+
+  /// Backend and device this evaluator measures on, for the record ("opencl", "NVIDIA H100 ...").
+  virtual std::string backend_name() const { return "custom"; }
+  virtual std::string device_name() const { return ""; }
+};
+
+struct EvaluatorOptions {
+  std::string backend = "auto";  ///< "cuda", "opencl" or "auto" (best available)
+  int device = 0;
+  std::string mode = "screen";   ///< "screen" (cheap timing) or "strict" (final numbers)
+  /// Correctness: random trials on the timing sizes; adversarial inputs and check sizes are added.
+  int correctness_trials = 3;
+  bool adversarial_inputs = true;
+  std::uint64_t seed = 0;
+  /// Timing: stop when relative noise <= target, after min_samples and within the budget.
+  double noise_target = 0.005;
+  int min_samples = 10;
+  int max_samples = 1000;
+  double screen_budget_seconds = 0.25;
+  double strict_budget_seconds = 3.0;
+  bool flush_l2 = true;
+  /// Speedups above this are flagged and re-measured in strict mode.
+  double suspicious_speedup = 10.0;
+  /// Per-evaluation deadline for the worker (load, checks and timing together).
+  double deadline_seconds = 60.0;
+  double compile_timeout_seconds = 60.0;
+  int compile_threads = 0;  ///< 0: hardware threads
+  /// Run the harness in a worker process (crash and hang isolation). false runs in-process (debugging).
+  bool isolate = true;
+  /// Compile cache on disk; empty for $KERNELSMITH_CACHE_DIR or ~/.cache/kernelsmith.
+  std::string cache_dir;
+  bool use_disk_cache = true;
+};
+
+/// The built-in evaluator over the shared harness. Throws BackendUnavailableError with the reason when
+/// the backend cannot run here.
+std::unique_ptr<Evaluator> create_evaluator(const EvaluatorOptions& options = {});
+
+}  // namespace kernelsmith

@@ -1,0 +1,82 @@
+// The launch plan a candidate declares in its own source, in comment lines (docs/candidate-format.md):
+//
+//   // @workspace partial: float32[ceil_div(N, 256)]
+//   // @launch partial_sums<<<ceil_div(N, 256), 256, 256 * 4>>>(x, partial, N)
+//   // @launch final_sum<<<1, 256>>>(partial, y, ceil_div(N, 256))
+//   // @specialize            (sizes become compile-time constants KS_<name>)
+//   // @tune BLOCK = 256 in {128, 256, 512}   (a macro; the parameter mutator varies it)
+//
+// Grid and block are one expression or dim3(x[, y[, z]]); the third launch argument is the dynamic
+// shared memory in bytes. Expressions are integer arithmetic (+ - * / % and parentheses; / is floor
+// division) with ceil_div, round_up, min, max over the task's sizes, the tunable parameters and the
+// device attributes SM_COUNT, WARP_SIZE, MAX_THREADS_PER_BLOCK, SMEM_PER_BLOCK, SMEM_PER_BLOCK_OPTIN,
+// L2_BYTES. Arguments are tensor names, workspace names or integer expressions.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernelsmith/dtype.hpp"
+#include "kernelsmith/error.hpp"
+
+namespace kernelsmith {
+
+/// A mistake in a plan: the harness turns it into an `invalid_launch` evaluation.
+class PlanError : public ValidationError {
+ public:
+  PlanError(const std::string& message, int line) : ValidationError(message), line_(line) {}
+  /// 1-based source line, 0 when the mistake is not tied to one line.
+  int line() const { return line_; }
+
+ private:
+  int line_;
+};
+
+struct WorkspaceDecl {
+  std::string name;
+  DType dtype = DType::float32;
+  std::string count;  ///< element count expression
+  int line = 0;
+};
+
+struct LaunchDecl {
+  std::string kernel;
+  std::array<std::string, 3> grid{"1", "1", "1"};
+  std::array<std::string, 3> block{"1", "1", "1"};
+  std::string shared_bytes = "0";
+  std::vector<std::string> args;
+  int line = 0;
+};
+
+/// A tunable parameter: a compile-time macro the parameter mutator varies.
+struct TunableParam {
+  std::string name;
+  std::int64_t value = 0;               ///< the value this candidate uses
+  std::vector<std::int64_t> values;     ///< the allowed values
+  int line = 0;
+};
+
+struct LaunchPlan {
+  std::vector<WorkspaceDecl> workspaces;
+  std::vector<LaunchDecl> launches;
+  std::vector<TunableParam> tunables;
+  /// Constraints over tunables and sizes (`// @require BLOCK * 4 <= SMEM_PER_BLOCK`), each must be non-zero.
+  std::vector<std::string> requirements;
+  bool specialize = false;
+
+  /// Reads the plan from a source. Throws PlanError (with the line) on a malformed directive, and when
+  /// there is no @launch line.
+  static LaunchPlan parse(const std::string& source);
+};
+
+/// Values of named integers for expression evaluation (sizes, tunables, device attributes).
+using Bindings = std::map<std::string, std::int64_t>;
+
+/// Evaluates an integer expression. Throws PlanError naming the unknown identifier, a division by zero
+/// or a syntax error (with the column).
+std::int64_t evaluate_expression(const std::string& expression, const Bindings& bindings);
+
+}  // namespace kernelsmith

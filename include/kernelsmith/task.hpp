@@ -1,0 +1,125 @@
+// Task: what to compute. A task is a folder holding a manifest (task.json) and source files, one
+// reference per kernel language. See docs/task-format.md for the manifest's schema.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernelsmith/dtype.hpp"
+
+namespace kernelsmith {
+
+/// Named integer sizes, e.g. {"M": 4096, "N": 4096}. Shapes and launch expressions refer to them.
+using SizeMap = std::map<std::string, std::int64_t>;
+
+enum class TensorRole { input, output };
+
+/// How the correctness protocol draws a tensor's values.
+///   normal(a = mean, b = stddev)   uniform(a = low, b = high)   integers(a = low, b = high, inclusive)
+struct Distribution {
+  std::string kind = "normal";
+  double a = 0.0;
+  double b = 1.0;
+};
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::float32;
+  /// One integer expression per dimension over the task's sizes, e.g. {"M", "K"} or {"2*N"}.
+  std::vector<std::string> shape;
+  TensorRole role = TensorRole::input;
+  Distribution distribution;
+};
+
+/// One assignment of the task's sizes.
+struct SizeConfig {
+  std::string name;
+  SizeMap sizes;
+};
+
+/// |actual - expected| <= atol + rtol * |expected|, element by element.
+struct Tolerance {
+  double atol = 0.0;
+  double rtol = 0.0;
+};
+
+/// Default tolerance for a dtype: fp32 1e-4, fp16/bf16 1e-2, fp64 1e-8, integers exact.
+Tolerance default_tolerance(DType dtype);
+
+/// The work the computation needs, as integer expressions over the sizes. `bytes` is the fewest bytes
+/// any implementation must move (each input read once, each output written once).
+struct WorkModel {
+  std::string flops = "0";
+  std::string bytes = "0";
+};
+
+/// A source file for one kernel language ("cuda", "opencl", "maca").
+struct KernelSource {
+  std::string language;
+  std::string source;
+  /// Where it was read from, for messages; empty when given inline.
+  std::string path;
+};
+
+struct Task {
+  std::string name;
+  std::string description;
+  std::vector<TensorSpec> tensors;
+  /// The configuration that is timed.
+  SizeConfig timing_sizes;
+  /// More configurations that are only checked for correctness (odd sizes among them).
+  std::vector<SizeConfig> check_sizes;
+  /// Overrides the per-dtype default when set.
+  std::optional<Tolerance> tolerance;
+  WorkModel work;
+  /// Naive, correct implementations, by language. Also the baseline for speedups.
+  std::map<std::string, KernelSource> references;
+  /// Starting candidates with tunable parameters, by language (optional).
+  std::map<std::string, KernelSource> seeds;
+  /// The equivalent PyTorch expression over the tensor names (optional), e.g. "torch.relu(x)".
+  std::string pytorch;
+  /// The folder the task was loaded from; empty for a task built in code.
+  std::filesystem::path folder;
+
+  /// Loads a task by folder path (holding task.json), by manifest path, or by built-in name.
+  /// Throws NotFoundError (unknown name) or ValidationError (naming the file and the field).
+  static Task load(const std::string& name_or_path);
+
+  /// Parses a manifest. `origin` names the document in error messages; `folder` resolves the source
+  /// files a manifest names (when empty, sources must be given inline).
+  static Task from_json(const std::string& json_text, const std::string& origin = "<task>",
+                        const std::filesystem::path& folder = {});
+
+  /// Self-contained JSON (sources inline), accepted back by from_json.
+  std::string to_json() const;
+
+  /// Checks every invariant (unique names, at least one output, shapes evaluate, sizes positive, ...).
+  /// Throws ValidationError naming the field.
+  void validate(const std::string& origin = "<task>") const;
+
+  const TensorSpec& tensor(const std::string& name) const;
+  std::vector<std::string> languages() const;
+  /// The timing configuration first, then the check configurations.
+  std::vector<SizeConfig> all_size_configs() const;
+  /// Number of elements of a tensor under the given sizes.
+  std::int64_t element_count(const TensorSpec& tensor, const SizeMap& sizes) const;
+  Tolerance tolerance_for(DType dtype) const;
+  double flops(const SizeMap& sizes) const;
+  double min_bytes(const SizeMap& sizes) const;
+};
+
+/// The current schema tag of task manifests.
+inline constexpr const char* kTaskSchema = "kernelsmith.task/1";
+
+/// Names of the built-in tasks, sorted.
+std::vector<std::string> builtin_task_names();
+
+/// The folders searched for built-in tasks, in order: $KERNELSMITH_TASKS_PATH (':'-separated),
+/// the installed share/kernelsmith/tasks beside the library, the source tree's tasks/.
+std::vector<std::filesystem::path> task_search_path();
+
+}  // namespace kernelsmith

@@ -1,0 +1,42 @@
+#include "kernelsmith/backend.hpp"
+
+#include <fmt/format.h>
+
+#include "detail/backend_registry.hpp"
+#include "kernelsmith/error.hpp"
+
+namespace kernelsmith {
+
+std::unique_ptr<Backend> create_backend(const std::string& name, int device_index) {
+#if KERNELSMITH_ENABLE_CUDA
+  if (name == "cuda") return detail::create_cuda_backend(device_index);
+#endif
+#if KERNELSMITH_ENABLE_OPENCL
+  if (name == "opencl") return detail::create_opencl_backend(device_index);
+#endif
+  if (name == "cuda" || name == "opencl") {
+    throw BackendUnavailableError(fmt::format(
+        "backend '{}' was disabled when kernelsmith was built (KERNELSMITH_ENABLE_{}=OFF)", name,
+        name == "cuda" ? "CUDA" : "OPENCL"));
+  }
+  if (name == "maca") {
+    throw NotSupportedError("backend 'maca' is not implemented yet: no MetaX SDK is available to build "
+                            "it against (see docs/backends.md)");
+  }
+  throw ValidationError(fmt::format("unknown backend '{}': expected cuda, opencl or maca", name));
+}
+
+CompiledProgram compile_offline(const std::string& backend, const std::string& source,
+                                const CompileOptions& options) {
+#if KERNELSMITH_ENABLE_CUDA
+  if (backend == "cuda") return detail::compile_cuda_offline(source, options);
+#endif
+  (void)source;
+  (void)options;
+  throw NotSupportedError(fmt::format(
+      "offline compilation is supported for the cuda backend only (NVRTC), not '{}': OpenCL programs "
+      "are built for a device when they are loaded",
+      backend));
+}
+
+}  // namespace kernelsmith

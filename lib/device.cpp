@@ -1,0 +1,98 @@
+#include "kernelsmith/device.hpp"
+
+#include <fmt/format.h>
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "detail/backend_registry.hpp"
+#include "kernelsmith/error.hpp"
+
+namespace kernelsmith {
+namespace {
+
+BackendInfo disabled_backend(const std::string& name, const std::string& reason) {
+  BackendInfo info;
+  info.name = name;
+  info.available = false;
+  info.reason = reason;
+  return info;
+}
+
+std::vector<BackendInfo> probe_all() {
+  std::vector<BackendInfo> backends;
+#if KERNELSMITH_ENABLE_CUDA
+  backends.push_back(detail::probe_cuda());
+#else
+  backends.push_back(disabled_backend("cuda", "disabled at build time (KERNELSMITH_ENABLE_CUDA=OFF)"));
+#endif
+#if KERNELSMITH_ENABLE_OPENCL
+  backends.push_back(detail::probe_opencl());
+#else
+  backends.push_back(disabled_backend("opencl", "disabled at build time (KERNELSMITH_ENABLE_OPENCL=OFF)"));
+#endif
+  backends.push_back(disabled_backend(
+      "maca", "not implemented: no MetaX MACA SDK was available to build the backend against"));
+  return backends;
+}
+
+}  // namespace
+
+std::vector<BackendInfo> devices() {
+  // Probing loads drivers and creates contexts: once per process is enough.
+  static std::once_flag once;
+  static std::vector<BackendInfo> cached;
+  std::call_once(once, [] { cached = probe_all(); });
+  return cached;
+}
+
+std::string best_backend() {
+  const auto backends = devices();
+  // A GPU first: that is what the user wants to optimise for. Then anything that runs.
+  for (const auto& backend : backends) {
+    if (!backend.available) continue;
+    for (const auto& device : backend.devices) {
+      if (device.is_gpu) return backend.name;
+    }
+  }
+  for (const auto& backend : backends) {
+    if (backend.available && !backend.devices.empty()) return backend.name;
+  }
+  std::vector<std::string> reasons;
+  for (const auto& backend : backends) reasons.push_back(fmt::format("{}: {}", backend.name, backend.reason));
+  throw BackendUnavailableError(fmt::format("no backend can run kernels here ({}); install a GPU driver "
+                                            "or an OpenCL runtime such as PoCL (pocl-opencl-icd)",
+                                            fmt::join(reasons, "; ")));
+}
+
+std::string to_json(const std::vector<BackendInfo>& backends) {
+  nlohmann::json out = nlohmann::json::object();
+  out["schema"] = "kernelsmith.devices/1";
+  auto& list = out["backends"] = nlohmann::json::array();
+  for (const auto& backend : backends) {
+    nlohmann::json entry = {{"name", backend.name},           {"available", backend.available},
+                            {"reason", backend.reason},       {"can_compile", backend.can_compile},
+                            {"details", backend.details},     {"devices", nlohmann::json::array()}};
+    for (const auto& d : backend.devices) {
+      entry["devices"].push_back({{"backend", d.backend},
+                                  {"index", d.index},
+                                  {"name", d.name},
+                                  {"vendor", d.vendor},
+                                  {"platform", d.platform},
+                                  {"architecture", d.architecture},
+                                  {"compute_units", d.compute_units},
+                                  {"warp_size", d.warp_size},
+                                  {"max_threads_per_block", d.max_threads_per_block},
+                                  {"shared_per_block", d.shared_per_block},
+                                  {"shared_per_block_optin", d.shared_per_block_optin},
+                                  {"l2_bytes", d.l2_bytes},
+                                  {"global_memory_bytes", d.global_memory_bytes},
+                                  {"clock_mhz", d.clock_mhz},
+                                  {"is_gpu", d.is_gpu}});
+    }
+    list.push_back(std::move(entry));
+  }
+  return out.dump(2);
+}
+
+}  // namespace kernelsmith
