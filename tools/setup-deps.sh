@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what building and testing kernelsmith needs on Debian 12 / Ubuntu 24.04 (apt) and PyPI, into
+# a virtual environment at .venv. Idempotent: installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(build-essential cmake ninja-build pkg-config git
+  libfmt-dev nlohmann-json3-dev libeigen3-dev libsqlite3-dev catch2
+  opencl-headers ocl-icd-opencl-dev pocl-opencl-icd python3-venv)
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for package in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+fi
+if ((${#missing[@]})); then
+  echo "setup: installing with apt: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The venv: python3 may be a pyenv build that has venv built in; Debian's needs python3-venv (above).
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  python3 -m venv .venv
+fi
+# Build requirements are installed here so that `pip install --no-build-isolation .` needs no network
+# on later runs and reuses its build folder (incremental rebuilds).
+need_pip=0
+.venv/bin/python - <<'PY' || need_pip=1
+import importlib.util, sys
+mods = ["pybind11", "scikit_build_core", "numpy", "pytest"]
+sys.exit(0 if all(importlib.util.find_spec(m) for m in mods) else 1)
+PY
+if [ "$need_pip" -eq 1 ]; then
+  echo "setup: installing Python build and test requirements into .venv"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q "pybind11>=2.10" "scikit-build-core>=0.10" "numpy>=1.22" "pytest>=7"
+fi

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Every test: the C++ suite and the find_package consumer under CTest, then pytest against the package
+# installed through scikit-build-core. Tests that need a GPU skip here, saying why.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup-deps.sh
+jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
+
+echo "test: building the C++ library and tests (build/ci)"
+cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKERNELSMITH_BUILD_TESTS=ON \
+  -DKERNELSMITH_WARNINGS_AS_ERRORS=ON >/dev/null
+cmake --build build/ci -j "$jobs"
+echo "test: ctest"
+ctest --test-dir build/ci --output-on-failure
+
+bash tools/install.sh
+echo "test: pytest"
+# Run from tests/ so that `import kernelsmith` finds the installed package, not the source folder.
+.venv/bin/python -m pytest -q -p no:cacheprovider -c pyproject.toml --rootdir . tests/python
