@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernelsmith/device.hpp"
+#include "kernelsmith/error.hpp"
 #include "kernelsmith/evaluation.hpp"
 
 namespace kernelsmith {
