@@ -1,0 +1,52 @@
+// The integer expression language of launch plans, task shapes and work models
+// (docs/candidate-format.md, "Expressions"). evaluate_expression() in launch_plan.hpp is the public
+// entry point; the plan parser and the task validator also check syntax alone and list identifiers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernelsmith/launch_plan.hpp"
+
+namespace kernelsmith::detail {
+
+/// A parsed expression, evaluable many times (e.g. once per size configuration).
+class Expression {
+ public:
+  /// Throws PlanError (line 0) naming the column of a syntax error.
+  explicit Expression(std::string text);
+
+  /// Throws PlanError for an unknown identifier (listing the known ones), a division by zero or an
+  /// int64 overflow.
+  std::int64_t evaluate(const Bindings& bindings) const;
+
+  /// The identifiers it refers to (function names excluded), each once, in order of appearance.
+  std::vector<std::string> identifiers() const;
+
+  const std::string& text() const { return text_; }
+
+  struct Node {
+    enum class Kind { number, identifier, unary, binary, call } kind = Kind::number;
+    std::string name;  ///< identifier, operator or function
+    std::int64_t value = 0;
+    int column = 0;  ///< 1-based
+    std::vector<int> children;
+  };
+
+ private:
+  std::int64_t evaluate_node(int index, const Bindings& bindings) const;
+
+  std::string text_;
+  std::vector<Node> nodes_;
+  int root_ = -1;
+};
+
+/// The device attributes every plan expression may use: SM_COUNT, WARP_SIZE, MAX_THREADS_PER_BLOCK,
+/// SMEM_PER_BLOCK, SMEM_PER_BLOCK_OPTIN, L2_BYTES.
+const std::vector<std::string>& device_attribute_names();
+
+/// True for a C identifier: [A-Za-z_][A-Za-z0-9_]*.
+bool is_identifier(const std::string& text);
+
+}  // namespace kernelsmith::detail

@@ -1,0 +1,68 @@
+// Reading JSON documents with messages that say where and what: every error names the document, the
+// field path (`tensors[1].dtype`) and what was expected, e.g.
+//   tasks/relu/task.json: tensors[1].dtype: expected one of float16, ...; got "flaot32"
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kernelsmith::detail {
+
+/// Field order is kept, so written documents read in the order the schema documents them.
+using Json = nlohmann::ordered_json;
+
+/// Parses text; throws ValidationError "<origin>: not valid JSON: ..." on a syntax error.
+Json parse_json(const std::string& text, const std::string& origin);
+
+/// A short rendering of a value for messages (long values are cut).
+std::string describe_json(const Json& value);
+
+/// JSON has no NaN or infinity: those are written as the strings "nan", "inf" and "-inf".
+Json json_number(double value);
+
+/// A value inside a document, with the way to it.
+class JsonField {
+ public:
+  JsonField(const Json& value, std::string origin, std::string path = {});
+
+  const Json& json() const { return *value_; }
+  const std::string& origin() const { return origin_; }
+  const std::string& path() const { return path_; }
+
+  /// Throws ValidationError "<origin>: <path>: expected <expected>; got <value>".
+  [[noreturn]] void fail_expected(const std::string& expected) const;
+  /// Throws ValidationError "<origin>: <path>: <message>".
+  [[noreturn]] void fail(const std::string& message) const;
+
+  /// Checks that this is an object whose keys are all among `allowed` (unknown fields are typos).
+  void expect_object(std::initializer_list<std::string_view> allowed) const;
+  /// A required field of an object.
+  JsonField operator[](const std::string& key) const;
+  /// An optional field; absent and null are both "not given".
+  std::optional<JsonField> optional(const std::string& key) const;
+  /// Elements of an array (throws unless this is an array).
+  std::vector<JsonField> elements() const;
+  /// Keys of an object in document order, each with its value.
+  std::vector<std::pair<std::string, JsonField>> members() const;
+
+  std::string string() const;
+  bool boolean() const;
+  std::int64_t integer() const;
+  std::uint64_t unsigned_integer() const;
+  int int32() const;
+  /// A number, or one of the strings "nan", "inf", "-inf".
+  double number() const;
+
+ private:
+  const Json* value_;
+  std::string origin_;
+  std::string path_;
+};
+
+}  // namespace kernelsmith::detail
