@@ -41,6 +41,9 @@ struct KernelParam {
   std::size_t size = 0;     ///< bytes (CUDA); 0 when unknown
   std::string type_name;    ///< OpenCL type name ("float*", "int"); empty when unknown
   bool is_pointer = false;  ///< known pointer/buffer parameter
+  /// Receives the launch's dynamic shared memory instead of a plan argument (an OpenCL `__local`
+  /// pointer parameter); the plan does not list it.
+  bool is_dynamic_shared = false;
 };
 
 /// One launch argument as the harness resolved it.

@@ -15,6 +15,7 @@ struct DeviceInfo {
   std::string vendor;
   std::string platform;      ///< OpenCL platform name; empty elsewhere
   std::string architecture;  ///< e.g. "sm_90"; OpenCL: the device version string
+  std::string driver_version;  ///< keys caches of measured peaks; empty when unknown
   int compute_units = 0;     ///< SMs on CUDA, compute units on OpenCL
   int warp_size = 1;
   int max_threads_per_block = 0;

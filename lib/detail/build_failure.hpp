@@ -1,0 +1,21 @@
+// A program the device's compiler rejected when it was loaded (OpenCL builds at load time). The harness
+// reports it as a `compile_error` carrying the build log, not as a runtime error.
+#pragma once
+
+#include <string>
+
+#include "kernelsmith/error.hpp"
+
+namespace kernelsmith::detail {
+
+class BuildFailure : public Error {
+ public:
+  BuildFailure(const std::string& message, std::string log) : Error(message), log_(std::move(log)) {}
+  /// The compiler's log, as it printed it.
+  const std::string& log() const { return log_; }
+
+ private:
+  std::string log_;
+};
+
+}  // namespace kernelsmith::detail
