@@ -1,0 +1,160 @@
+#include "kernelsmith/llm_mutator.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "kernelsmith/error.hpp"
+
+namespace kernelsmith {
+
+namespace {
+
+// splitmix64: decorrelates the mutator's seed, the request's seed and the proposal index.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+double uniform01(std::uint64_t bits) { return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0); }
+
+// The program crossover combines with the parent: the engine's second parent, else the first
+// inspiration that is a different program.
+std::optional<Candidate> crossover_partner(const MutationRequest& request) {
+  if (request.second_parent) return request.second_parent;
+  const std::string parent_id = request.parent.id();
+  for (const auto& inspiration : request.inspirations)
+    if (inspiration.candidate.id() != parent_id) return inspiration.candidate;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string mutation_name(EditMode mode) {
+  switch (mode) {
+    case EditMode::full: return "llm_full";
+    case EditMode::diff: return "llm_diff";
+    case EditMode::crossover: return "llm_crossover";
+  }
+  return "llm_full";
+}
+
+LlmMutator::LlmMutator(std::shared_ptr<LlmClient> client, LlmMutatorOptions options)
+    : client_(std::move(client)), options_(std::move(options)), builder_(options_.prompt) {
+  if (!client_) throw ValidationError("LlmMutator: the client is null; pass an LlmClient");
+  const double weights[] = {options_.full_weight, options_.diff_weight, options_.crossover_weight};
+  for (double w : weights)
+    if (!(w >= 0.0) || !std::isfinite(w))
+      throw ValidationError(fmt::format("LlmMutatorOptions: edit mode weights must be finite and >= 0 (got full "
+                                        "{}, diff {}, crossover {})",
+                                        options_.full_weight, options_.diff_weight, options_.crossover_weight));
+  if (options_.full_weight + options_.diff_weight + options_.crossover_weight <= 0.0)
+    throw ValidationError("LlmMutatorOptions: at least one edit mode weight must be positive");
+  if (options_.proposals_per_request < 1)
+    throw ValidationError("LlmMutatorOptions.proposals_per_request must be >= 1");
+}
+
+EditMode LlmMutator::choose_mode(const MutationRequest& request, int index) const {
+  double full = options_.full_weight, diff = options_.diff_weight;
+  double crossover = crossover_partner(request) ? options_.crossover_weight : 0.0;
+  double total = full + diff + crossover;
+  if (total <= 0.0) return EditMode::full;  // only crossover was wanted and there is no partner
+  std::uint64_t bits = mix(mix(options_.seed) ^ mix(request.seed + 0x51ed2701ULL) ^
+                           mix(static_cast<std::uint64_t>(index) + 0x2545f491ULL));
+  double x = uniform01(bits) * total;
+  if (x < full) return EditMode::full;
+  if (x < full + diff) return EditMode::diff;
+  return EditMode::crossover;
+}
+
+std::vector<Proposal> LlmMutator::propose(const MutationRequest& request) {
+  std::vector<Proposal> proposals;
+  for (int i = 0; i < options_.proposals_per_request; ++i)
+    proposals.push_back(propose_with_mode(request, choose_mode(request, i), i));
+  return proposals;
+}
+
+Proposal LlmMutator::propose_with_mode(const MutationRequest& request, EditMode mode, int index) {
+  Proposal proposal;
+  proposal.model = options_.request.model;
+
+  // Crossover needs a second program; without one it becomes a whole-file rewrite.
+  const MutationRequest* effective = &request;
+  MutationRequest with_partner;
+  if (mode == EditMode::crossover && !request.second_parent) {
+    auto partner = crossover_partner(request);
+    if (partner) {
+      with_partner = request;
+      with_partner.second_parent = partner;
+      effective = &with_partner;
+    } else {
+      mode = EditMode::full;
+    }
+  }
+  proposal.mutation = mutation_name(mode);
+
+  BuiltPrompt prompt;
+  try {
+    prompt = builder_.build(*effective, mode);
+  } catch (const std::exception& e) {
+    proposal.failure = fmt::format("could not build the prompt: {}", e.what());
+    return proposal;
+  }
+  proposal.prompt = prompt.messages_json();
+
+  LlmRequestOptions request_options = options_.request;
+  request_options.seed = mix(options_.seed ^ mix(request.seed) ^ static_cast<std::uint64_t>(index));
+
+  LlmResponse response;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    response = client_->complete(prompt.messages, request_options);
+  } catch (const std::exception& e) {
+    response.error = e.what();
+  } catch (...) {
+    response.error = "unknown exception from the LLM client";
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  proposal.response = response.text;
+  if (!response.model.empty()) proposal.model = response.model;
+  proposal.prompt_tokens = response.prompt_tokens;
+  proposal.completion_tokens = response.completion_tokens;
+  // The client's own measure when it has one (it excludes queueing in the client), else ours.
+  proposal.latency_seconds = response.latency_seconds > 0.0 ? response.latency_seconds : elapsed;
+
+  if (!response.error.empty()) {
+    proposal.failure = "LLM request failed: " + response.error;
+    return proposal;
+  }
+
+  const Candidate& parent = request.parent;
+  ParsedResponse parsed = parse_response(response.text, mode, parent.source);
+  if (!parsed.ok) {
+    proposal.failure = parsed.failure;
+    return proposal;
+  }
+  // The parser may read a whole file where a diff was asked for, or the reverse; name what was done.
+  if (mode != EditMode::crossover) proposal.mutation = parsed.kind == "diff" ? "llm_diff" : "llm_full";
+
+  Candidate child;
+  child.language = parent.language;
+  child.source = parsed.source;
+  child.lineage.parent_ids.push_back(parent.id());
+  if (mode == EditMode::crossover) child.lineage.parent_ids.push_back(effective->second_parent->id());
+  child.lineage.island = request.island;
+  child.lineage.generation = request.generation;
+  child.lineage.origin = proposal.mutation;
+  if (request.is_known && request.is_known(child)) {
+    proposal.failure = "the answer's program is already in the run (a duplicate of an earlier program)";
+    return proposal;
+  }
+  proposal.candidate = std::move(child);
+  return proposal;
+}
+
+}  // namespace kernelsmith

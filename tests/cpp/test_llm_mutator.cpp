@@ -1,0 +1,223 @@
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "catch.hpp"
+#include "kernelsmith/error.hpp"
+#include "kernelsmith/llm_mutator.hpp"
+
+using namespace kernelsmith;
+
+namespace {
+
+const std::string kParentSource =
+    "// @launch scale<<<ceil_div(N, 256), 256>>>(x, y, N)\n"
+    "extern \"C\" __global__ void scale(const float* x, float* y, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = 2.0f * x[i];\n"
+    "}\n";
+
+// Answers every request with a fixed text, or the configured failure, and counts the calls.
+class ScriptedClient : public LlmClient {
+ public:
+  std::string answer;
+  std::string error;
+  bool throw_instead = false;
+  std::atomic<int> calls{0};
+  std::mutex mutex;
+  std::vector<ChatMessage> last_messages;
+  LlmRequestOptions last_options;
+
+  LlmResponse complete(const std::vector<ChatMessage>& messages, const LlmRequestOptions& options) override {
+    ++calls;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      last_messages = messages;
+      last_options = options;
+    }
+    if (throw_instead) throw std::runtime_error("connection refused by 127.0.0.1:9");
+    LlmResponse response;
+    response.text = answer;
+    response.error = error;
+    response.model = "scripted-model";
+    response.prompt_tokens = 1234;
+    response.completion_tokens = 56;
+    response.latency_seconds = 0.25;
+    return response;
+  }
+};
+
+MutationRequest request_for(const std::string& source) {
+  MutationRequest request;
+  request.task.name = "scale";
+  request.task.description = "y = 2 x";
+  request.task.tensors = {{"x", DType::float32, {"N"}, TensorRole::input, {}},
+                          {"y", DType::float32, {"N"}, TensorRole::output, {}}};
+  request.task.timing_sizes = {"timing", {{"N", 1 << 20}}};
+  request.task.work = {"N", "8*N"};
+  request.parent.language = "cuda";
+  request.parent.source = source;
+  request.parent.lineage.generation = 3;
+  request.generation = 4;
+  request.island = 2;
+  request.seed = 42;
+  return request;
+}
+
+}  // namespace
+
+TEST_CASE("LlmMutator turns a diff answer into a child and records the exchange", "[llm_mutator]") {
+  auto client = std::make_shared<ScriptedClient>();
+  client->answer =
+      "Use a multiply-add free form.\n<<<<<<< SEARCH\n  if (i < n) y[i] = 2.0f * x[i];\n=======\n"
+      "  if (i < n) y[i] = x[i] + x[i];\n>>>>>>> REPLACE\n";
+  LlmMutatorOptions options;
+  options.full_weight = 0.0;
+  options.crossover_weight = 0.0;
+  options.request.model = "requested-model";
+  options.request.temperature = 0.3;
+  LlmMutator mutator(client, options);
+  MutationRequest request = request_for(kParentSource);
+
+  auto proposals = mutator.propose(request);
+  REQUIRE(proposals.size() == 1);
+  const Proposal& p = proposals[0];
+  INFO(p.failure);
+  REQUIRE(p.candidate);
+  CHECK(p.mutation == "llm_diff");
+  CHECK(p.candidate->lineage.origin == "llm_diff");
+  CHECK(p.candidate->lineage.parent_ids == std::vector<std::string>{request.parent.id()});
+  CHECK(p.candidate->lineage.island == 2);
+  CHECK(p.candidate->lineage.generation == 4);
+  CHECK(p.candidate->language == "cuda");
+  CHECK(p.candidate->source.find("y[i] = x[i] + x[i];") != std::string::npos);
+  CHECK(p.response == client->answer);
+  CHECK(p.model == "scripted-model");
+  CHECK(p.prompt_tokens == 1234);
+  CHECK(p.completion_tokens == 56);
+  CHECK(p.latency_seconds == Approx(0.25));
+  CHECK(client->last_options.model == "requested-model");
+  CHECK(client->last_options.temperature == Approx(0.3));
+
+  // The recorded prompt is exactly what the client received.
+  auto recorded = nlohmann::json::parse(p.prompt);
+  REQUIRE(recorded.size() == client->last_messages.size());
+  for (std::size_t i = 0; i < recorded.size(); ++i) {
+    CHECK(recorded[i]["role"] == client->last_messages[i].role);
+    CHECK(recorded[i]["content"] == client->last_messages[i].content);
+  }
+  CHECK(client->last_messages[1].content.find("<<<<<<< SEARCH") != std::string::npos);
+
+  // A program the run already has is not proposed again.
+  request.is_known = [&](const Candidate& candidate) { return candidate.source == p.candidate->source; };
+  Proposal duplicate = mutator.propose(request).at(0);
+  CHECK_FALSE(duplicate.candidate);
+  CHECK(duplicate.failure == "the answer's program is already in the run (a duplicate of an earlier program)");
+}
+
+TEST_CASE("LlmMutator reports client errors, exceptions and bad answers as failures", "[llm_mutator]") {
+  auto client = std::make_shared<ScriptedClient>();
+  LlmMutatorOptions options;
+  options.diff_weight = 0.0;
+  options.crossover_weight = 0.0;
+  LlmMutator mutator(client, options);
+  MutationRequest request = request_for(kParentSource);
+
+  client->answer = "I think shared memory would help here.";
+  Proposal prose = mutator.propose(request).at(0);
+  CHECK_FALSE(prose.candidate);
+  CHECK(prose.mutation == "llm_full");
+  CHECK(prose.failure == "no code in the response");
+  CHECK(prose.response == client->answer);
+  CHECK_FALSE(prose.prompt.empty());
+
+  client->error = "HTTP 500 after 3 retries";
+  Proposal failed = mutator.propose(request).at(0);
+  CHECK(failed.failure == "LLM request failed: HTTP 500 after 3 retries");
+  CHECK(failed.model == "scripted-model");
+
+  client->throw_instead = true;
+  Proposal thrown = mutator.propose(request).at(0);
+  CHECK(thrown.failure == "LLM request failed: connection refused by 127.0.0.1:9");
+  CHECK(thrown.latency_seconds >= 0.0);
+  CHECK(client->calls == 3);
+}
+
+TEST_CASE("edit modes follow the weights, reproducibly, and crossover needs a partner", "[llm_mutator]") {
+  auto client = std::make_shared<ScriptedClient>();
+  LlmMutatorOptions options;
+  options.full_weight = 1.0;
+  options.diff_weight = 2.0;
+  options.crossover_weight = 1.0;
+  options.seed = 7;
+  LlmMutator mutator(client, options);
+  MutationRequest request = request_for(kParentSource);
+
+  // Without a second program, crossover is never chosen.
+  std::map<EditMode, int> counts;
+  for (std::uint64_t seed = 0; seed < 2000; ++seed) {
+    request.seed = seed;
+    counts[mutator.choose_mode(request)]++;
+  }
+  CHECK(counts[EditMode::crossover] == 0);
+  CHECK(counts[EditMode::diff] > 1200);  // expected 1333 of 2000
+  CHECK(counts[EditMode::diff] < 1470);
+
+  Candidate other;
+  other.language = "cuda";
+  other.source = "// @launch other<<<1, 1>>>(x, y, N)\nextern \"C\" __global__ void other() {}\n";
+  request.inspirations.push_back({other, Evaluation{}, "top"});
+  counts.clear();
+  for (std::uint64_t seed = 0; seed < 2000; ++seed) {
+    request.seed = seed;
+    counts[mutator.choose_mode(request)]++;
+  }
+  CHECK(counts[EditMode::crossover] > 400);  // expected 500 of 2000
+  CHECK(counts[EditMode::crossover] < 600);
+  request.seed = 99;
+  CHECK(mutator.choose_mode(request, 0) == mutator.choose_mode(request, 0));
+
+  // A crossover takes the inspiration as the second parent.
+  client->answer = "```cuda\n" + other.source + "// combined\n```";
+  Proposal crossover = mutator.propose_with_mode(request, EditMode::crossover);
+  REQUIRE(crossover.candidate);
+  CHECK(crossover.mutation == "llm_crossover");
+  CHECK(crossover.candidate->lineage.parent_ids ==
+        std::vector<std::string>{request.parent.id(), other.id()});
+  CHECK(client->last_messages[1].content.find("## Second program") != std::string::npos);
+}
+
+TEST_CASE("LlmMutator is usable from several threads at once", "[llm_mutator]") {
+  auto client = std::make_shared<ScriptedClient>();
+  client->answer = "```cuda\n" + kParentSource + "// variant\n```";
+  LlmMutator mutator(client);
+  std::atomic<int> children{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      MutationRequest request = request_for(kParentSource);
+      for (int i = 0; i < 10; ++i) {
+        request.seed = static_cast<std::uint64_t>(t * 100 + i);
+        for (const auto& p : mutator.propose(request))
+          if (p.candidate) ++children;
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  CHECK(client->calls == 40);
+  CHECK(children == 40);
+}
+
+TEST_CASE("LlmMutator rejects bad options", "[llm_mutator]") {
+  REQUIRE_THROWS_AS(LlmMutator(nullptr), ValidationError);
+  LlmMutatorOptions options;
+  options.full_weight = options.diff_weight = options.crossover_weight = 0.0;
+  REQUIRE_THROWS_AS(LlmMutator(std::make_shared<ScriptedClient>(), options), ValidationError);
+  options.full_weight = -1.0;
+  REQUIRE_THROWS_AS(LlmMutator(std::make_shared<ScriptedClient>(), options), ValidationError);
+}

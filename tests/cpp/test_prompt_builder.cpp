@@ -1,0 +1,234 @@
+#include <string>
+
+#include "catch.hpp"
+#include "kernelsmith/error.hpp"
+#include "kernelsmith/prompt_builder.hpp"
+
+using namespace kernelsmith;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+Task matmul_task() {
+  Task task;
+  task.name = "matmul_test";
+  task.description = "C = A @ B for row-major float32 matrices.";
+  TensorSpec a{"A", DType::float32, {"M", "K"}, TensorRole::input, {"normal", 0.0, 1.0}};
+  TensorSpec b{"B", DType::float32, {"K", "N"}, TensorRole::input, {"uniform", -1.0, 1.0}};
+  TensorSpec c{"C", DType::float32, {"M", "N"}, TensorRole::output, {}};
+  task.tensors = {a, b, c};
+  task.timing_sizes = {"timing", {{"M", 1024}, {"N", 1024}, {"K", 1024}}};
+  task.check_sizes = {{"odd", {{"M", 33}, {"N", 17}, {"K", 65}}}};
+  task.work.flops = "2*M*N*K";
+  task.work.bytes = "4*(M*K + K*N + M*N)";
+  task.references["cuda"] = {"cuda", "// REFERENCE-SOURCE naive matmul\n__global__ void ref() {}\n", ""};
+  task.pytorch = "torch.matmul(A, B)";
+  return task;
+}
+
+Candidate program(const std::string& marker) {
+  Candidate candidate;
+  candidate.language = "cuda";
+  candidate.source = "// " + marker + "\n// @launch k<<<1, 1>>>(A, B, C, M, N, K)\n__global__ void k() {}\n";
+  return candidate;
+}
+
+Evaluation evaluation_of(const Candidate& candidate, Status status, double speedup, const std::string& message) {
+  Evaluation evaluation;
+  evaluation.candidate_id = candidate.id();
+  evaluation.status = status;
+  evaluation.message = message;
+  evaluation.speedup = speedup;
+  evaluation.fitness = status == Status::ok ? speedup : failure_fitness(status);
+  return evaluation;
+}
+
+MutationRequest sample_request() {
+  MutationRequest request;
+  request.task = matmul_task();
+  request.parent = program("PARENT-SOURCE");
+  request.parent_evaluation = evaluation_of(request.parent, Status::ok, 1.5, "ok");
+  request.device.backend = "cuda";
+  request.device.name = "NVIDIA H100 80GB HBM3";
+  request.device.architecture = "sm_90";
+  request.device.compute_units = 132;
+  request.device.warp_size = 32;
+  request.device.max_threads_per_block = 1024;
+  request.device.l2_bytes = 50 * 1024 * 1024;
+  request.device.is_gpu = true;
+  request.recent_attempts = {
+      {"a1", "llm_diff", Status::compile_error, "ATTEMPT-OLD error: identifier \"tile\" is undefined", 0.0},
+      {"a2", "llm_full", Status::ok, "ATTEMPT-NEW ok", 1.2},
+  };
+  Candidate top1 = program("TOP-ONE"), top2 = program("TOP-TWO"), div1 = program("DIVERSE-ONE");
+  request.inspirations = {
+      {top1, evaluation_of(top1, Status::ok, 3.0, "ok"), "island_best"},
+      {div1, evaluation_of(div1, Status::incorrect, 0.0, "C mismatched at 17"), "diverse"},
+      {top2, evaluation_of(top2, Status::ok, 2.0, "ok"), "top"},
+  };
+  return request;
+}
+
+std::int64_t tokens_of(const BuiltPrompt& prompt) {
+  std::size_t chars = 0;
+  for (const auto& m : prompt.messages) chars += m.content.size();
+  return static_cast<std::int64_t>((chars + 3) / 4);
+}
+
+}  // namespace
+
+TEST_CASE("the prompt holds the task, hardware, format rules, parent, attempts and inspirations",
+          "[prompt_builder]") {
+  PromptBuilderOptions options;
+  options.peak_bandwidth_gbps = 3350.0;
+  options.peak_gflops = 51000.0;
+  PromptBuilder builder(options);
+  BuiltPrompt prompt = builder.build(sample_request(), EditMode::diff);
+  REQUIRE(prompt.messages.size() == 2);
+  CHECK(prompt.messages[0].role == "system");
+  CHECK(prompt.messages[1].role == "user");
+  const std::string& system = prompt.messages[0].content;
+  const std::string& user = prompt.messages[1].content;
+
+  CHECK(contains(system, "CUDA C++"));
+  CHECK(contains(system, "// @launch kernel_name<<<grid, block[, dynamic_shared_bytes]>>>(arg, arg, ...)"));
+  CHECK(contains(system, "@workspace"));
+
+  CHECK(contains(user, "## Task: matmul_test"));
+  CHECK(contains(user, "- A: float32[M, K], input, values normal(mean 0, stddev 1)"));
+  CHECK(contains(user, "- C: float32[M, N], output"));
+  CHECK(contains(user, "- timed: K=1024, M=1024, N=1024 (timing)"));
+  CHECK(contains(user, "- also checked: K=65, M=33, N=17 (odd)"));
+  // 2*1024^3 FLOP and 4*3*1024^2 bytes at the timed sizes.
+  CHECK(contains(user, "Work at the timed sizes: 2.15 GFLOP, 12.6 MB of unavoidable memory traffic"));
+  CHECK(contains(user, "<= 0.0001 + 0.0001 * |expected|"));
+  CHECK(contains(user, "In PyTorch: torch.matmul(A, B)"));
+  CHECK(contains(user, "REFERENCE-SOURCE"));
+
+  CHECK(contains(user, "NVIDIA H100 80GB HBM3 (cuda)"));
+  CHECK(contains(user, "SM_COUNT=132"));
+  CHECK(contains(user, "peak memory bandwidth: 3.35 TB/s"));
+  CHECK(contains(user, "peak arithmetic throughput: 51 TFLOP/s"));
+
+  CHECK(contains(user, "PARENT-SOURCE"));
+  CHECK(contains(user, "```cuda\n// PARENT-SOURCE"));
+  // Most recent attempt first.
+  CHECK(user.find("ATTEMPT-NEW") < user.find("ATTEMPT-OLD"));
+  CHECK(contains(user, "- [llm_diff] compile_error: ATTEMPT-OLD"));
+  CHECK(contains(user, "- [llm_full] ok, speedup 1.2x"));
+  // Top inspirations come before the diverse ones, each with its metrics.
+  CHECK(user.find("TOP-TWO") < user.find("DIVERSE-ONE"));
+  CHECK(contains(user, "(id " + program("TOP-ONE").id().substr(0, 12) + ", island_best): status ok, speedup 3x"));
+  CHECK(contains(user, "diverse): status incorrect: C mismatched at 17"));
+
+  CHECK(contains(user, "<<<<<<< SEARCH"));
+  CHECK(prompt.mode == EditMode::diff);
+  CHECK(prompt.dropped.empty());
+  CHECK_FALSE(prompt.over_budget);
+  CHECK(prompt.estimated_tokens == tokens_of(prompt));
+}
+
+TEST_CASE("edit modes change the instruction; crossover shows the second program", "[prompt_builder]") {
+  PromptBuilder builder;
+  MutationRequest request = sample_request();
+  std::string full = builder.build(request, EditMode::full).messages[1].content;
+  CHECK(contains(full, "in a single ```cuda code block"));
+  CHECK_FALSE(contains(full, "<<<<<<< SEARCH"));
+
+  REQUIRE_THROWS_AS(builder.build(request, EditMode::crossover), ValidationError);
+  request.second_parent = program("SECOND-PARENT");
+  std::string crossover = builder.build(request, EditMode::crossover).messages[1].content;
+  CHECK(contains(crossover, "## Second program"));
+  CHECK(contains(crossover, "SECOND-PARENT"));
+  CHECK(contains(crossover, "combines the best ideas of both"));
+
+  request.parent.language = "opencl";
+  std::string opencl = builder.build(request, EditMode::full).messages[0].content;
+  CHECK(contains(opencl, "OpenCL C"));
+  CHECK(contains(opencl, "__kernel void"));
+}
+
+TEST_CASE("the token budget drops the least useful parts first and records them", "[prompt_builder]") {
+  MutationRequest request = sample_request();
+  // Make every droppable part large enough to matter.
+  for (auto& inspiration : request.inspirations) inspiration.candidate.source += std::string(4000, 'x') + "\n";
+  request.task.references["cuda"].source += std::string(4000, 'r') + "\n";
+  request.parent_evaluation->message = std::string(3000, 'e');
+
+  PromptBuilderOptions unlimited;
+  unlimited.max_prompt_tokens = 0;
+  const std::int64_t full_size = PromptBuilder(unlimited).build(request, EditMode::full).estimated_tokens;
+  REQUIRE(full_size > 4000);
+
+  SECTION("a little over budget: only the diverse inspiration goes") {
+    PromptBuilderOptions options;
+    options.max_prompt_tokens = full_size - 100;
+    BuiltPrompt prompt = PromptBuilder(options).build(request, EditMode::full);
+    REQUIRE(prompt.dropped.size() == 1);
+    CHECK(contains(prompt.dropped[0], "diverse inspiration 2"));
+    CHECK(prompt.estimated_tokens <= options.max_prompt_tokens);
+    CHECK_FALSE(contains(prompt.messages[1].content, "DIVERSE-ONE"));
+    CHECK(contains(prompt.messages[1].content, "TOP-TWO"));
+  }
+  SECTION("far over budget: the order is diverse, top, older attempts, reference, logs") {
+    PromptBuilderOptions options;
+    options.max_prompt_tokens = 1200;
+    options.min_evaluation_chars = 200;
+    BuiltPrompt prompt = PromptBuilder(options).build(request, EditMode::full);
+    REQUIRE(prompt.dropped.size() == 7);
+    CHECK(contains(prompt.dropped[0], "diverse inspiration 2"));
+    CHECK(contains(prompt.dropped[1], "top inspiration 3"));
+    CHECK(contains(prompt.dropped[2], "top inspiration 1"));
+    CHECK(prompt.dropped[3] == "attempt 1 (llm_diff, compile_error)");
+    CHECK(prompt.dropped[4] == "attempt 2 (llm_full, ok)");
+    CHECK(prompt.dropped[5] == "reference source");
+    CHECK(contains(prompt.dropped[6], "parent evaluation trimmed from"));
+    const std::string& user = prompt.messages[1].content;
+    CHECK(contains(user, "PARENT-SOURCE"));  // the parent is never dropped
+    CHECK_FALSE(contains(user, "REFERENCE-SOURCE"));
+    CHECK(contains(user, "characters trimmed ..."));
+    CHECK(prompt.estimated_tokens <= options.max_prompt_tokens);
+    CHECK_FALSE(prompt.over_budget);
+  }
+  SECTION("an impossible budget is reported, never a missing parent") {
+    PromptBuilderOptions options;
+    options.max_prompt_tokens = 50;
+    BuiltPrompt prompt = PromptBuilder(options).build(request, EditMode::full);
+    CHECK(prompt.over_budget);
+    CHECK(contains(prompt.messages[1].content, "PARENT-SOURCE"));
+  }
+}
+
+TEST_CASE("templates are overridable and checked", "[prompt_builder]") {
+  PromptBuilderOptions options;
+  options.templates.user = "{parent}{instruction}Literal {{braces}} and {not a placeholder} stay.";
+  options.templates.parent = "PARENT {id} in {language}:\n{source}\n";
+  BuiltPrompt prompt = PromptBuilder(options).build(sample_request(), EditMode::full);
+  const std::string& user = prompt.messages[1].content;
+  CHECK(user.rfind("PARENT " + program("PARENT-SOURCE").id().substr(0, 12) + " in cuda:\n// PARENT-SOURCE", 0) == 0);
+  CHECK(contains(user, "Literal {braces} and {not a placeholder} stay."));
+  CHECK_FALSE(contains(user, "## Task"));
+
+  PromptBuilderOptions bad;
+  bad.templates.hardware = "## Hardware\n{gpu}\n";
+  try {
+    PromptBuilder builder(bad);
+    FAIL("an unknown placeholder must be rejected");
+  } catch (const ValidationError& e) {
+    CHECK(contains(e.what(), "prompt template 'hardware': unknown placeholder {gpu}"));
+    CHECK(contains(e.what(), "{device}"));
+  }
+}
+
+TEST_CASE("messages round-trip through JSON", "[prompt_builder]") {
+  std::vector<ChatMessage> messages = {{"system", "be \"precise\"\n"}, {"user", "{}[]\\ \xc3\xa9"}};
+  std::string json = messages_to_json(messages);
+  auto back = messages_from_json(json);
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].content == messages[0].content);
+  CHECK(back[1].content == messages[1].content);
+  REQUIRE_THROWS_AS(messages_from_json("[{\"role\": 1}]", "stored prompt"), ValidationError);
+  CHECK(parse_edit_mode("diff") == EditMode::diff);
+  REQUIRE_THROWS_AS(parse_edit_mode("patch"), ValidationError);
+}
