@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct CompiledProgram {
   std::string language;
   std::string target;
   std::vector<std::uint8_t> binary;
+  /// Kernel names as the source and the plan write them → the symbols `binary` exports, where the two
+  /// differ (C++ and template kernels that NVRTC mangles). Empty for extern "C" kernels and for OpenCL.
+  std::map<std::string, std::string> symbols;
 };
 
 /// What the device API says of a kernel's parameter.

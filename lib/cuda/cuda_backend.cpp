@@ -1,0 +1,527 @@
+// The CUDA backend: NVRTC compiles, the driver API loads, moves bytes, launches and times. Both
+// libraries are opened at run time (driver_api.hpp, nvrtc_api.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "cuda/driver_api.hpp"
+#include "cuda/nvrtc_api.hpp"
+#include "cuda/nvrtc_compile.hpp"
+#include "detail/backend_registry.hpp"
+#include "kernelsmith/error.hpp"
+
+namespace kernelsmith::detail {
+namespace {
+
+using cuda::DriverApi;
+using cuda::driver;
+using cuda::nvrtc;
+
+// Launches may use up to this much dynamic shared memory without opting in.
+constexpr std::size_t kDefaultDynamicSharedLimit = 48 * 1024;
+
+std::string version_text(int version) { return fmt::format("{}.{}", version / 1000, (version % 1000) / 10); }
+
+int attribute(const DriverApi& api, CUdevice device, CUdevice_attribute which) {
+  int value = 0;
+  KERNELSMITH_CU_CALL(api.cuDeviceGetAttribute(&value, which, device));
+  return value;
+}
+
+DeviceInfo query_device(const DriverApi& api, int ordinal) {
+  CUdevice device = 0;
+  KERNELSMITH_CU_CALL(api.cuDeviceGet(&device, ordinal));
+  char name[256] = {};
+  KERNELSMITH_CU_CALL(api.cuDeviceGetName(name, sizeof(name) - 1, device));
+  std::size_t memory = 0;
+  KERNELSMITH_CU_CALL(api.cuDeviceTotalMem(&memory, device));
+
+  DeviceInfo info;
+  info.backend = "cuda";
+  info.index = ordinal;
+  info.name = name;
+  info.vendor = "NVIDIA";
+  info.driver_version = version_text(api.driver_version);
+  info.architecture = fmt::format("sm_{}{}", attribute(api, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                                  attribute(api, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+  info.compute_units = attribute(api, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  info.warp_size = attribute(api, device, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+  info.max_threads_per_block = attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  info.shared_per_block = attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+  info.shared_per_block_optin = attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  info.l2_bytes = attribute(api, device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  info.global_memory_bytes = static_cast<std::int64_t>(memory);
+  info.clock_mhz = attribute(api, device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000;
+  info.is_gpu = true;
+  return info;
+}
+
+// cuInit with a message that says what to do about the usual failures.
+void initialise_driver(const DriverApi& api) {
+  const CUresult result = api.cuInit(0);
+  if (result == CUDA_SUCCESS) return;
+  std::string hint;
+  if (result == CUDA_ERROR_STUB_LIBRARY) {
+    hint = ": the loaded libcuda is the toolkit's link stub, not a driver; install the NVIDIA driver or "
+           "point KERNELSMITH_CUDA_DRIVER_LIBRARY at the real libcuda.so.1";
+  } else if (result == CUDA_ERROR_NO_DEVICE) {
+    hint = ": the driver sees no GPU (check CUDA_VISIBLE_DEVICES and nvidia-smi)";
+  } else if (result == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH || result == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) {
+    hint = ": libcuda and the kernel module are from different driver versions; reinstall the driver";
+  }
+  throw BackendUnavailableError(fmt::format("cuInit failed: {}{} (driver {})", cuda::describe_result(result),
+                                            hint, api.library));
+}
+
+// The architecture NVRTC compiles for on a device. Hopper and newer get the architecture-specific
+// variant (sm_90a, sm_100a, ...): the cubin runs only on that exact architecture, which is all an
+// evaluation on this device needs, and candidates may use wgmma, setmaxnreg and tcgen05.
+std::string compile_target_for(const DeviceInfo& device, const cuda::NvrtcApi& api) {
+  const int capability = std::stoi(device.architecture.substr(3));
+  const int nvrtc_version = api.version_major * 10 + api.version_minor;
+  const bool has_specific_variant = (capability == 90 && nvrtc_version >= 120) ||
+                                    ((capability == 100 || capability == 120) && nvrtc_version >= 128);
+  return has_specific_variant ? device.architecture + "a" : device.architecture;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device_index) : api_(driver()) {
+    const cuda::NvrtcApi& compiler = nvrtc();  // no evaluation without a compiler: fail now, with the reason
+    initialise_driver(api_);
+    int count = 0;
+    KERNELSMITH_CU_CALL(api_.cuDeviceGetCount(&count));
+    if (device_index < 0 || device_index >= count) {
+      throw NotFoundError(fmt::format("CUDA device {} does not exist: the driver sees {} device(s) "
+                                      "(indices 0 to {})",
+                                      device_index, count, count - 1));
+    }
+    info_ = query_device(api_, device_index);
+    compile_target_ = compile_target_for(info_, compiler);
+    KERNELSMITH_CU_CALL(api_.cuDeviceGet(&device_, device_index));
+    KERNELSMITH_CU_CALL(api_.cuDevicePrimaryCtxRetain(&context_, device_));
+    try {
+      KERNELSMITH_CU_CALL(api_.cuCtxSetCurrent(context_));
+      // A blocking stream: the synchronous copies (cuMemcpyHtoD/DtoH, on the legacy default stream) wait
+      // for the launches queued on it, so reads see finished results without an explicit synchronize.
+      KERNELSMITH_CU_CALL(api_.cuStreamCreate(&stream_, CU_STREAM_DEFAULT));
+      KERNELSMITH_CU_CALL(api_.cuEventCreate(&timer_start_, CU_EVENT_DEFAULT));
+      KERNELSMITH_CU_CALL(api_.cuEventCreate(&timer_stop_, CU_EVENT_DEFAULT));
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+
+  ~CudaBackend() override { release(); }
+
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  std::string name() const override { return "cuda"; }
+  std::string language() const override { return "cuda"; }
+  const DeviceInfo& device() const override { return info_; }
+
+  CompiledProgram compile(const std::string& source, const CompileOptions& options) override {
+    return cuda::compile_with_nvrtc(source, options, options.target.empty() ? compile_target_ : options.target);
+  }
+
+  std::uint64_t load(const CompiledProgram& program) override {
+    if (program.language != "cuda") {
+      throw ValidationError(fmt::format("the CUDA backend cannot load a program compiled for '{}'", program.language));
+    }
+    if (!program.report.ok || program.binary.empty()) {
+      throw ValidationError("the CUDA backend cannot load a program that did not compile (report.ok is false "
+                            "or the binary is empty)");
+    }
+    bind();
+    CUmodule module = nullptr;
+    const CUresult result = api_.cuModuleLoadData(&module, program.binary.data());
+    if (result != CUDA_SUCCESS) {
+      if (cuda::is_sticky_error(result)) cuda::throw_driver_error(result, "cuModuleLoadData", __FILE__, __LINE__);
+      throw DeviceError(fmt::format("loading the {} cubin on {} ({}) failed: {}{}", program.target, info_.name,
+                                    info_.architecture, cuda::describe_result(result),
+                                    result == CUDA_ERROR_NO_BINARY_FOR_GPU || result == CUDA_ERROR_INVALID_IMAGE
+                                        ? "; compile for this device's architecture (leave options.target empty)"
+                                        : ""));
+    }
+    modules_[module] = program.symbols;
+    return reinterpret_cast<std::uint64_t>(module);
+  }
+
+  void unload(std::uint64_t handle) override {
+    const auto module = modules_.find(reinterpret_cast<CUmodule>(handle));
+    if (module == modules_.end()) throw NotFoundError(fmt::format("unload: 0x{:x} is not a loaded CUDA module", handle));
+    bind();
+    // Kernels of the module die with it.
+    for (auto kernel = kernels_.begin(); kernel != kernels_.end();) {
+      kernel = kernel->second.module == module->first ? kernels_.erase(kernel) : std::next(kernel);
+    }
+    const CUmodule cu_module = module->first;
+    modules_.erase(module);
+    KERNELSMITH_CU_CALL(api_.cuModuleUnload(cu_module));
+  }
+
+  std::uint64_t kernel(std::uint64_t module_handle, const std::string& kernel_name) override {
+    const auto module = modules_.find(reinterpret_cast<CUmodule>(module_handle));
+    if (module == modules_.end()) {
+      throw NotFoundError(fmt::format("kernel '{}': 0x{:x} is not a loaded CUDA module", kernel_name, module_handle));
+    }
+    bind();
+    const auto symbol = module->second.find(kernel_name);
+    const std::string& symbol_name = symbol != module->second.end() ? symbol->second : kernel_name;
+    CUfunction function = nullptr;
+    const CUresult result = api_.cuModuleGetFunction(&function, module->first, symbol_name.c_str());
+    if (result == CUDA_ERROR_NOT_FOUND) {
+      throw NotFoundError(fmt::format(
+          "kernel '{}' is not in the compiled program: check the name in the launch plan, and declare the kernel "
+          "extern \"C\" __global__ (C++ and template kernels are found only when the plan names them exactly)",
+          kernel_name));
+    }
+    if (result != CUDA_SUCCESS) cuda::throw_driver_error(result, "cuModuleGetFunction", __FILE__, __LINE__);
+    KernelEntry& entry = kernels_[function];
+    entry.name = kernel_name;
+    entry.module = module->first;
+    return reinterpret_cast<std::uint64_t>(function);
+  }
+
+  std::vector<KernelParam> kernel_params(std::uint64_t handle) override {
+    return kernel_params_of(kernel_entry(handle, "kernel_params"), reinterpret_cast<CUfunction>(handle));
+  }
+
+  KernelResources kernel_resources(std::uint64_t handle) override {
+    const KernelEntry& entry = kernel_entry(handle, "kernel_resources");
+    const auto function = reinterpret_cast<CUfunction>(handle);
+    bind();
+    auto function_attribute = [&](CUfunction_attribute which) {
+      int value = 0;
+      KERNELSMITH_CU_CALL(api_.cuFuncGetAttribute(&value, which, function));
+      return value;
+    };
+    KernelResources resources;
+    resources.name = entry.name;
+    resources.registers = function_attribute(CU_FUNC_ATTRIBUTE_NUM_REGS);
+    resources.shared_bytes = function_attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    resources.local_bytes = function_attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+    return resources;
+  }
+
+  std::uint64_t allocate(std::size_t bytes) override {
+    if (bytes == 0) throw ValidationError("allocate: a CUDA buffer needs at least one byte");
+    bind();
+    CUdeviceptr pointer = 0;
+    const CUresult result = api_.cuMemAlloc(&pointer, bytes);
+    if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+      throw DeviceError(fmt::format("allocating {} bytes on {} failed: out of device memory ({} bytes in "
+                                    "total, {} bytes held by this evaluator)",
+                                    bytes, info_.name, info_.global_memory_bytes, allocated_bytes()));
+    }
+    if (result != CUDA_SUCCESS) cuda::throw_driver_error(result, "cuMemAlloc", __FILE__, __LINE__);
+    buffers_[pointer] = bytes;
+    return static_cast<std::uint64_t>(pointer);
+  }
+
+  void free(std::uint64_t buffer) override {
+    const auto found = buffers_.find(static_cast<CUdeviceptr>(buffer));
+    if (found == buffers_.end()) throw NotFoundError(fmt::format("free: 0x{:x} is not a CUDA buffer of this backend", buffer));
+    bind();
+    buffers_.erase(found);
+    KERNELSMITH_CU_CALL(api_.cuMemFree(static_cast<CUdeviceptr>(buffer)));
+  }
+
+  void write(std::uint64_t buffer, const void* host, std::size_t bytes) override {
+    check_range("write", buffer, bytes);
+    if (bytes == 0) return;
+    bind();
+    KERNELSMITH_CU_CALL(api_.cuMemcpyHtoD(static_cast<CUdeviceptr>(buffer), host, bytes));
+  }
+
+  void read(std::uint64_t buffer, void* host, std::size_t bytes) override {
+    check_range("read", buffer, bytes);
+    if (bytes == 0) return;
+    bind();
+    KERNELSMITH_CU_CALL(api_.cuMemcpyDtoH(host, static_cast<CUdeviceptr>(buffer), bytes));
+  }
+
+  void fill(std::uint64_t buffer, std::uint8_t byte, std::size_t bytes) override {
+    check_range("fill", buffer, bytes);
+    if (bytes == 0) return;
+    bind();
+    KERNELSMITH_CU_CALL(api_.cuMemsetD8Async(static_cast<CUdeviceptr>(buffer), byte, bytes, stream_));
+  }
+
+  void launch(std::uint64_t handle, Dim3 grid, Dim3 block, std::size_t shared_bytes,
+              const std::vector<KernelArg>& args) override {
+    KernelEntry& entry = kernel_entry(handle, "launch");
+    const auto function = reinterpret_cast<CUfunction>(handle);
+    const auto where = [&] {
+      return fmt::format("launch of '{}' with grid ({}, {}, {}), block ({}, {}, {}) and {} bytes of dynamic shared "
+                         "memory",
+                         entry.name, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes);
+    };
+    if (shared_bytes > std::numeric_limits<unsigned int>::max()) {
+      throw LaunchError(fmt::format("{} failed: the dynamic shared memory does not fit the driver's 32-bit "
+                                    "argument", where()));
+    }
+    bind();
+    const std::vector<KernelParam>& params = kernel_params_of(entry, function);
+    const std::vector<std::uint64_t> values = pack_arguments(entry, params, args, where);
+    std::vector<void*> pointers(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) pointers[i] = const_cast<std::uint64_t*>(&values[i]);
+
+    // Above 48 KiB a kernel must opt in to more dynamic shared memory, once per size it needs.
+    if (shared_bytes > kDefaultDynamicSharedLimit && shared_bytes > entry.dynamic_shared_limit) {
+      const CUresult result = api_.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                      static_cast<int>(shared_bytes));
+      if (result != CUDA_SUCCESS) {
+        if (cuda::is_sticky_error(result)) cuda::throw_driver_error(result, "cuFuncSetAttribute", __FILE__, __LINE__);
+        throw LaunchError(fmt::format("{} failed: the kernel cannot use that much dynamic shared memory ({}; "
+                                      "the device allows {} bytes per block in total, static shared memory "
+                                      "included)",
+                                      where(), cuda::describe_result(result), info_.shared_per_block_optin));
+      }
+      entry.dynamic_shared_limit = shared_bytes;
+    }
+
+    const CUresult result =
+        api_.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                            static_cast<unsigned int>(shared_bytes), stream_, pointers.data(), nullptr);
+    if (result == CUDA_SUCCESS) return;
+    if (cuda::is_sticky_error(result)) {
+      throw DeviceFault(fmt::format("{} failed: {}; the CUDA context is lost (an earlier kernel faulted), the "
+                                    "process must be restarted",
+                                    where(), cuda::describe_result(result)));
+    }
+    throw LaunchError(fmt::format("{} failed: {}", where(), cuda::describe_result(result)));
+  }
+
+  void synchronize() override {
+    bind();
+    KERNELSMITH_CU_CALL(api_.cuStreamSynchronize(stream_));
+  }
+
+  void timer_start() override {
+    bind();
+    KERNELSMITH_CU_CALL(api_.cuEventRecord(timer_start_, stream_));
+    timer_running_ = true;
+  }
+
+  double timer_stop_ms() override {
+    if (!timer_running_) throw ValidationError("timer_stop_ms called without timer_start");
+    timer_running_ = false;
+    bind();
+    KERNELSMITH_CU_CALL(api_.cuEventRecord(timer_stop_, stream_));
+    KERNELSMITH_CU_CALL(api_.cuEventSynchronize(timer_stop_));
+    float milliseconds = 0.0f;
+    KERNELSMITH_CU_CALL(api_.cuEventElapsedTime(&milliseconds, timer_start_, timer_stop_));
+    return static_cast<double>(milliseconds);
+  }
+
+ private:
+  struct KernelEntry {
+    std::string name;
+    CUmodule module = nullptr;
+    bool params_known = false;
+    std::vector<KernelParam> params;
+    std::size_t dynamic_shared_limit = kDefaultDynamicSharedLimit;
+  };
+
+  // Makes the backend's context current on the calling thread. Cheap (a thread-local store in the
+  // driver), and it lets a backend be used from a thread other than the one that created it.
+  void bind() { KERNELSMITH_CU_CALL(api_.cuCtxSetCurrent(context_)); }
+
+  KernelEntry& kernel_entry(std::uint64_t handle, const char* operation) {
+    const auto found = kernels_.find(reinterpret_cast<CUfunction>(handle));
+    if (found == kernels_.end()) {
+      throw NotFoundError(fmt::format("{}: 0x{:x} is not a kernel of a module loaded by this backend", operation,
+                                      handle));
+    }
+    return found->second;
+  }
+
+  const std::vector<KernelParam>& kernel_params_of(KernelEntry& entry, CUfunction function) {
+    if (!entry.params_known) {
+      entry.params = query_params(function);
+      entry.params_known = true;
+    }
+    return entry.params;
+  }
+
+  std::vector<KernelParam> query_params(CUfunction function) {
+    std::vector<KernelParam> params;
+    if (api_.cuFuncGetParamInfo == nullptr) return params;  // a driver before CUDA 12.4 cannot say
+    bind();
+    for (std::size_t index = 0;; ++index) {
+      std::size_t offset = 0;
+      std::size_t size = 0;
+      const CUresult result = api_.cuFuncGetParamInfo(function, index, &offset, &size);
+      if (result == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter
+      if (result != CUDA_SUCCESS) {
+        if (cuda::is_sticky_error(result)) cuda::throw_driver_error(result, "cuFuncGetParamInfo", __FILE__, __LINE__);
+        return {};  // the driver cannot say for this kernel: the caller checks less
+      }
+      KernelParam param;
+      param.size = size;
+      params.push_back(param);
+    }
+    return params;
+  }
+
+  // One 8-byte slot per argument, holding the bytes the kernel's parameter expects. With the kernel's
+  // parameter sizes known, integers are narrowed or widened to them when the value fits; anything lossy
+  // or a buffer passed where no pointer fits is refused.
+  template <typename Where>
+  std::vector<std::uint64_t> pack_arguments(const KernelEntry& entry, const std::vector<KernelParam>& params,
+                                            const std::vector<KernelArg>& args, const Where& where) {
+    if (!params.empty() && params.size() != args.size()) {
+      throw LaunchError(fmt::format("{} failed: the kernel takes {} parameter(s) but the plan passes {}", where(),
+                                    params.size(), args.size()));
+    }
+    std::vector<std::uint64_t> values(args.size(), 0);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const KernelArg& arg = args[i];
+      const std::size_t expected = params.empty() ? 0 : params[i].size;
+      const auto refuse = [&](const std::string& why) {
+        return LaunchError(fmt::format("{} failed: argument {} of '{}': {}", where(), i + 1, entry.name, why));
+      };
+      switch (arg.kind) {
+        case KernelArg::Kind::buffer: {
+          if (buffers_.count(static_cast<CUdeviceptr>(arg.buffer)) == 0) {
+            throw refuse(fmt::format("0x{:x} is not a buffer of this backend", arg.buffer));
+          }
+          if (expected != 0 && expected != sizeof(CUdeviceptr)) {
+            throw refuse(fmt::format("a buffer is passed where the kernel takes a {}-byte value, not a pointer",
+                                     expected));
+          }
+          const CUdeviceptr pointer = static_cast<CUdeviceptr>(arg.buffer);
+          std::memcpy(&values[i], &pointer, sizeof(pointer));
+          break;
+        }
+        case KernelArg::Kind::int32:
+        case KernelArg::Kind::int64: {
+          const std::size_t size = expected != 0 ? expected : (arg.kind == KernelArg::Kind::int32 ? 4 : 8);
+          if (size == 4) {
+            if (arg.value < std::numeric_limits<std::int32_t>::min() ||
+                arg.value > std::numeric_limits<std::int32_t>::max()) {
+              throw refuse(fmt::format("the value {} does not fit the kernel's 32-bit integer parameter", arg.value));
+            }
+            const auto narrow = static_cast<std::int32_t>(arg.value);
+            std::memcpy(&values[i], &narrow, sizeof(narrow));
+          } else if (size == 8) {
+            const std::int64_t wide = arg.value;
+            std::memcpy(&values[i], &wide, sizeof(wide));
+          } else {
+            throw refuse(fmt::format("an integer is passed where the kernel takes a {}-byte parameter", size));
+          }
+          break;
+        }
+      }
+    }
+    return values;
+  }
+
+  void check_range(const char* operation, std::uint64_t buffer, std::size_t bytes) const {
+    const auto found = buffers_.find(static_cast<CUdeviceptr>(buffer));
+    if (found == buffers_.end()) {
+      throw NotFoundError(fmt::format("{}: 0x{:x} is not a CUDA buffer of this backend", operation, buffer));
+    }
+    if (bytes > found->second) {
+      throw ValidationError(fmt::format("{}: {} bytes do not fit the buffer of {} bytes", operation, bytes,
+                                        found->second));
+    }
+  }
+
+  std::size_t allocated_bytes() const {
+    std::size_t total = 0;
+    for (const auto& [pointer, size] : buffers_) total += size;
+    return total;
+  }
+
+  // Frees everything this backend made. Never throws: after a fault every call fails, and that is fine.
+  void release() noexcept {
+    if (context_ == nullptr) return;
+    KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuCtxSetCurrent(context_));
+    for (const auto& [pointer, size] : buffers_) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuMemFree(pointer));
+    buffers_.clear();
+    for (const auto& [module, symbols] : modules_) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuModuleUnload(module));
+    modules_.clear();
+    kernels_.clear();
+    if (timer_start_ != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuEventDestroy(timer_start_));
+    if (timer_stop_ != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuEventDestroy(timer_stop_));
+    if (stream_ != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuStreamDestroy(stream_));
+    KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuDevicePrimaryCtxRelease(device_));
+    timer_start_ = timer_stop_ = nullptr;
+    stream_ = nullptr;
+    context_ = nullptr;
+  }
+
+  const DriverApi& api_;
+  DeviceInfo info_;
+  std::string compile_target_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUevent timer_start_ = nullptr;
+  CUevent timer_stop_ = nullptr;
+  bool timer_running_ = false;
+  std::map<CUdeviceptr, std::size_t> buffers_;
+  std::map<CUmodule, std::map<std::string, std::string>> modules_;
+  std::map<CUfunction, KernelEntry> kernels_;
+};
+
+}  // namespace
+
+BackendInfo probe_cuda() {
+  BackendInfo info;
+  info.name = "cuda";
+  std::string compiler_problem;
+  try {
+    const cuda::NvrtcApi& compiler = nvrtc();
+    info.can_compile = true;
+    info.details.push_back(compiler.description());
+    const std::string include = cuda::toolkit_include_directory();
+    info.details.push_back(include.empty()
+                               ? std::string("toolkit headers not found (cuda_fp16.h and cuda_bf16.h cannot be "
+                                             "included): set CUDA_HOME")
+                               : "toolkit headers " + include);
+  } catch (const std::exception& error) {
+    compiler_problem = error.what();
+    info.details.push_back(std::string("no compiler: ") + error.what());
+  }
+
+  try {
+    const DriverApi& api = driver();
+    info.details.push_back(fmt::format("CUDA driver {} ({})", version_text(api.driver_version), api.library));
+    initialise_driver(api);
+    int count = 0;
+    KERNELSMITH_CU_CALL(api.cuDeviceGetCount(&count));
+    for (int ordinal = 0; ordinal < count; ++ordinal) info.devices.push_back(query_device(api, ordinal));
+    if (count == 0) {
+      info.reason = "the CUDA driver loaded but sees no device (check CUDA_VISIBLE_DEVICES and nvidia-smi)";
+    } else if (!info.can_compile) {
+      info.reason = "NVRTC is needed to compile candidates: " + compiler_problem;
+    } else {
+      info.available = true;
+    }
+  } catch (const std::exception& error) {
+    info.reason = error.what();
+    info.devices.clear();
+  }
+  return info;
+}
+
+std::unique_ptr<Backend> create_cuda_backend(int device_index) { return std::make_unique<CudaBackend>(device_index); }
+
+CompiledProgram compile_cuda_offline(const std::string& source, const CompileOptions& options) {
+  if (options.target.empty()) {
+    throw ValidationError("compiling CUDA with no device needs options.target, the architecture to compile for, "
+                          "e.g. \"sm_90\" (H100/H200) or \"sm_80\" (A100)");
+  }
+  return cuda::compile_with_nvrtc(source, options, options.target);
+}
+
+}  // namespace kernelsmith::detail
