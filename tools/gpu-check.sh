@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Builds and checks kernelsmith on a fresh CUDA GPU machine (Ubuntu 24.04, CUDA 13, g++ 13, CMake 4,
+# Catch2 v3, Python 3.12 with torch, triton and cupy; no network, no sqlite3.h: the header is carried in
+# .device/include). Every step's output goes to $OUT/gpu-check/<step>.log; a summary ends the run.
+#
+#   OUT=/tmp/out tools/gpu-check.sh                      # every step
+#   OUT=/tmp/out tools/gpu-check.sh build unit gpu       # the C++ side (about 5 minutes)
+#   OUT=/tmp/out tools/gpu-check.sh install devices bench   # the Python side and the benchmark
+#
+# Steps: info build gpu unit install devices bench. A failing step does not stop the others (a step
+# that needs an earlier one says so); the exit status is the number of failed steps. Each step runs
+# under its own time limit, so a hang leaves the log of what happened.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+
+OUT="${OUT:-$root/gpu-check-out}"
+logs="$OUT/gpu-check"
+mkdir -p "$logs"
+build="$root/build/gpu"
+venv="$root/build/gpu-venv"
+jobs="$(nproc)"
+python="${PYTHON:-python3}"
+
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(info build gpu unit install devices bench)
+
+summary="$logs/summary.txt"
+failures=0
+note() { echo "$*" | tee -a "$summary"; }
+note "gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) in $root, steps: ${steps[*]}"
+
+# run_step NAME SECONDS FUNCTION: runs the step function in a child shell under a time limit, logs its
+# output, records the outcome.
+run_step() {
+  local name="$1" limit="$2" function="$3"
+  local log="$logs/$name.log" started rc
+  started=$(date +%s)
+  echo "== $name" >"$log"
+  timeout --kill-after=20 "$limit" bash -o pipefail -c "$function" >>"$log" 2>&1
+  rc=$?
+  local took=$(($(date +%s) - started))
+  if [ $rc -eq 0 ]; then
+    note "PASS  $name (${took}s)"
+  else
+    [ $rc -eq 124 ] && echo "== timed out after ${limit}s" >>"$log"
+    note "FAIL  $name (rc $rc, ${took}s): see $log"
+    tail -n 25 "$log" | sed 's/^/      /' | tee -a "$summary"
+    failures=$((failures + 1))
+  fi
+  return $rc
+}
+
+step_info() {
+  nvidia-smi || true
+  echo "--- toolchain"
+  uname -a
+  g++ --version | head -1
+  cmake --version | head -1
+  command -v ninja && ninja --version
+  command -v nvcc && nvcc --version | tail -2
+  "$python" --version
+  "$python" - <<'PY'
+import importlib
+for name in ["torch", "triton", "cupy", "numpy", "pybind11", "scikit_build_core", "pytest"]:
+    try:
+        module = importlib.import_module(name)
+        print(f"{name} {getattr(module, '__version__', '?')}")
+    except Exception as error:
+        print(f"{name}: not importable ({error})")
+try:
+    import torch
+    print("torch CUDA", torch.version.cuda, "device", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none")
+except Exception as error:
+    print("torch CUDA: ", error)
+PY
+  echo "--- libraries"
+  ldconfig -p | grep -E "libcuda\.so|libnvrtc\.so|libOpenCL\.so|libsqlite3\.so" || true
+  ls -l .device/include 2>/dev/null || echo "no .device/include (sqlite3.h must come from elsewhere)"
+}
+
+sqlite_include() {
+  if [ -f "$root/.device/include/sqlite3.h" ]; then
+    echo "$root/.device/include"
+  elif [ -f /usr/include/sqlite3.h ]; then
+    echo /usr/include
+  else
+    echo ""
+  fi
+}
+
+step_build() {
+  local pybind_dir generator sqlite_dir
+  pybind_dir="$("$python" -c 'import pybind11; print(pybind11.get_cmake_dir())')" || return 1
+  sqlite_dir="$(sqlite_include)"
+  [ -n "$sqlite_dir" ] || { echo "sqlite3.h not found: carry it in .device/include"; return 1; }
+  generator="Unix Makefiles"
+  command -v ninja >/dev/null && generator=Ninja
+  cmake -S . -B "$build" -G "$generator" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DKERNELSMITH_BUILD_TESTS=ON -DKERNELSMITH_BUILD_PYTHON=ON \
+    -DSQLITE3_INCLUDE_DIR="$sqlite_dir" -Dpybind11_DIR="$pybind_dir" -DPython_EXECUTABLE="$(command -v "$python")" &&
+    cmake --build "$build" -j "$jobs"
+}
+
+need_build() {
+  [ -x "$build/tests/kernelsmith_tests" ] || { echo "no test binary: run the build step first"; return 1; }
+}
+
+step_gpu() {
+  need_build || return 1
+  # Verbose: the log keeps every test's output, the skips' reasons included.
+  ctest --test-dir "$build" -L gpu -V --output-junit "$logs/ctest-gpu.xml"
+}
+
+step_unit() {
+  need_build || return 1
+  ctest --test-dir "$build" -L unit --output-on-failure --output-junit "$logs/ctest-unit.xml"
+}
+
+step_install() {
+  local pybind_dir sqlite_dir
+  pybind_dir="$("$python" -c 'import pybind11; print(pybind11.get_cmake_dir())')" || return 1
+  sqlite_dir="$(sqlite_include)"
+  # System site packages: torch, triton, cupy, numpy, pybind11 and scikit-build-core come from there.
+  [ -x "$venv/bin/python" ] || "$python" -m venv --system-site-packages "$venv" || return 1
+  CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$venv/bin/python" -m pip install -v --no-index --no-build-isolation \
+    --config-settings=cmake.define.SQLITE3_INCLUDE_DIR="$sqlite_dir" \
+    --config-settings=cmake.define.pybind11_DIR="$pybind_dir" . &&
+    (cd /tmp && "$venv/bin/python" -c 'import kernelsmith, sys; print("imported", kernelsmith.__file__, kernelsmith.__version__)')
+}
+
+need_install() {
+  [ -x "$venv/bin/python" ] && (cd /tmp && "$venv/bin/python" -c 'import kernelsmith') ||
+    { echo "kernelsmith is not installed in $venv: run the install step first"; return 1; }
+}
+
+step_devices() {
+  need_install || return 1
+  (cd /tmp && "$venv/bin/kernelsmith" devices) &&
+    (cd /tmp && "$venv/bin/python" -c 'import kernelsmith; print(kernelsmith.devices_json())' >"$logs/devices.json") &&
+    cat "$logs/devices.json"
+}
+
+step_bench() {
+  need_install || return 1
+  "$venv/bin/python" bench/bench_evaluator.py --out "$logs/bench_evaluator.json"
+}
+
+export root OUT logs build venv jobs python
+export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
+  step_devices step_bench
+
+for step in "${steps[@]}"; do
+  case "$step" in
+    info) run_step info 120 step_info ;;
+    build) run_step build 900 step_build ;;
+    gpu) run_step gpu 600 step_gpu ;;
+    unit) run_step unit 900 step_unit ;;
+    install) run_step install 900 step_install ;;
+    devices) run_step devices 120 step_devices ;;
+    bench) run_step bench 590 step_bench ;;
+    *) note "unknown step '$step' (steps: info build gpu unit install devices bench)"; failures=$((failures + 1)) ;;
+  esac
+done
+note "gpu-check done: $failures failed step(s); logs in $logs"
+exit "$failures"
