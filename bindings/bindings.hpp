@@ -10,5 +10,6 @@ void bind_core_types(pybind11::module_& m);  // DType, Task, Candidate, LaunchPl
 void bind_devices(pybind11::module_& m);
 void bind_evaluator(pybind11::module_& m);
 void bind_search(pybind11::module_& m);  // Mutator, Population, Archive, Evolution, RunStore
+void bind_llm(pybind11::module_& m);     // PromptBuilder, parse_response, LlmClient, LlmMutator (after bind_search)
 
 }  // namespace kernelsmith::python

@@ -1,0 +1,175 @@
+"""Any Python client as the C++ ``LlmClient``, and a ready LlmMutator from a URL and a model name."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from kernelsmith import _core
+from kernelsmith.llm.bandit import ModelEnsemble
+from kernelsmith.llm.client import TokenAccounting, call_client
+from kernelsmith.llm.http_client import OpenAIChatClient
+
+
+class CallableLlmClient(_core.LlmClient):
+    """Adapts a client of :mod:`kernelsmith.llm.client` (any callable, sync or async) to the C++
+    ``LlmClient`` that :class:`kernelsmith.LlmMutator` calls.
+
+    Exceptions never cross into C++: they become the response's ``error``, which the mutator records
+    as the proposal's failure. The C++ side holds this object, and keeps it alive, for as long as the
+    mutator lives.
+    """
+
+    def __init__(self, client: Callable[..., Any], model: str = "") -> None:
+        super().__init__()
+        if not callable(client):
+            raise TypeError(f"an LLM client must be callable; got {type(client).__name__}")
+        self.client = client
+        self.model = model or str(getattr(client, "model", "") or "")
+
+    def __repr__(self) -> str:
+        return f"CallableLlmClient({self.client!r})"
+
+    def complete(self, messages: Any, options: Any = None) -> Any:
+        requested = (getattr(options, "model", "") or self.model) if options is not None else self.model
+        kwargs = {}
+        if options is not None:
+            kwargs = {
+                "model": requested or None,
+                "temperature": options.temperature,
+                "max_tokens": options.max_tokens or None,
+                "timeout": options.timeout_seconds or None,
+                "seed": options.seed,
+            }
+        start = time.perf_counter()
+        try:
+            result = call_client(self.client, messages, default_model=requested, **kwargs)
+        except Exception as error:  # the proposal records it; the run goes on
+            return _core.LlmResponse(
+                model=requested,
+                latency_seconds=time.perf_counter() - start,
+                error=f"{type(error).__name__}: {error}",
+            )
+        return _core.LlmResponse(
+            text=result.text,
+            model=result.model or requested,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            latency_seconds=result.latency_seconds,
+        )
+
+
+def as_llm_client(client: Any, model: str = "") -> Any:
+    """The C++-callable form of a client: ``LlmClient`` instances are returned as they are, callables
+    are wrapped in :class:`CallableLlmClient`."""
+    if isinstance(client, _core.LlmClient):
+        return client
+    return CallableLlmClient(client, model)
+
+
+def make_llm_mutator(
+    url: Optional[str] = None,
+    model: Union[str, Sequence[str], None] = None,
+    api_key_env: Optional[str] = "OPENAI_API_KEY",
+    *,
+    client: Any = None,
+    api_key: Optional[str] = None,
+    full_weight: float = 0.3,
+    diff_weight: float = 0.6,
+    crossover_weight: float = 0.1,
+    seed: int = 0,
+    temperature: float = 0.8,
+    max_tokens: int = 8192,
+    timeout: float = 300.0,
+    max_retries: int = 4,
+    max_concurrency: int = 8,
+    max_prompt_tokens: int = 16000,
+    peak_bandwidth_gbps: Optional[float] = None,
+    peak_gflops: Optional[float] = None,
+    templates: Optional[Mapping[str, str]] = None,
+    price_per_1k_tokens: Any = None,
+    exploration: float = 1.0,
+) -> Any:
+    """An :class:`kernelsmith.LlmMutator` talking to an OpenAI-compatible server, or to ``client``.
+
+    ``model`` may be one name, a comma-separated list or a sequence: several models become a
+    :class:`~kernelsmith.llm.bandit.ModelEnsemble` chosen per request by UCB1; feed evaluation outcomes
+    back with ``mutator.client.client.observe(...)`` (or :func:`observe_step`). ``templates`` overrides
+    fields of :class:`kernelsmith.PromptTemplates` by name.
+    """
+    if client is None:
+        if not url:
+            raise ValueError("make_llm_mutator needs a url (an OpenAI-compatible base URL) or a client")
+        names = _model_names(model)
+        if not names:
+            raise ValueError("make_llm_mutator needs a model name (e.g. model='gpt-4o-mini')")
+        accounting = TokenAccounting()
+        clients = {
+            name: OpenAIChatClient(
+                url,
+                name,
+                api_key=api_key,
+                api_key_env=api_key_env,
+                timeout=timeout,
+                max_retries=max_retries,
+                max_concurrency=max_concurrency,
+                accounting=accounting,
+                seed=seed,
+            )
+            for name in names
+        }
+        if len(names) == 1:
+            client = clients[names[0]]
+        else:
+            client = ModelEnsemble(
+                clients,
+                price_per_1k_tokens=price_per_1k_tokens,
+                exploration=exploration,
+                accounting=accounting,
+            )
+        model_name = names[0] if len(names) == 1 else ""
+    else:
+        names = _model_names(model)
+        model_name = names[0] if len(names) == 1 else ""
+
+    options = _core.LlmMutatorOptions()
+    options.full_weight = full_weight
+    options.diff_weight = diff_weight
+    options.crossover_weight = crossover_weight
+    options.seed = seed
+    options.request.model = model_name
+    options.request.temperature = temperature
+    options.request.max_tokens = max_tokens
+    options.request.timeout_seconds = timeout
+    prompt = _core.PromptBuilderOptions()
+    prompt.max_prompt_tokens = max_prompt_tokens
+    if peak_bandwidth_gbps:
+        prompt.peak_bandwidth_gbps = float(peak_bandwidth_gbps)
+    if peak_gflops:
+        prompt.peak_gflops = float(peak_gflops)
+    if templates:
+        custom = _core.PromptTemplates.defaults()
+        for name, text in templates.items():
+            if not hasattr(custom, name):
+                raise ValueError(f"unknown prompt template {name!r}")
+            setattr(custom, name, text)
+        prompt.templates = custom
+    options.prompt = prompt
+    return _core.LlmMutator(as_llm_client(client, model_name), options)
+
+
+def _model_names(model: Union[str, Sequence[str], None]) -> list:
+    if model is None:
+        return []
+    if isinstance(model, str):
+        return [name.strip() for name in model.split(",") if name.strip()]
+    return [str(name) for name in model]
+
+
+def observe_step(mutator: Any, step: Any) -> float:
+    """Feeds an evaluated step back to the mutator's model ensemble, when it has one (see
+    :meth:`ModelEnsemble.observe_step`); returns the reward, 0 without an ensemble."""
+    inner = getattr(getattr(mutator, "client", None), "client", None)
+    if isinstance(inner, ModelEnsemble):
+        return inner.observe_step(step)
+    return 0.0
