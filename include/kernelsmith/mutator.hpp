@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,7 +42,11 @@ struct MutationRequest {
   DeviceInfo device;
   std::uint64_t seed = 0;
   int island = 0;
+  /// The children's generation (the parent's + 1).
   int generation = 0;
+  /// Set by the engine: true when the candidate's code (normalised: comments and layout ignored) is
+  /// already in the run, so that a mutator can avoid proposing it again. Thread-safe; may be empty.
+  std::function<bool(const Candidate&)> is_known;
 };
 
 /// One proposal. When `candidate` is empty, `failure` says why (garbled response, diff matched nothing,

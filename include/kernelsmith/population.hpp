@@ -2,12 +2,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/selection.hpp"
 
 namespace kernelsmith {
 
@@ -21,11 +24,16 @@ struct Program {
   int children = 0;
   /// Evaluation order, from 0: the engine's clock.
   std::int64_t sequence = 0;
+  /// A copy that arrived on this island by migration; migrants are never migrated again.
+  bool migrant = false;
 
   const std::string& id() const { return evaluation.candidate_id; }
   double fitness() const { return evaluation.fitness; }
   bool correct() const { return evaluation.status == Status::ok; }
 };
+
+/// True when `a` ranks above `b`: higher fitness, then the earlier evaluation (stable under ties).
+bool better_program(const Program& a, const Program& b);
 
 class Population {
  public:
@@ -36,6 +44,60 @@ class Population {
   virtual std::vector<const Program*> island_programs(int island) const = 0;
   virtual int islands() const = 0;
   virtual std::size_t size() const = 0;
+};
+
+struct PopulationConfig {
+  int islands = 1;
+  /// Most programs kept per island; beyond it the lowest-ranked program that is not the island's best
+  /// leaves (failures first, since they rank lowest). 0 keeps every program.
+  std::size_t island_capacity = 1000;
+  SelectionConfig selection;
+
+  /// Throws ValidationError naming the field.
+  void validate() const;
+};
+
+/// A parent pick with the way it was made.
+struct ParentChoice {
+  const Program* program = nullptr;
+  SelectionMode mode = SelectionMode::policy;
+};
+
+/// The built-in population: one list per island, selection by SelectionConfig.
+class IslandPopulation : public Population {
+ public:
+  explicit IslandPopulation(PopulationConfig config = {});
+
+  /// Adds to `program.island`; a program with the same id on that island is replaced (its children
+  /// count kept). Throws ValidationError for an island outside [0, islands).
+  void add(const Program& program) override;
+  const Program& select_parent(int island, std::mt19937_64& rng) override;
+  /// select_parent with the mode that made the pick.
+  ParentChoice choose_parent(int island, std::mt19937_64& rng) const;
+  std::vector<const Program*> island_programs(int island) const override;
+  int islands() const override;
+  std::size_t size() const override;
+
+  /// The program with this id on the island, or nullptr.
+  const Program* find(int island, const std::string& id) const;
+  /// Counts a child proposed from the program (no-op when it is no longer on the island).
+  void note_child(int island, const std::string& id);
+  /// Best correct program of an island / of all islands, or nullptr when there is none.
+  const Program* best(int island) const;
+  const Program* best() const;
+  const PopulationConfig& config() const { return config_; }
+
+ private:
+  struct Island {
+    std::vector<std::unique_ptr<Program>> programs;
+    std::unordered_map<std::string, std::size_t> index;
+  };
+  const Island& island_at(int island) const;
+  Island& island_at(int island);
+  void evict_one(Island& island);
+
+  PopulationConfig config_;
+  std::vector<Island> islands_;
 };
 
 }  // namespace kernelsmith

@@ -1,0 +1,164 @@
+// Evolution: the loop. Picks parents and inspirations, keeps several mutations in flight on a thread
+// pool, evaluates their candidates in batches (the built-in evaluator compiles a batch in parallel and
+// times it one candidate at a time), records every step in the run store before using it, and stops by
+// its rules or on stop(). A run resumes from its store after a crash. docs/search.md explains it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernelsmith/archive.hpp"
+#include "kernelsmith/device.hpp"
+#include "kernelsmith/evaluator.hpp"
+#include "kernelsmith/mutator.hpp"
+#include "kernelsmith/novelty.hpp"
+#include "kernelsmith/population.hpp"
+#include "kernelsmith/task.hpp"
+
+namespace kernelsmith {
+
+struct EvolutionConfig {
+  // Islands, population and parent selection.
+  int islands = 2;
+  std::size_t island_capacity = 1000;
+  SelectionConfig selection;
+
+  // Archive, migration, novelty.
+  std::vector<FeatureDescriptor> features = default_feature_descriptors();
+  std::size_t elite_count = 16;
+  MigrationConfig migration;
+  NoveltyConfig novelty;
+
+  // Mutation requests.
+  /// Programs shown next to the parent.
+  int inspirations = 4;
+  /// Chance that a request carries a second parent (an inspiration) for crossover.
+  double crossover_rate = 0.1;
+  /// Recent attempts on the same parent passed as short-term memory.
+  int memory = 5;
+  /// Mutations proposed concurrently (threads calling Mutator::propose). 1 makes a run reproducible
+  /// under a seed with a deterministic mutator and evaluator.
+  int mutations_in_flight = 1;
+
+  // Stop rules (0 disables a rule; the budget is required).
+  /// Evaluations in the run, the reference and the seeds included; a resumed run counts its earlier ones.
+  std::int64_t budget = 100;
+  double wall_seconds = 0.0;
+  double target_speedup = 0.0;
+  /// Evaluations in a row without a better best program.
+  std::int64_t stagnation = 0;
+  /// Proposals in a row that yield nothing to evaluate (mutator failures, duplicates): the mutator has
+  /// run out of ideas.
+  std::int64_t max_failed_proposals = 100;
+
+  // Reproducibility and storage.
+  std::uint64_t seed = 0;
+  /// SQLite file of the run; ":memory:" keeps it in memory (nothing survives the process).
+  std::string db_path = ":memory:";
+  /// Continue the latest run of the task in db_path (a fresh run when there is none).
+  bool resume = false;
+  /// Kernel language of the candidates; empty: the evaluator's backend's ("cuda", "opencl"), else the
+  /// task's first.
+  std::string language;
+  /// Device attributes for the mutators' constraints; empty backend: looked up from devices() by the
+  /// evaluator's backend and device names.
+  DeviceInfo device;
+
+  /// Throws ValidationError naming the field.
+  void validate() const;
+  /// The settings as JSON (custom feature and embedding functions by name only).
+  std::string to_json() const;
+  /// Reads what to_json() writes; missing fields keep their defaults. Throws ValidationError.
+  static EvolutionConfig from_json(const std::string& json_text);
+};
+
+/// What the engine reports after each step.
+struct Progress {
+  std::int64_t run_id = 0;
+  std::int64_t evaluations = 0;  ///< in the run so far
+  std::int64_t budget = 0;
+  std::int64_t steps = 0;        ///< in this session
+  std::int64_t failed_proposals = 0;
+  std::int64_t duplicates = 0;   ///< exact and near duplicates rejected
+  double elapsed_seconds = 0.0;
+  std::string best_program_id;
+  double best_fitness = 0.0;
+  double best_speedup = 0.0;
+  // The step just recorded.
+  std::string program_id;  ///< empty for a proposal that yielded no candidate
+  std::string mutation;
+  int island = 0;
+  Status status = Status::ok;
+  double speedup = 0.0;
+  std::string message;  ///< the evaluation's message, or why there was no candidate
+  bool improved = false;
+};
+
+struct EvolutionResult {
+  std::int64_t run_id = 0;
+  std::string db_path;
+  /// "budget", "wall_time", "target_speedup", "stagnation", "stopped", "no_new_candidates".
+  std::string stop_reason;
+  std::optional<Program> best;
+  double best_speedup = 0.0;
+  std::int64_t evaluations = 0;          ///< in the run, earlier sessions included
+  std::int64_t session_evaluations = 0;  ///< in this call to run()
+  std::int64_t steps = 0;
+  std::int64_t failed_proposals = 0;
+  std::int64_t duplicates = 0;
+  std::int64_t near_duplicates = 0;
+  std::int64_t migrations = 0;
+  std::int64_t pending = 0;  ///< stored candidates left unevaluated (resume evaluates them)
+  double wall_seconds = 0.0;
+  double evaluator_seconds = 0.0;  ///< inside Evaluator::evaluate_batch
+  double mutator_seconds = 0.0;    ///< inside Mutator::propose, summed over threads
+  double store_seconds = 0.0;      ///< writing the run store
+  /// The engine's own share of the wall time: 1 - (evaluator + mutator) / wall. Meaningful with one
+  /// mutation in flight (with more, mutator time overlaps).
+  double engine_share = 0.0;
+};
+
+using ProgressCallback = std::function<void(const Progress&)>;
+
+class Evolution {
+ public:
+  /// Throws ValidationError for a bad config or a null evaluator or mutator.
+  Evolution(Task task, std::shared_ptr<Evaluator> evaluator, std::shared_ptr<Mutator> mutator,
+            EvolutionConfig config = {});
+  ~Evolution();
+  Evolution(const Evolution&) = delete;
+  Evolution& operator=(const Evolution&) = delete;
+
+  /// Called on the thread that runs run(), after each step is stored. An exception from it ends the
+  /// run (status "failed") and leaves run().
+  void on_progress(ProgressCallback callback);
+
+  /// Runs until a stop rule holds. Throws what the evaluator throws (a broken backend: the store keeps
+  /// the run as "failed", resumable), StoreError, ValidationError for a task with no reference in the
+  /// language. Throws Error when already running.
+  EvolutionResult run();
+
+  /// Asks a running run() to stop: no new proposals or evaluations start; what is in flight finishes
+  /// and is stored (unevaluated candidates stay pending for a resume). Thread-safe; returns at once.
+  void stop();
+  bool running() const;
+  bool stop_requested() const;
+
+  /// The run's id in the store (0 before run()).
+  std::int64_t run_id() const;
+  const EvolutionConfig& config() const;
+  const Task& task() const;
+  /// The search state; read it when run() is not running.
+  const IslandPopulation& population() const;
+  const MapElitesArchive& archive() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kernelsmith

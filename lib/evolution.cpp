@@ -1,0 +1,1031 @@
+#include "kernelsmith/evolution.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <type_traits>
+#include <unordered_map>
+
+#include "detail/random.hpp"
+#include "kernelsmith/error.hpp"
+#include "kernelsmith/run_store.hpp"
+#include "kernelsmith/version.hpp"
+
+namespace kernelsmith {
+
+// ---------------------------------------------------------------------------------------------------
+// Configuration
+
+void EvolutionConfig::validate() const {
+  PopulationConfig population_config;
+  population_config.islands = islands;
+  population_config.selection = selection;
+  population_config.validate();
+  ArchiveConfig archive_config;
+  archive_config.islands = islands;
+  archive_config.features = features;
+  archive_config.migration = migration;
+  archive_config.validate();
+  novelty.validate();
+  if (inspirations < 0) throw ValidationError(fmt::format("inspirations = {} must be >= 0", inspirations));
+  if (!(crossover_rate >= 0.0 && crossover_rate <= 1.0)) {
+    throw ValidationError(fmt::format("crossover_rate = {} is outside [0, 1]", crossover_rate));
+  }
+  if (memory < 0) throw ValidationError(fmt::format("memory = {} must be >= 0", memory));
+  if (mutations_in_flight < 1 || mutations_in_flight > 1024) {
+    throw ValidationError(fmt::format("mutations_in_flight = {} must be in [1, 1024]", mutations_in_flight));
+  }
+  if (budget < 1) throw ValidationError(fmt::format("budget = {} evaluations must be at least 1", budget));
+  if (!(wall_seconds >= 0.0)) throw ValidationError(fmt::format("wall_seconds = {} must be >= 0 (0: no limit)", wall_seconds));
+  if (!(target_speedup >= 0.0)) {
+    throw ValidationError(fmt::format("target_speedup = {} must be >= 0 (0: no target)", target_speedup));
+  }
+  if (stagnation < 0) throw ValidationError(fmt::format("stagnation = {} must be >= 0 (0: no limit)", stagnation));
+  if (max_failed_proposals < 1) {
+    throw ValidationError(fmt::format("max_failed_proposals = {} must be at least 1", max_failed_proposals));
+  }
+  if (db_path.empty()) throw ValidationError("db_path is empty: give a file path, or \":memory:\"");
+}
+
+std::string EvolutionConfig::to_json() const {
+  nlohmann::json features_json = nlohmann::json::array();
+  for (const FeatureDescriptor& feature : features) {
+    features_json.push_back({{"name", feature.name},
+                             {"bins", feature.bins},
+                             {"min", feature.min},
+                             {"max", feature.max},
+                             {"custom", static_cast<bool>(feature.compute)}});
+  }
+  nlohmann::json json = {
+      {"islands", islands},
+      {"island_capacity", island_capacity},
+      {"selection",
+       {{"policy", to_string(selection.policy)},
+        {"tournament_size", selection.tournament_size},
+        {"sharpness", selection.sharpness},
+        {"power_law_alpha", selection.power_law_alpha},
+        {"exploration_ratio", selection.exploration_ratio},
+        {"exploitation_ratio", selection.exploitation_ratio},
+        {"exploitation_top", selection.exploitation_top},
+        {"repair_rate", selection.repair_rate}}},
+      {"features", features_json},
+      {"elite_count", elite_count},
+      {"migration", {{"interval", migration.interval}, {"rate", migration.rate}}},
+      {"novelty",
+       {{"reject_near_duplicates", novelty.reject_near_duplicates},
+        {"similarity_threshold", novelty.similarity_threshold},
+        {"embedding_dimensions", novelty.embedding_dimensions},
+        {"ngram", novelty.ngram},
+        {"exempt_mutations", novelty.exempt_mutations},
+        {"custom_embedding", static_cast<bool>(novelty.embedding)}}},
+      {"inspirations", inspirations},
+      {"crossover_rate", crossover_rate},
+      {"memory", memory},
+      {"mutations_in_flight", mutations_in_flight},
+      {"budget", budget},
+      {"wall_seconds", wall_seconds},
+      {"target_speedup", target_speedup},
+      {"stagnation", stagnation},
+      {"max_failed_proposals", max_failed_proposals},
+      {"seed", seed},
+      {"db_path", db_path},
+      {"resume", resume},
+      {"language", language},
+      {"device", {{"backend", device.backend}, {"index", device.index}, {"name", device.name}}},
+  };
+  return json.dump(2);
+}
+
+EvolutionConfig EvolutionConfig::from_json(const std::string& json_text) {
+  EvolutionConfig config;
+  try {
+    const nlohmann::json json = nlohmann::json::parse(json_text);
+    auto read = [&](const nlohmann::json& object, const char* key, auto& value) {
+      if (object.contains(key)) value = object.at(key).get<std::decay_t<decltype(value)>>();
+    };
+    read(json, "islands", config.islands);
+    read(json, "island_capacity", config.island_capacity);
+    if (json.contains("selection")) {
+      const auto& selection = json.at("selection");
+      if (selection.contains("policy")) {
+        config.selection.policy = parse_selection_policy(selection.at("policy").get<std::string>());
+      }
+      read(selection, "tournament_size", config.selection.tournament_size);
+      read(selection, "sharpness", config.selection.sharpness);
+      read(selection, "power_law_alpha", config.selection.power_law_alpha);
+      read(selection, "exploration_ratio", config.selection.exploration_ratio);
+      read(selection, "exploitation_ratio", config.selection.exploitation_ratio);
+      read(selection, "exploitation_top", config.selection.exploitation_top);
+      read(selection, "repair_rate", config.selection.repair_rate);
+    }
+    if (json.contains("features")) {
+      config.features.clear();
+      for (const auto& item : json.at("features")) {
+        FeatureDescriptor feature;
+        read(item, "name", feature.name);
+        read(item, "bins", feature.bins);
+        read(item, "min", feature.min);
+        read(item, "max", feature.max);
+        config.features.push_back(feature);
+      }
+    }
+    read(json, "elite_count", config.elite_count);
+    if (json.contains("migration")) {
+      read(json.at("migration"), "interval", config.migration.interval);
+      read(json.at("migration"), "rate", config.migration.rate);
+    }
+    if (json.contains("novelty")) {
+      const auto& novelty = json.at("novelty");
+      read(novelty, "reject_near_duplicates", config.novelty.reject_near_duplicates);
+      read(novelty, "similarity_threshold", config.novelty.similarity_threshold);
+      read(novelty, "embedding_dimensions", config.novelty.embedding_dimensions);
+      read(novelty, "ngram", config.novelty.ngram);
+      read(novelty, "exempt_mutations", config.novelty.exempt_mutations);
+    }
+    read(json, "inspirations", config.inspirations);
+    read(json, "crossover_rate", config.crossover_rate);
+    read(json, "memory", config.memory);
+    read(json, "mutations_in_flight", config.mutations_in_flight);
+    read(json, "budget", config.budget);
+    read(json, "wall_seconds", config.wall_seconds);
+    read(json, "target_speedup", config.target_speedup);
+    read(json, "stagnation", config.stagnation);
+    read(json, "max_failed_proposals", config.max_failed_proposals);
+    read(json, "seed", config.seed);
+    read(json, "db_path", config.db_path);
+    read(json, "resume", config.resume);
+    read(json, "language", config.language);
+    if (json.contains("device")) {
+      read(json.at("device"), "backend", config.device.backend);
+      read(json.at("device"), "index", config.device.index);
+      read(json.at("device"), "name", config.device.name);
+    }
+  } catch (const nlohmann::json::exception& error) {
+    throw ValidationError(fmt::format("evolution config JSON: {}", error.what()));
+  }
+  return config;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The engine
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool is_initial_origin(const std::string& origin) { return origin == "reference" || origin == "seed"; }
+
+// One mutation request in flight and, once done, its proposals.
+struct Job {
+  std::uint64_t ticket = 0;
+  MutationRequest request;
+  int island = 0;
+  std::string parent_id;
+  std::string second_parent_id;
+  int parent_generation = 0;
+  SelectionMode mode = SelectionMode::policy;
+  std::vector<std::string> inspiration_ids;
+  std::vector<Proposal> proposals;
+  std::string error;
+  double seconds = 0.0;
+};
+
+// Threads that call Mutator::propose. The coordinator submits jobs and collects finished ones.
+class MutationPool {
+ public:
+  MutationPool(std::shared_ptr<Mutator> mutator, int threads) : mutator_(std::move(mutator)) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~MutationPool() { close(); }
+
+  void submit(std::shared_ptr<Job> job) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      todo_.push_back(std::move(job));
+    }
+    todo_ready_.notify_one();
+  }
+
+  /// Finished jobs in ticket order; waits up to `timeout` for the first one.
+  std::vector<std::shared_ptr<Job>> collect(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_ready_.wait_for(lock, timeout, [&] { return !done_.empty() || wake_; });
+    wake_ = false;
+    std::vector<std::shared_ptr<Job>> jobs(done_.begin(), done_.end());
+    done_.clear();
+    std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a->ticket < b->ticket; });
+    return jobs;
+  }
+
+  /// Wakes a waiting collect() (stop()).
+  void wake() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      wake_ = true;
+    }
+    done_ready_.notify_all();
+  }
+
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (closing_) return;
+      closing_ = true;
+    }
+    todo_ready_.notify_all();
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        todo_ready_.wait(lock, [&] { return closing_ || !todo_.empty(); });
+        if (todo_.empty()) return;
+        job = std::move(todo_.front());
+        todo_.pop_front();
+      }
+      const auto started = Clock::now();
+      try {
+        job->proposals = mutator_->propose(job->request);
+      } catch (const std::exception& error) {
+        job->error = error.what();
+      } catch (...) {
+        job->error = "unknown exception";
+      }
+      job->seconds = seconds_since(started);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_.push_back(std::move(job));
+      }
+      done_ready_.notify_all();
+    }
+  }
+
+  std::shared_ptr<Mutator> mutator_;
+  std::mutex mutex_;
+  std::condition_variable todo_ready_;
+  std::condition_variable done_ready_;
+  std::deque<std::shared_ptr<Job>> todo_;
+  std::deque<std::shared_ptr<Job>> done_;
+  std::vector<std::thread> threads_;
+  bool closing_ = false;
+  bool wake_ = false;
+};
+
+// A stored candidate waiting for its evaluation.
+struct Pending {
+  Candidate candidate;
+  std::string id;
+  std::optional<std::int64_t> step_id;
+  std::string parent_id;
+  std::string mutation;
+};
+
+}  // namespace
+
+struct Evolution::Impl {
+  Task task;
+  std::shared_ptr<Evaluator> evaluator;
+  std::shared_ptr<Mutator> mutator;
+  EvolutionConfig config;
+  ProgressCallback progress_callback;
+
+  std::atomic<bool> running{false};
+  std::atomic<bool> stop_requested{false};
+  std::mutex pool_mutex;  // guards `pool` against stop() from another thread
+  MutationPool* pool = nullptr;
+
+  // Per-run state, rebuilt by run().
+  std::unique_ptr<RunStore> store;
+  std::unique_ptr<IslandPopulation> population;
+  std::unique_ptr<MapElitesArchive> archive;
+  std::shared_ptr<NoveltyFilter> novelty;
+  std::mt19937_64 rng;
+  std::int64_t run_id = 0;
+  std::string language;
+  DeviceInfo device;
+  std::int64_t evaluations = 0;
+  std::int64_t session_evaluations = 0;
+  std::int64_t since_improvement = 0;
+  std::int64_t failed_in_a_row = 0;
+  std::uint64_t tickets = 0;
+  std::int64_t next_migration = 0;
+  std::optional<Program> best;
+  std::unordered_map<std::string, std::deque<Attempt>> attempts;  // by parent id
+  std::unordered_map<std::string, Program> evaluated;               // by id, home-island copies
+  EvolutionResult result;
+  Clock::time_point started;
+
+  Impl(Task task_in, std::shared_ptr<Evaluator> evaluator_in, std::shared_ptr<Mutator> mutator_in,
+       EvolutionConfig config_in)
+      : task(std::move(task_in)),
+        evaluator(std::move(evaluator_in)),
+        mutator(std::move(mutator_in)),
+        config(std::move(config_in)) {
+    if (!evaluator) throw ValidationError("Evolution needs an evaluator (got none)");
+    if (!mutator) throw ValidationError("Evolution needs a mutator (got none)");
+    config.validate();
+    reset_search_state();
+  }
+
+  void reset_search_state() {
+    PopulationConfig population_config;
+    population_config.islands = config.islands;
+    population_config.island_capacity = config.island_capacity;
+    population_config.selection = config.selection;
+    population = std::make_unique<IslandPopulation>(population_config);
+    ArchiveConfig archive_config;
+    archive_config.islands = config.islands;
+    archive_config.features = config.features;
+    archive_config.elite_count = config.elite_count;
+    archive_config.migration = config.migration;
+    archive = std::make_unique<MapElitesArchive>(archive_config);
+    novelty = std::make_shared<NoveltyFilter>(config.novelty);
+    rng.seed(config.seed);
+    evaluations = 0;
+    session_evaluations = 0;
+    since_improvement = 0;
+    failed_in_a_row = 0;
+    tickets = 0;
+    next_migration = config.migration.interval;
+    best.reset();
+    attempts.clear();
+    evaluated.clear();
+    result = EvolutionResult{};
+  }
+
+  // ---- setup
+
+  std::string choose_language() const {
+    if (!config.language.empty()) return config.language;
+    const std::string backend = evaluator->backend_name();
+    if (backend == "cuda" || backend == "opencl" || backend == "maca") return backend;
+    const std::vector<std::string> languages = task.languages();
+    if (languages.empty()) {
+      throw ValidationError(fmt::format("task '{}' has no reference in any language: nothing to start from", task.name));
+    }
+    return languages.front();
+  }
+
+  DeviceInfo choose_device() const {
+    if (!config.device.backend.empty()) return config.device;
+    DeviceInfo found;
+    try {
+      for (const BackendInfo& backend : devices()) {
+        if (backend.name != evaluator->backend_name()) continue;
+        for (const DeviceInfo& candidate : backend.devices) {
+          if (found.backend.empty() || candidate.name == evaluator->device_name()) found = candidate;
+          if (candidate.name == evaluator->device_name()) return found;
+        }
+      }
+    } catch (const std::exception&) {
+      // No device list: constraints over device attributes go unchecked by the mutators.
+    }
+    return found;
+  }
+
+  template <typename F>
+  auto timed_store(F&& write) {
+    const auto begin = Clock::now();
+    if constexpr (std::is_void_v<decltype(write())>) {
+      write();
+      result.store_seconds += seconds_since(begin);
+    } else {
+      auto value = write();
+      result.store_seconds += seconds_since(begin);
+      return value;
+    }
+  }
+
+  // ---- incorporating an evaluated program
+
+  void incorporate(Program program, const std::string& parent_id, const std::string& mutation, bool report,
+                   double propose_seconds_unused = 0.0) {
+    (void)propose_seconds_unused;
+    const bool initial = is_initial_origin(program.candidate.lineage.origin);
+    evaluated[program.id()] = program;
+    if (initial) {
+      for (int island = 0; island < config.islands; ++island) {
+        Program copy = program;
+        copy.island = island;
+        population->add(copy);
+        archive->add(copy);
+        novelty->remember(copy.candidate, copy.id(), island);
+      }
+    } else {
+      population->add(program);
+      archive->add(program);
+    }
+    if (!parent_id.empty() && config.memory > 0) {
+      std::deque<Attempt>& memory = attempts[parent_id];
+      Attempt attempt;
+      attempt.child_id = program.id();
+      attempt.mutation = mutation;
+      attempt.status = program.evaluation.status;
+      attempt.summary = program.evaluation.message;
+      attempt.speedup = program.evaluation.speedup;
+      memory.push_back(std::move(attempt));
+      while (static_cast<int>(memory.size()) > config.memory) memory.pop_front();
+    }
+    bool improved = false;
+    if (program.correct() && (!best || program.fitness() > best->fitness())) {
+      best = program;
+      improved = true;
+      since_improvement = 0;
+    } else {
+      ++since_improvement;
+    }
+    if (report) {
+      if (improved || initial) update_islands();
+      Progress progress = base_progress();
+      progress.program_id = program.id();
+      progress.mutation = mutation;
+      progress.island = program.island;
+      progress.status = program.evaluation.status;
+      progress.speedup = program.evaluation.speedup;
+      progress.message = program.evaluation.message;
+      progress.improved = improved;
+      notify(progress);
+    }
+  }
+
+  void update_islands() {
+    for (int island = 0; island < config.islands; ++island) {
+      IslandRecord record;
+      record.run = run_id;
+      record.island = island;
+      record.programs = static_cast<std::int64_t>(population->island_programs(island).size());
+      if (const Program* island_best = population->best(island)) {
+        record.best_program_id = island_best->id();
+        record.best_fitness = island_best->fitness();
+        record.best_speedup = island_best->evaluation.speedup;
+      }
+      timed_store([&] { store->update_island(record); });
+    }
+  }
+
+  Progress base_progress() const {
+    Progress progress;
+    progress.run_id = run_id;
+    progress.evaluations = evaluations;
+    progress.budget = config.budget;
+    progress.steps = result.steps;
+    progress.failed_proposals = result.failed_proposals;
+    progress.duplicates = result.duplicates + result.near_duplicates;
+    progress.elapsed_seconds = seconds_since(started);
+    if (best) {
+      progress.best_program_id = best->id();
+      progress.best_fitness = best->fitness();
+      progress.best_speedup = best->evaluation.speedup;
+    }
+    return progress;
+  }
+
+  void notify(const Progress& progress) {
+    if (progress_callback) progress_callback(progress);
+  }
+
+  // ---- evaluation
+
+  void evaluate(std::vector<Pending> batch) {
+    if (batch.empty()) return;
+    const std::int64_t room = config.budget - evaluations;
+    if (room <= 0) return;
+    if (static_cast<std::int64_t>(batch.size()) > room) batch.resize(static_cast<std::size_t>(room));
+    std::vector<Candidate> candidates;
+    candidates.reserve(batch.size());
+    for (const Pending& pending : batch) candidates.push_back(pending.candidate);
+    const auto begin = Clock::now();
+    std::vector<Evaluation> results = evaluator->evaluate_batch(task, candidates);
+    const double seconds = seconds_since(begin);
+    result.evaluator_seconds += seconds;
+    if (results.size() != candidates.size()) {
+      throw Error(fmt::format("the evaluator returned {} evaluations for {} candidates", results.size(),
+                              candidates.size()));
+    }
+    const double each = seconds / static_cast<double>(batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      Evaluation& evaluation = results[i];
+      // The id is the candidate's, whatever a custom evaluator put there.
+      evaluation.candidate_id = batch[i].id;
+      if (evaluation.task.empty()) evaluation.task = task.name;
+      const std::int64_t sequence = evaluations;
+      timed_store([&] {
+        return store->add_evaluation(run_id, batch[i].id, sequence, evaluation, batch[i].step_id, each);
+      });
+      ++evaluations;
+      ++session_evaluations;
+      Program program;
+      program.candidate = batch[i].candidate;
+      program.evaluation = std::move(evaluation);
+      program.island = std::clamp(batch[i].candidate.lineage.island, 0, config.islands - 1);
+      program.generation = batch[i].candidate.lineage.generation;
+      program.sequence = sequence;
+      incorporate(std::move(program), batch[i].parent_id, batch[i].mutation, true);
+    }
+  }
+
+  void maybe_migrate() {
+    if (config.migration.interval <= 0 || config.islands < 2) return;
+    if (evaluations < next_migration) return;
+    while (next_migration <= evaluations) next_migration += config.migration.interval;
+    for (Program& migrant : archive->migrate()) {
+      const int from = (migrant.island + config.islands - 1) % config.islands;
+      population->add(migrant);
+      novelty->remember(migrant.candidate, migrant.id(), migrant.island);
+      MigrationRecord record;
+      record.run = run_id;
+      record.program_id = migrant.id();
+      record.from_island = from;
+      record.to_island = migrant.island;
+      record.sequence = evaluations;
+      timed_store([&] { store->add_migration(record); });
+      ++result.migrations;
+    }
+  }
+
+  // ---- seeding and resuming
+
+  void seed_population() {
+    auto reference = task.references.find(language);
+    if (reference == task.references.end()) {
+      std::vector<std::string> languages = task.languages();
+      throw ValidationError(fmt::format("task '{}' has no reference in {} (it has: {}); choose a backend for one of "
+                                        "those languages or add a reference",
+                                        task.name, language, fmt::format("{}", fmt::join(languages, ", "))));
+    }
+    std::vector<std::pair<std::string, const KernelSource*>> initial = {{"reference", &reference->second}};
+    auto seed = task.seeds.find(language);
+    if (seed != task.seeds.end()) initial.emplace_back("seed", &seed->second);
+    std::vector<Pending> batch;
+    for (const auto& [origin, source] : initial) {
+      Candidate candidate;
+      candidate.language = language;
+      candidate.source = source->source;
+      candidate.lineage.origin = origin;
+      candidate.lineage.island = 0;
+      candidate.lineage.generation = 0;
+      const NoveltyVerdict verdict = novelty->check(candidate, 0, origin);
+      StepRecord step;
+      step.run = run_id;
+      step.island = 0;
+      step.selection = "seed";
+      step.mutation = origin;
+      if (verdict.kind == NoveltyVerdict::Kind::duplicate) {
+        step.failure = verdict.message();
+        timed_store([&] { return store->add_step(step); });
+        continue;
+      }
+      Pending pending;
+      pending.candidate = candidate;
+      pending.id = candidate.id();
+      pending.mutation = origin;
+      timed_store([&] { store->add_program(run_id, pending.id, candidate, verdict.hash); });
+      novelty->remember(candidate, pending.id, 0, verdict);
+      step.child_id = pending.id;
+      pending.step_id = timed_store([&] { return store->add_step(step); });
+      batch.push_back(std::move(pending));
+    }
+    evaluate(std::move(batch));
+  }
+
+  std::vector<Pending> restore(const RunInfo& info) {
+    const EvolutionConfig stored = EvolutionConfig::from_json(info.config_json);
+    if (stored.islands != config.islands) {
+      throw ValidationError(fmt::format("run {} in '{}' has {} islands; resume it with islands = {}", info.id,
+                                        config.db_path, stored.islands, stored.islands));
+    }
+    if (!info.language.empty()) language = info.language;
+    std::unordered_map<std::string, ProgramRecord> programs;
+    for (ProgramRecord& record : store->programs(run_id)) programs.emplace(record.id, std::move(record));
+    const std::vector<EvaluationRecord> records = store->evaluations(run_id);
+    const std::vector<MigrationRecord> migrations = store->migrations(run_id);
+    const std::vector<StepRecord> steps = store->steps(run_id);
+
+    // Steps by child: the parent and mutation that led to each program.
+    std::unordered_map<std::string, const StepRecord*> step_of_child;
+    for (const StepRecord& step : steps) {
+      if (!step.child_id.empty()) step_of_child[step.child_id] = &step;
+    }
+    std::size_t next_migration_record = 0;
+    auto replay_migrations = [&](std::int64_t up_to) {
+      while (next_migration_record < migrations.size() && migrations[next_migration_record].sequence <= up_to) {
+        const MigrationRecord& record = migrations[next_migration_record++];
+        auto source = evaluated.find(record.program_id);
+        if (source == evaluated.end()) continue;
+        Program copy = source->second;
+        copy.island = std::clamp(record.to_island, 0, config.islands - 1);
+        copy.migrant = true;
+        copy.children = 0;
+        population->add(copy);
+        archive->add(copy);
+        novelty->remember(copy.candidate, copy.id(), copy.island);
+      }
+    };
+    for (const EvaluationRecord& record : records) {
+      replay_migrations(record.sequence);
+      auto found = programs.find(record.program_id);
+      if (found == programs.end()) {
+        throw StoreError(fmt::format("run store '{}': evaluation {} names program {} that run {} does not hold",
+                                     config.db_path, record.id, record.program_id, run_id));
+      }
+      Program program;
+      program.candidate = found->second.candidate;
+      program.evaluation = record.evaluation;
+      program.evaluation.candidate_id = record.program_id;
+      program.island = std::clamp(program.candidate.lineage.island, 0, config.islands - 1);
+      program.generation = program.candidate.lineage.generation;
+      program.sequence = record.sequence;
+      novelty->remember(program.candidate, program.id(), program.island);
+      std::string parent_id;
+      std::string mutation = program.candidate.lineage.origin;
+      auto step = step_of_child.find(record.program_id);
+      if (step != step_of_child.end()) {
+        if (!step->second->parent_ids.empty()) parent_id = step->second->parent_ids.front();
+        mutation = step->second->mutation;
+      }
+      evaluations = std::max(evaluations, record.sequence + 1);
+      incorporate(std::move(program), parent_id, mutation, false);
+    }
+    replay_migrations(std::numeric_limits<std::int64_t>::max());
+    // Stored programs never evaluated (pending, or failed before evaluation) are known code too.
+    for (const auto& [id, record] : programs) {
+      if (evaluated.count(id) == 0) {
+        novelty->remember(record.candidate, id, std::clamp(record.candidate.lineage.island, 0, config.islands - 1));
+      }
+    }
+    result.migrations = 0;
+    if (config.migration.interval > 0) {
+      next_migration = (evaluations / config.migration.interval + 1) * config.migration.interval;
+    }
+
+    // Children counts, the island rotation and the random stream continue from the steps.
+    std::int64_t proposal_steps = 0;
+    for (const StepRecord& step : steps) {
+      if (step.selection == "seed") continue;
+      ++proposal_steps;
+      if (!step.parent_ids.empty() && step.island >= 0 && step.island < config.islands) {
+        population->note_child(step.island, step.parent_ids.front());
+      }
+    }
+    tickets = static_cast<std::uint64_t>(proposal_steps);
+    rng.seed(detail::mix_seed(config.seed, static_cast<std::uint64_t>(evaluations) * 1000003ULL + tickets));
+
+    // Stored candidates whose evaluation never committed: evaluate them first.
+    std::vector<Pending> pending;
+    for (const StepRecord& step : store->pending_steps(run_id)) {
+      auto found = programs.find(step.child_id);
+      if (found == programs.end() || evaluated.count(step.child_id) != 0) continue;
+      Pending item;
+      item.candidate = found->second.candidate;
+      item.id = step.child_id;
+      item.step_id = step.id;
+      item.parent_id = step.parent_ids.empty() ? std::string() : step.parent_ids.front();
+      item.mutation = step.mutation;
+      pending.push_back(std::move(item));
+    }
+    return pending;
+  }
+
+  // ---- proposals
+
+  std::shared_ptr<Job> make_job() {
+    auto job = std::make_shared<Job>();
+    job->ticket = tickets++;
+    job->island = static_cast<int>(job->ticket % static_cast<std::uint64_t>(config.islands));
+    const ParentChoice choice = population->choose_parent(job->island, rng);
+    const Program& parent = *choice.program;
+    job->parent_id = parent.id();
+    job->parent_generation = parent.generation;
+    job->mode = choice.mode;
+
+    MutationRequest& request = job->request;
+    request.task = task;
+    request.parent = parent.candidate;
+    request.parent_evaluation = parent.evaluation;
+    request.device = device;
+    request.seed = detail::mix_seed(config.seed, job->ticket);
+    request.island = job->island;
+    request.generation = parent.generation + 1;
+    for (const auto& [program, reason] : archive->inspirations_with_reasons(parent, config.inspirations, rng)) {
+      request.inspirations.push_back(Inspiration{program->candidate, program->evaluation, reason});
+      job->inspiration_ids.push_back(program->id());
+    }
+    if (config.crossover_rate > 0.0 && detail::uniform01(rng) < config.crossover_rate) {
+      for (const Inspiration& inspiration : request.inspirations) {
+        if (inspiration.evaluation.status == Status::ok) {
+          request.second_parent = inspiration.candidate;
+          job->second_parent_id = inspiration.evaluation.candidate_id;
+          break;
+        }
+      }
+    }
+    auto memory = attempts.find(parent.id());
+    if (memory != attempts.end()) {
+      request.recent_attempts.assign(memory->second.begin(), memory->second.end());
+    }
+    std::weak_ptr<NoveltyFilter> filter = novelty;
+    request.is_known = [filter](const Candidate& candidate) {
+      auto locked = filter.lock();
+      return locked && !locked->duplicate_of(candidate).empty();
+    };
+    population->note_child(job->island, parent.id());
+    return job;
+  }
+
+  void record_failure(StepRecord step, const std::string& failure, const std::string& mutation, int island) {
+    step.failure = failure;
+    timed_store([&] { return store->add_step(step); });
+    ++result.steps;
+    ++result.failed_proposals;
+    ++failed_in_a_row;
+    Progress progress = base_progress();
+    progress.mutation = mutation;
+    progress.island = island;
+    progress.status = Status::ok;
+    progress.message = failure;
+    notify(progress);
+  }
+
+  /// Stores the job's proposals as steps; returns the new candidates to evaluate.
+  std::vector<Pending> absorb(Job& job) {
+    result.mutator_seconds += job.seconds;
+    std::vector<Pending> fresh;
+    StepRecord base;
+    base.run = run_id;
+    base.island = job.island;
+    base.parent_ids = {job.parent_id};
+    base.selection = to_string(job.mode);
+    base.inspiration_ids = job.inspiration_ids;
+    base.propose_seconds = job.seconds;
+    if (!job.error.empty() || job.proposals.empty()) {
+      StepRecord step = base;
+      step.mutation = mutator->name();
+      record_failure(step,
+                     job.error.empty() ? "the mutator returned no proposals"
+                                       : fmt::format("the mutator raised an error: {}", job.error),
+                     step.mutation, job.island);
+      return fresh;
+    }
+    for (Proposal& proposal : job.proposals) {
+      StepRecord step = base;
+      step.mutation = proposal.mutation.empty() ? mutator->name() : proposal.mutation;
+      step.prompt = proposal.prompt;
+      step.response = proposal.response;
+      step.model = proposal.model;
+      step.prompt_tokens = proposal.prompt_tokens;
+      step.completion_tokens = proposal.completion_tokens;
+      step.latency_seconds = proposal.latency_seconds;
+      if (!proposal.candidate) {
+        record_failure(step, proposal.failure.empty() ? "the mutator gave no candidate and no reason" : proposal.failure,
+                       step.mutation, job.island);
+        continue;
+      }
+      Candidate candidate = std::move(*proposal.candidate);
+      if (candidate.language.empty()) candidate.language = language;
+      if (candidate.language != language) {
+        record_failure(step,
+                       fmt::format("the candidate is in {}, but this run evolves {} kernels", candidate.language, language),
+                       step.mutation, job.island);
+        continue;
+      }
+      // The engine owns the lineage: where the child lives and how it was made.
+      Lineage& lineage = candidate.lineage;
+      if (lineage.parent_ids.empty()) {
+        lineage.parent_ids = {job.parent_id};
+        if (!job.second_parent_id.empty() && step.mutation.find("crossover") != std::string::npos) {
+          lineage.parent_ids.push_back(job.second_parent_id);
+        }
+      }
+      step.parent_ids = lineage.parent_ids;
+      lineage.island = job.island;
+      lineage.generation = job.parent_generation + 1;
+      if (lineage.origin.empty() || lineage.origin == "user" || is_initial_origin(lineage.origin)) {
+        lineage.origin = step.mutation;
+      }
+      const NoveltyVerdict verdict = novelty->check(candidate, job.island, step.mutation);
+      if (!verdict.novel()) {
+        if (verdict.kind == NoveltyVerdict::Kind::duplicate) {
+          ++result.duplicates;
+        } else {
+          ++result.near_duplicates;
+        }
+        record_failure(step, verdict.message(), step.mutation, job.island);
+        continue;
+      }
+      Pending pending;
+      pending.id = candidate.id();
+      pending.parent_id = job.parent_id;
+      pending.mutation = step.mutation;
+      timed_store([&] { store->add_program(run_id, pending.id, candidate, verdict.hash); });
+      novelty->remember(candidate, pending.id, job.island, verdict);
+      step.child_id = pending.id;
+      pending.step_id = timed_store([&] { return store->add_step(step); });
+      pending.candidate = std::move(candidate);
+      ++result.steps;
+      failed_in_a_row = 0;
+      fresh.push_back(std::move(pending));
+    }
+    return fresh;
+  }
+
+  // ---- stop rules
+
+  std::string stop_reason() const {
+    if (stop_requested.load()) return "stopped";
+    if (evaluations >= config.budget) return "budget";
+    if (config.target_speedup > 0.0 && best && best->evaluation.speedup >= config.target_speedup) {
+      return "target_speedup";
+    }
+    if (config.wall_seconds > 0.0 && seconds_since(started) >= config.wall_seconds) return "wall_time";
+    if (config.stagnation > 0 && since_improvement >= config.stagnation) return "stagnation";
+    if (failed_in_a_row >= config.max_failed_proposals) return "no_new_candidates";
+    return "";
+  }
+
+  // ---- the loop
+
+  EvolutionResult run() {
+    started = Clock::now();
+    reset_search_state();
+    store = std::make_unique<RunStore>(config.db_path);
+    language = choose_language();
+    device = choose_device();
+
+    std::optional<RunInfo> previous;
+    if (config.resume) previous = store->latest_run(task.name);
+    std::vector<Pending> pending;
+    if (previous) {
+      run_id = previous->id;
+      pending = restore(*previous);
+      store->set_run_status(run_id, "running");
+    } else {
+      RunInfo info;
+      info.task_name = task.name;
+      info.config_json = config.to_json();
+      info.task_json = task.to_json();
+      info.language = language;
+      info.backend = evaluator->backend_name();
+      info.device = evaluator->device_name();
+      info.mutator = mutator->name();
+      info.seed = config.seed;
+      info.library_version = version();
+      run_id = store->create_run(info);
+    }
+    result.run_id = run_id;
+    result.db_path = config.db_path;
+
+    std::string reason;
+    std::exception_ptr failure;
+    std::unique_ptr<MutationPool> pool_owner;
+    int in_flight = 0;
+    try {
+      if (!stop_requested.load() && (!previous || store->programs(run_id).empty())) seed_population();
+      // Pending candidates from an interrupted session, in batches as wide as the mutations in flight.
+      const auto width = static_cast<std::size_t>(config.mutations_in_flight);
+      for (std::size_t begin = 0; begin < pending.size() && stop_reason().empty(); begin += width) {
+        std::vector<Pending> batch(pending.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   pending.begin() + static_cast<std::ptrdiff_t>(std::min(pending.size(), begin + width)));
+        evaluate(std::move(batch));
+      }
+      if (population->size() == 0 && stop_reason().empty()) {
+        throw Error(fmt::format("run {} has no evaluated program to start from (the budget of {} evaluations may be "
+                                "spent on pending candidates)",
+                                run_id, config.budget));
+      }
+
+      pool_owner = std::make_unique<MutationPool>(mutator, config.mutations_in_flight);
+      {
+        std::lock_guard<std::mutex> lock(pool_mutex);
+        pool = pool_owner.get();
+      }
+      for (;;) {
+        reason = stop_reason();
+        if (!reason.empty()) break;
+        while (in_flight < config.mutations_in_flight && evaluations + in_flight < config.budget &&
+               !stop_requested.load()) {
+          pool_owner->submit(make_job());
+          ++in_flight;
+        }
+        std::vector<Pending> batch;
+        for (const std::shared_ptr<Job>& job : pool_owner->collect(std::chrono::milliseconds(200))) {
+          --in_flight;
+          std::vector<Pending> fresh = absorb(*job);
+          std::move(fresh.begin(), fresh.end(), std::back_inserter(batch));
+        }
+        if (!stop_requested.load()) {
+          evaluate(std::move(batch));
+          maybe_migrate();
+        }
+      }
+      // What is still in flight finishes and is stored; its candidates stay pending.
+      while (in_flight > 0) {
+        for (const std::shared_ptr<Job>& job : pool_owner->collect(std::chrono::milliseconds(200))) {
+          --in_flight;
+          absorb(*job);
+        }
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex);
+      pool = nullptr;
+    }
+    if (pool_owner) pool_owner->close();
+
+    result.stop_reason = failure ? "error" : reason;
+    result.best = best;
+    result.best_speedup = best ? best->evaluation.speedup : 0.0;
+    result.evaluations = evaluations;
+    result.session_evaluations = session_evaluations;
+    result.wall_seconds = seconds_since(started);
+    result.engine_share = result.wall_seconds > 0.0
+                              ? std::max(0.0, 1.0 - (result.evaluator_seconds + result.mutator_seconds) / result.wall_seconds)
+                              : 0.0;
+    try {
+      result.pending = static_cast<std::int64_t>(store->pending_steps(run_id).size());
+      if (failure) {
+        std::string message = "unknown error";
+        try {
+          std::rethrow_exception(failure);
+        } catch (const std::exception& error) {
+          message = error.what();
+        } catch (...) {
+        }
+        store->set_run_status(run_id, "failed", "error", message);
+      } else {
+        update_islands();
+        store->set_run_status(run_id, reason == "stopped" ? "stopped" : "finished", reason);
+      }
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+    if (failure) std::rethrow_exception(failure);
+    return result;
+  }
+};
+
+Evolution::Evolution(Task task, std::shared_ptr<Evaluator> evaluator, std::shared_ptr<Mutator> mutator,
+                     EvolutionConfig config)
+    : impl_(std::make_unique<Impl>(std::move(task), std::move(evaluator), std::move(mutator), std::move(config))) {}
+
+Evolution::~Evolution() {
+  if (impl_ && impl_->running.load()) stop();
+}
+
+void Evolution::on_progress(ProgressCallback callback) {
+  if (impl_->running.load()) throw Error("on_progress: the run is in progress; set the callback before run()");
+  impl_->progress_callback = std::move(callback);
+}
+
+EvolutionResult Evolution::run() {
+  bool expected = false;
+  if (!impl_->running.compare_exchange_strong(expected, true)) {
+    throw Error("Evolution::run() is already running on another thread");
+  }
+  // A stop() that came before run() holds; the flag clears when run() returns.
+  struct Running {
+    Impl& impl;
+    ~Running() {
+      impl.stop_requested.store(false);
+      impl.running.store(false);
+    }
+  } running{*impl_};
+  return impl_->run();
+}
+
+void Evolution::stop() {
+  impl_->stop_requested.store(true);
+  std::lock_guard<std::mutex> lock(impl_->pool_mutex);
+  if (impl_->pool != nullptr) impl_->pool->wake();
+}
+
+bool Evolution::running() const { return impl_->running.load(); }
+bool Evolution::stop_requested() const { return impl_->stop_requested.load(); }
+std::int64_t Evolution::run_id() const { return impl_->run_id; }
+const EvolutionConfig& Evolution::config() const { return impl_->config; }
+const Task& Evolution::task() const { return impl_->task; }
+const IslandPopulation& Evolution::population() const { return *impl_->population; }
+const MapElitesArchive& Evolution::archive() const { return *impl_->archive; }
+
+}  // namespace kernelsmith

@@ -1,0 +1,663 @@
+#include "kernelsmith/run_store.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "detail/sqlite.hpp"
+#include "kernelsmith/error.hpp"
+
+namespace kernelsmith {
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+// Version 1. Changing a table means a new version and a migration in open_schema().
+const char* const kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS schema_version (
+  version INTEGER NOT NULL,
+  created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_name TEXT NOT NULL,
+  config TEXT NOT NULL,
+  task TEXT NOT NULL,
+  language TEXT NOT NULL DEFAULT '',
+  backend TEXT NOT NULL DEFAULT '',
+  device TEXT NOT NULL DEFAULT '',
+  mutator TEXT NOT NULL DEFAULT '',
+  seed INTEGER NOT NULL DEFAULT 0,
+  library_version TEXT NOT NULL DEFAULT '',
+  started REAL NOT NULL,
+  updated REAL NOT NULL,
+  finished REAL,
+  status TEXT NOT NULL,
+  stop_reason TEXT NOT NULL DEFAULT '',
+  error TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS programs (
+  run INTEGER NOT NULL REFERENCES runs(id),
+  id TEXT NOT NULL,
+  language TEXT NOT NULL,
+  source TEXT NOT NULL,
+  normalized_hash TEXT NOT NULL,
+  parent_ids TEXT NOT NULL,
+  origin TEXT NOT NULL,
+  island INTEGER NOT NULL,
+  generation INTEGER NOT NULL,
+  created REAL NOT NULL,
+  PRIMARY KEY (run, id)
+);
+CREATE INDEX IF NOT EXISTS programs_by_hash ON programs(run, normalized_hash);
+CREATE TABLE IF NOT EXISTS evaluations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run INTEGER NOT NULL REFERENCES runs(id),
+  program_id TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  fitness REAL NOT NULL,
+  speedup REAL NOT NULL,
+  message TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  device TEXT NOT NULL,
+  wall_seconds REAL NOT NULL,
+  json TEXT NOT NULL,
+  created REAL NOT NULL,
+  UNIQUE (run, program_id),
+  UNIQUE (run, sequence),
+  FOREIGN KEY (run, program_id) REFERENCES programs(run, id)
+);
+CREATE TABLE IF NOT EXISTS steps (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run INTEGER NOT NULL REFERENCES runs(id),
+  island INTEGER NOT NULL,
+  parent_ids TEXT NOT NULL,
+  selection TEXT NOT NULL,
+  mutation TEXT NOT NULL,
+  inspiration_ids TEXT NOT NULL,
+  prompt TEXT NOT NULL,
+  response TEXT NOT NULL,
+  model TEXT NOT NULL,
+  prompt_tokens INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  latency_seconds REAL NOT NULL,
+  child_id TEXT,
+  evaluation_id INTEGER REFERENCES evaluations(id),
+  failure TEXT NOT NULL,
+  propose_seconds REAL NOT NULL,
+  evaluate_seconds REAL NOT NULL,
+  created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS steps_by_child ON steps(run, child_id);
+CREATE TABLE IF NOT EXISTS islands (
+  run INTEGER NOT NULL REFERENCES runs(id),
+  island INTEGER NOT NULL,
+  programs INTEGER NOT NULL,
+  best_program_id TEXT NOT NULL,
+  best_fitness REAL NOT NULL,
+  best_speedup REAL NOT NULL,
+  updated REAL NOT NULL,
+  PRIMARY KEY (run, island)
+);
+CREATE TABLE IF NOT EXISTS migrations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run INTEGER NOT NULL REFERENCES runs(id),
+  program_id TEXT NOT NULL,
+  from_island INTEGER NOT NULL,
+  to_island INTEGER NOT NULL,
+  sequence INTEGER NOT NULL,
+  created REAL NOT NULL
+);
+)sql";
+
+std::string to_json_array(const std::vector<std::string>& values) { return nlohmann::json(values).dump(); }
+
+std::vector<std::string> from_json_array(const std::string& text, const std::string& where) {
+  if (text.empty()) return {};
+  try {
+    return nlohmann::json::parse(text).get<std::vector<std::string>>();
+  } catch (const std::exception& error) {
+    throw StoreError(fmt::format("run store: {} holds '{}', not a JSON array of strings: {}", where,
+                                 text.substr(0, 80), error.what()));
+  }
+}
+
+const char* const kRunColumns =
+    "id, task_name, config, task, language, backend, device, mutator, seed, library_version, started, updated, "
+    "coalesce(finished, 0), status, stop_reason, error";
+
+RunInfo read_run(const detail::SqliteStatement& row) {
+  RunInfo info;
+  info.id = row.int64(0);
+  info.task_name = row.text(1);
+  info.config_json = row.text(2);
+  info.task_json = row.text(3);
+  info.language = row.text(4);
+  info.backend = row.text(5);
+  info.device = row.text(6);
+  info.mutator = row.text(7);
+  info.seed = static_cast<std::uint64_t>(row.int64(8));
+  info.library_version = row.text(9);
+  info.started = row.real(10);
+  info.updated = row.real(11);
+  info.finished = row.real(12);
+  info.status = row.text(13);
+  info.stop_reason = row.text(14);
+  info.error = row.text(15);
+  return info;
+}
+
+const char* const kProgramColumns =
+    "run, id, language, source, normalized_hash, parent_ids, origin, island, generation, created";
+
+ProgramRecord read_program(const detail::SqliteStatement& row) {
+  ProgramRecord record;
+  record.run = row.int64(0);
+  record.id = row.text(1);
+  record.candidate.language = row.text(2);
+  record.candidate.source = row.text(3);
+  record.normalized_hash = row.text(4);
+  record.candidate.lineage.parent_ids = from_json_array(row.text(5), "programs.parent_ids");
+  record.candidate.lineage.origin = row.text(6);
+  record.candidate.lineage.island = static_cast<int>(row.int64(7));
+  record.candidate.lineage.generation = static_cast<int>(row.int64(8));
+  record.created = row.real(9);
+  return record;
+}
+
+const char* const kEvaluationColumns = "id, run, program_id, sequence, json, created";
+
+EvaluationRecord read_evaluation(const detail::SqliteStatement& row) {
+  EvaluationRecord record;
+  record.id = row.int64(0);
+  record.run = row.int64(1);
+  record.program_id = row.text(2);
+  record.sequence = row.int64(3);
+  record.evaluation = Evaluation::from_json(row.text(4), fmt::format("evaluation {} in the run store", record.id));
+  record.created = row.real(5);
+  return record;
+}
+
+const char* const kStepColumns =
+    "id, run, island, parent_ids, selection, mutation, inspiration_ids, prompt, response, model, prompt_tokens, "
+    "completion_tokens, latency_seconds, coalesce(child_id, ''), evaluation_id, failure, propose_seconds, "
+    "evaluate_seconds, created";
+
+StepRecord read_step(const detail::SqliteStatement& row) {
+  StepRecord step;
+  step.id = row.int64(0);
+  step.run = row.int64(1);
+  step.island = static_cast<int>(row.int64(2));
+  step.parent_ids = from_json_array(row.text(3), "steps.parent_ids");
+  step.selection = row.text(4);
+  step.mutation = row.text(5);
+  step.inspiration_ids = from_json_array(row.text(6), "steps.inspiration_ids");
+  step.prompt = row.text(7);
+  step.response = row.text(8);
+  step.model = row.text(9);
+  step.prompt_tokens = row.int64(10);
+  step.completion_tokens = row.int64(11);
+  step.latency_seconds = row.real(12);
+  step.child_id = row.text(13);
+  step.evaluation_id = row.optional_int64(14);
+  step.failure = row.text(15);
+  step.propose_seconds = row.real(16);
+  step.evaluate_seconds = row.real(17);
+  step.created = row.real(18);
+  return step;
+}
+
+}  // namespace
+
+struct RunStore::Impl {
+  Impl(const std::string& path, bool read_only) : db(path, read_only, !read_only), read_only(read_only) {}
+  mutable std::mutex mutex;
+  mutable detail::SqliteDatabase db;
+  bool read_only;
+  int version = 0;
+
+  void open_schema() {
+    auto count_tables = [&](const char* name) {
+      auto statement = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
+      statement.bind(1, name);
+      statement.step();
+      return statement.int64(0);
+    };
+    const bool has_version = count_tables("schema_version") > 0;
+    if (!has_version) {
+      auto statement = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+      statement.step();
+      if (statement.int64(0) > 0) {
+        throw StoreError(fmt::format(
+            "'{}' is a SQLite database but not a kernelsmith run store (no schema_version table): give another "
+            "--db path",
+            db.path()));
+      }
+      if (read_only) {
+        throw StoreError(fmt::format("'{}' holds no run store (empty database)", db.path()));
+      }
+    }
+    if (!read_only) {
+      // WAL lets readers (a notebook) see committed rows while the run writes; NORMAL sync keeps
+      // every commit across a process crash (kill -9), which is what resume needs.
+      db.execute("PRAGMA journal_mode = WAL");
+      db.execute("PRAGMA synchronous = NORMAL");
+      db.execute("PRAGMA foreign_keys = ON");
+      if (!has_version) {
+        detail::SqliteTransaction transaction(db);
+        db.execute(kSchema);
+        auto statement = db.prepare("INSERT INTO schema_version (version, created) VALUES (?, ?)");
+        statement.bind(1, kRunStoreSchemaVersion).bind(2, unix_seconds()).run();
+        transaction.commit();
+      }
+    }
+    auto statement = db.prepare("SELECT max(version) FROM schema_version");
+    statement.step();
+    version = static_cast<int>(statement.int64(0));
+    if (version != kRunStoreSchemaVersion) {
+      throw StoreError(fmt::format(
+          "run store '{}' has schema version {}, this build of kernelsmith reads version {}: open it with the "
+          "kernelsmith version that wrote it",
+          db.path(), version, kRunStoreSchemaVersion));
+    }
+  }
+
+  void require_writable(const char* what) const {
+    if (read_only) {
+      throw StoreError(fmt::format("run store '{}' was opened read-only: cannot {}", db.path(), what));
+    }
+  }
+};
+
+RunStore::RunStore(const std::string& path, bool read_only) : impl_(std::make_unique<Impl>(path, read_only)) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->open_schema();
+}
+
+RunStore::~RunStore() = default;
+
+const std::string& RunStore::path() const { return impl_->db.path(); }
+bool RunStore::read_only() const { return impl_->read_only; }
+int RunStore::schema_version() const { return impl_->version; }
+
+std::int64_t RunStore::create_run(const RunInfo& info) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("create a run");
+  const double now = unix_seconds();
+  auto statement = impl_->db.prepare(
+      "INSERT INTO runs (task_name, config, task, language, backend, device, mutator, seed, library_version, "
+      "started, updated, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')");
+  statement.bind(1, info.task_name)
+      .bind(2, info.config_json)
+      .bind(3, info.task_json)
+      .bind(4, info.language)
+      .bind(5, info.backend)
+      .bind(6, info.device)
+      .bind(7, info.mutator)
+      .bind(8, static_cast<std::int64_t>(info.seed))
+      .bind(9, info.library_version)
+      .bind(10, info.started > 0.0 ? info.started : now)
+      .bind(11, now)
+      .run();
+  return impl_->db.last_insert_rowid();
+}
+
+void RunStore::set_run_status(std::int64_t run, const std::string& status, const std::string& stop_reason,
+                              const std::string& error) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("update a run");
+  const double now = unix_seconds();
+  const bool final_status = status != "running";
+  auto statement = impl_->db.prepare(
+      "UPDATE runs SET status = ?, stop_reason = ?, error = ?, updated = ?, finished = ? WHERE id = ?");
+  statement.bind(1, status).bind(2, stop_reason).bind(3, error).bind(4, now);
+  if (final_status) {
+    statement.bind(5, now);
+  } else {
+    statement.bind_null(5);
+  }
+  statement.bind(6, run).run();
+  if (impl_->db.changes() == 0) throw NotFoundError(fmt::format("run store '{}' has no run {}", path(), run));
+}
+
+RunInfo RunStore::run(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(fmt::format("SELECT {} FROM runs WHERE id = ?", kRunColumns));
+  statement.bind(1, run);
+  if (!statement.step()) {
+    throw NotFoundError(fmt::format("run store '{}' has no run {}", impl_->db.path(), run));
+  }
+  return read_run(statement);
+}
+
+std::vector<RunInfo> RunStore::runs() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns));
+  std::vector<RunInfo> result;
+  while (statement.step()) result.push_back(read_run(statement));
+  return result;
+}
+
+std::optional<RunInfo> RunStore::latest_run(const std::string& task_name) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(fmt::format(
+      "SELECT {} FROM runs WHERE ? = '' OR task_name = ? ORDER BY id DESC LIMIT 1", kRunColumns));
+  statement.bind(1, task_name).bind(2, task_name);
+  if (!statement.step()) return std::nullopt;
+  return read_run(statement);
+}
+
+void RunStore::add_program(std::int64_t run, const std::string& id, const Candidate& candidate,
+                           const std::string& normalized_hash) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("add a program");
+  auto statement = impl_->db.prepare(fmt::format(
+      "INSERT INTO programs ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", kProgramColumns));
+  statement.bind(1, run)
+      .bind(2, id)
+      .bind(3, candidate.language)
+      .bind(4, candidate.source)
+      .bind(5, normalized_hash)
+      .bind(6, to_json_array(candidate.lineage.parent_ids))
+      .bind(7, candidate.lineage.origin)
+      .bind(8, candidate.lineage.island)
+      .bind(9, candidate.lineage.generation)
+      .bind(10, unix_seconds())
+      .run();
+}
+
+std::int64_t RunStore::add_step(const StepRecord& step) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("add a step");
+  auto statement = impl_->db.prepare(
+      "INSERT INTO steps (run, island, parent_ids, selection, mutation, inspiration_ids, prompt, response, model, "
+      "prompt_tokens, completion_tokens, latency_seconds, child_id, evaluation_id, failure, propose_seconds, "
+      "evaluate_seconds, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  statement.bind(1, step.run)
+      .bind(2, step.island)
+      .bind(3, to_json_array(step.parent_ids))
+      .bind(4, step.selection)
+      .bind(5, step.mutation)
+      .bind(6, to_json_array(step.inspiration_ids))
+      .bind(7, step.prompt)
+      .bind(8, step.response)
+      .bind(9, step.model)
+      .bind(10, step.prompt_tokens)
+      .bind(11, step.completion_tokens)
+      .bind(12, step.latency_seconds);
+  if (step.child_id.empty()) {
+    statement.bind_null(13);
+  } else {
+    statement.bind(13, step.child_id);
+  }
+  statement.bind(14, step.evaluation_id)
+      .bind(15, step.failure)
+      .bind(16, step.propose_seconds)
+      .bind(17, step.evaluate_seconds)
+      .bind(18, step.created > 0.0 ? step.created : unix_seconds())
+      .run();
+  return impl_->db.last_insert_rowid();
+}
+
+std::int64_t RunStore::add_evaluation(std::int64_t run, const std::string& program_id, std::int64_t sequence,
+                                      const Evaluation& evaluation, std::optional<std::int64_t> step_id,
+                                      double evaluate_seconds) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("add an evaluation");
+  detail::SqliteTransaction transaction(impl_->db);
+  {
+    auto known = impl_->db.prepare("SELECT count(*) FROM programs WHERE run = ? AND id = ?");
+    known.bind(1, run).bind(2, program_id);
+    known.step();
+    if (known.int64(0) == 0) {
+      throw StoreError(fmt::format("run store '{}': evaluation of program {} that run {} does not hold; add the "
+                                   "program first",
+                                   path(), program_id, run));
+    }
+    auto evaluated = impl_->db.prepare("SELECT id FROM evaluations WHERE run = ? AND program_id = ?");
+    evaluated.bind(1, run).bind(2, program_id);
+    if (evaluated.step()) {
+      throw StoreError(fmt::format("run store '{}': program {} of run {} is already evaluated (evaluation {}); a "
+                                   "program is never evaluated twice",
+                                   path(), program_id, run, evaluated.int64(0)));
+    }
+  }
+  auto statement = impl_->db.prepare(
+      "INSERT INTO evaluations (run, program_id, sequence, status, fitness, speedup, message, backend, device, "
+      "wall_seconds, json, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  statement.bind(1, run)
+      .bind(2, program_id)
+      .bind(3, sequence)
+      .bind(4, to_string(evaluation.status))
+      .bind(5, evaluation.fitness)
+      .bind(6, evaluation.speedup)
+      .bind(7, evaluation.message)
+      .bind(8, evaluation.backend)
+      .bind(9, evaluation.device)
+      .bind(10, evaluation.wall_seconds)
+      .bind(11, evaluation.to_json())
+      .bind(12, unix_seconds())
+      .run();
+  const std::int64_t evaluation_id = impl_->db.last_insert_rowid();
+  if (step_id) {
+    auto link = impl_->db.prepare("UPDATE steps SET evaluation_id = ?, evaluate_seconds = ? WHERE id = ?");
+    link.bind(1, evaluation_id).bind(2, evaluate_seconds).bind(3, *step_id).run();
+    if (impl_->db.changes() == 0) {
+      throw StoreError(fmt::format("run store '{}': step {} does not exist", path(), *step_id));
+    }
+  }
+  auto touch = impl_->db.prepare("UPDATE runs SET updated = ? WHERE id = ?");
+  touch.bind(1, unix_seconds()).bind(2, run).run();
+  transaction.commit();
+  return evaluation_id;
+}
+
+void RunStore::fail_step(std::int64_t step_id, const std::string& failure) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("update a step");
+  auto statement = impl_->db.prepare("UPDATE steps SET failure = ? WHERE id = ? AND evaluation_id IS NULL");
+  statement.bind(1, failure).bind(2, step_id).run();
+}
+
+void RunStore::add_migration(const MigrationRecord& migration) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("add a migration");
+  auto statement = impl_->db.prepare(
+      "INSERT INTO migrations (run, program_id, from_island, to_island, sequence, created) VALUES (?, ?, ?, ?, ?, ?)");
+  statement.bind(1, migration.run)
+      .bind(2, migration.program_id)
+      .bind(3, migration.from_island)
+      .bind(4, migration.to_island)
+      .bind(5, migration.sequence)
+      .bind(6, migration.created > 0.0 ? migration.created : unix_seconds())
+      .run();
+}
+
+void RunStore::update_island(const IslandRecord& island) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("update an island");
+  auto statement = impl_->db.prepare(
+      "INSERT INTO islands (run, island, programs, best_program_id, best_fitness, best_speedup, updated) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, island) DO UPDATE SET programs = excluded.programs, "
+      "best_program_id = excluded.best_program_id, best_fitness = excluded.best_fitness, "
+      "best_speedup = excluded.best_speedup, updated = excluded.updated");
+  statement.bind(1, island.run)
+      .bind(2, island.island)
+      .bind(3, island.programs)
+      .bind(4, island.best_program_id)
+      .bind(5, island.best_fitness)
+      .bind(6, island.best_speedup)
+      .bind(7, island.updated > 0.0 ? island.updated : unix_seconds())
+      .run();
+}
+
+std::vector<ProgramRecord> RunStore::programs(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(
+      fmt::format("SELECT {} FROM programs WHERE run = ? ORDER BY created, rowid", kProgramColumns));
+  statement.bind(1, run);
+  std::vector<ProgramRecord> result;
+  while (statement.step()) result.push_back(read_program(statement));
+  return result;
+}
+
+std::optional<ProgramRecord> RunStore::program(std::int64_t run, const std::string& id) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(fmt::format("SELECT {} FROM programs WHERE run = ? AND id = ?", kProgramColumns));
+  statement.bind(1, run).bind(2, id);
+  if (!statement.step()) return std::nullopt;
+  return read_program(statement);
+}
+
+std::vector<EvaluationRecord> RunStore::evaluations(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(
+      fmt::format("SELECT {} FROM evaluations WHERE run = ? ORDER BY sequence", kEvaluationColumns));
+  statement.bind(1, run);
+  std::vector<EvaluationRecord> result;
+  while (statement.step()) result.push_back(read_evaluation(statement));
+  return result;
+}
+
+std::optional<EvaluationRecord> RunStore::evaluation_of(std::int64_t run, const std::string& program_id) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(
+      fmt::format("SELECT {} FROM evaluations WHERE run = ? AND program_id = ?", kEvaluationColumns));
+  statement.bind(1, run).bind(2, program_id);
+  if (!statement.step()) return std::nullopt;
+  return read_evaluation(statement);
+}
+
+std::vector<StepRecord> RunStore::steps(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(fmt::format("SELECT {} FROM steps WHERE run = ? ORDER BY id", kStepColumns));
+  statement.bind(1, run);
+  std::vector<StepRecord> result;
+  while (statement.step()) result.push_back(read_step(statement));
+  return result;
+}
+
+std::vector<StepRecord> RunStore::pending_steps(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(fmt::format(
+      "SELECT {} FROM steps WHERE run = ? AND child_id IS NOT NULL AND evaluation_id IS NULL AND failure = '' "
+      "ORDER BY id",
+      kStepColumns));
+  statement.bind(1, run);
+  std::vector<StepRecord> result;
+  while (statement.step()) result.push_back(read_step(statement));
+  return result;
+}
+
+std::vector<MigrationRecord> RunStore::migrations(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(
+      "SELECT id, run, program_id, from_island, to_island, sequence, created FROM migrations WHERE run = ? "
+      "ORDER BY id");
+  statement.bind(1, run);
+  std::vector<MigrationRecord> result;
+  while (statement.step()) {
+    MigrationRecord record;
+    record.id = statement.int64(0);
+    record.run = statement.int64(1);
+    record.program_id = statement.text(2);
+    record.from_island = static_cast<int>(statement.int64(3));
+    record.to_island = static_cast<int>(statement.int64(4));
+    record.sequence = statement.int64(5);
+    record.created = statement.real(6);
+    result.push_back(std::move(record));
+  }
+  return result;
+}
+
+std::vector<IslandRecord> RunStore::islands(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(
+      "SELECT run, island, programs, best_program_id, best_fitness, best_speedup, updated FROM islands "
+      "WHERE run = ? ORDER BY island");
+  statement.bind(1, run);
+  std::vector<IslandRecord> result;
+  while (statement.step()) {
+    IslandRecord record;
+    record.run = statement.int64(0);
+    record.island = static_cast<int>(statement.int64(1));
+    record.programs = statement.int64(2);
+    record.best_program_id = statement.text(3);
+    record.best_fitness = statement.real(4);
+    record.best_speedup = statement.real(5);
+    record.updated = statement.real(6);
+    result.push_back(std::move(record));
+  }
+  return result;
+}
+
+std::int64_t RunStore::evaluation_count(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare("SELECT count(*) FROM evaluations WHERE run = ?");
+  statement.bind(1, run);
+  statement.step();
+  return statement.int64(0);
+}
+
+std::vector<EvaluationRecord> RunStore::best(std::int64_t run, int count) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(fmt::format(
+      "SELECT {} FROM evaluations WHERE run = ? AND status = 'ok' ORDER BY fitness DESC, sequence LIMIT ?",
+      kEvaluationColumns));
+  statement.bind(1, run).bind(2, count);
+  std::vector<EvaluationRecord> result;
+  while (statement.step()) result.push_back(read_evaluation(statement));
+  return result;
+}
+
+std::vector<ProgramRecord> RunStore::lineage(std::int64_t run, const std::string& program_id) const {
+  std::vector<ProgramRecord> chain;
+  std::string next = program_id;
+  // Lineage is acyclic by construction (ids are content hashes of newer code), but a hand-edited
+  // store could loop: stop at the first repeat.
+  std::vector<std::string> seen;
+  while (!next.empty()) {
+    if (std::find(seen.begin(), seen.end(), next) != seen.end()) break;
+    seen.push_back(next);
+    std::optional<ProgramRecord> record = program(run, next);
+    if (!record) {
+      if (chain.empty()) {
+        throw NotFoundError(fmt::format("run store '{}': run {} has no program {}", path(), run, program_id));
+      }
+      break;
+    }
+    const std::vector<std::string>& parents = record->candidate.lineage.parent_ids;
+    next = parents.empty() ? std::string() : parents.front();
+    chain.push_back(std::move(*record));
+  }
+  return chain;
+}
+
+std::vector<HistoryPoint> RunStore::history(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto statement = impl_->db.prepare(
+      "SELECT sequence, program_id, status, speedup FROM evaluations WHERE run = ? ORDER BY sequence");
+  statement.bind(1, run);
+  std::vector<HistoryPoint> points;
+  double best_speedup = 0.0;
+  while (statement.step()) {
+    HistoryPoint point;
+    point.sequence = statement.int64(0);
+    point.program_id = statement.text(1);
+    point.status = parse_status(statement.text(2));
+    point.speedup = statement.real(3);
+    if (point.status == Status::ok && point.speedup > best_speedup) best_speedup = point.speedup;
+    point.best_speedup = best_speedup;
+    points.push_back(std::move(point));
+  }
+  return points;
+}
+
+}  // namespace kernelsmith

@@ -1,0 +1,526 @@
+// The evolution engine over small deterministic evaluators and mutators: budgets and stop rules,
+// reproducibility, short-term memory, the step record, stop() and resume, concurrency, migration.
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "catch.hpp"
+#include "kernelsmith/error.hpp"
+#include "kernelsmith/evolution.hpp"
+#include "kernelsmith/param_mutator.hpp"
+#include "kernelsmith/run_store.hpp"
+
+using namespace kernelsmith;
+
+namespace {
+
+struct TempDb {
+  std::filesystem::path path;
+  TempDb() {
+    std::random_device device;
+    path = std::filesystem::temp_directory_path() / ("kernelsmith-evolution-" + std::to_string(device()) + ".db");
+  }
+  ~TempDb() {
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix, ignored);
+  }
+  std::string str() const { return path.string(); }
+};
+
+// 8 x 4 combinations; the speedup grows with A * B, A = 3 computes a wrong answer.
+const char* const kReference =
+    "// @tune A = 1 in {1, 2, 3, 4, 5, 6, 7, 8}\n"
+    "// @tune B = 1 in {1, 2, 3, 4}\n"
+    "// @launch k<<<1, 1>>>(x)\n"
+    "__kernel void k(__global float* x) { x[0] = A * B; }\n";
+
+Task synthetic_task() {
+  Task task;
+  task.name = "synthetic";
+  task.description = "speedup 1 + A * B / 4";
+  task.timing_sizes.name = "timing";
+  task.timing_sizes.sizes = {{"N", 64}};
+  task.references["opencl"] = KernelSource{"opencl", kReference, ""};
+  task.seeds["opencl"] = KernelSource{"opencl", ParamMutator::rewrite(kReference, {{"A", 2}, {"B", 2}}), ""};
+  return task;
+}
+
+// Scores a candidate from its parameters; records every candidate it sees.
+class SyntheticEvaluator : public Evaluator {
+ public:
+  Evaluation evaluate(const Task& task, const Candidate& candidate) override {
+    Evaluation evaluation;
+    evaluation.task = task.name;
+    evaluation.backend = "custom";
+    try {
+      const ParamValues values = ParamMutator::values_of(candidate.source);
+      const std::int64_t a = values.at("A");
+      const std::int64_t b = values.at("B");
+      if (a == 3) {
+        evaluation.status = Status::incorrect;
+        evaluation.message = "output x differs at 0";
+        evaluation.fitness = 0.0;
+      } else {
+        evaluation.status = Status::ok;
+        evaluation.message = "ok";
+        evaluation.speedup = flat ? 1.0 : 1.0 + static_cast<double>(a * b) / 4.0;
+        evaluation.fitness = evaluation.speedup;
+      }
+    } catch (const std::exception& error) {
+      evaluation.status = Status::compile_error;
+      evaluation.message = error.what();
+      evaluation.fitness = -0.75;
+    }
+    if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    std::lock_guard<std::mutex> lock(mutex);
+    if (fail_after >= 0 && static_cast<int>(seen.size()) >= fail_after) {
+      throw DeviceError("the device went away (simulated)");
+    }
+    seen.push_back(candidate.id());
+    return evaluation;
+  }
+  std::string backend_name() const override { return "custom"; }
+
+  std::mutex mutex;
+  std::vector<std::string> seen;
+  bool flat = false;
+  int delay_ms = 0;
+  int fail_after = -1;
+};
+
+// The parameter mutator, recording each request and filling the LLM fields of its proposals.
+class RecordingMutator : public Mutator {
+ public:
+  std::vector<Proposal> propose(const MutationRequest& request) override {
+    std::vector<Proposal> proposals = inner.propose(request);
+    for (Proposal& proposal : proposals) {
+      proposal.prompt = "[{\"role\": \"user\", \"content\": \"tune it\"}]";
+      proposal.response = "A and B";
+      proposal.model = "scripted";
+      proposal.prompt_tokens = 11;
+      proposal.completion_tokens = 3;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    requests.push_back(request);
+    return proposals;
+  }
+  std::string name() const override { return "recording"; }
+
+  ParamMutator inner;
+  std::mutex mutex;
+  std::vector<MutationRequest> requests;
+};
+
+class FailingMutator : public Mutator {
+ public:
+  std::vector<Proposal> propose(const MutationRequest&) override {
+    Proposal proposal;
+    proposal.mutation = "llm_diff";
+    proposal.failure = "the SEARCH block matched nothing";
+    return {proposal};
+  }
+  std::string name() const override { return "failing"; }
+};
+
+class ThrowingMutator : public Mutator {
+ public:
+  std::vector<Proposal> propose(const MutationRequest&) override { throw TimeoutError("the model did not answer"); }
+  std::string name() const override { return "throwing"; }
+};
+
+EvolutionConfig small_config(const std::string& db, std::int64_t budget) {
+  EvolutionConfig config;
+  config.db_path = db;
+  config.budget = budget;
+  config.islands = 2;
+  config.seed = 11;
+  config.max_failed_proposals = 40;
+  return config;
+}
+
+std::vector<std::string> evaluated_ids(const std::string& db, std::int64_t run) {
+  RunStore store(db, true);
+  std::vector<std::string> ids;
+  for (const EvaluationRecord& record : store.evaluations(run)) ids.push_back(record.program_id);
+  return ids;
+}
+
+// Invariants every stored run keeps, whatever happened to it.
+void check_store_consistent(const std::string& db, std::int64_t run) {
+  RunStore store(db, true);
+  const auto programs = store.programs(run);
+  const auto evaluations = store.evaluations(run);
+  const auto steps = store.steps(run);
+  std::set<std::string> program_ids;
+  for (const auto& program : programs) program_ids.insert(program.id);
+  std::set<std::string> evaluated;
+  std::set<std::int64_t> evaluation_ids;
+  for (std::size_t i = 0; i < evaluations.size(); ++i) {
+    INFO("evaluation " << evaluations[i].program_id);
+    CHECK(evaluations[i].sequence == static_cast<std::int64_t>(i));  // no gaps, no repeats
+    CHECK(program_ids.count(evaluations[i].program_id) == 1);
+    CHECK(evaluated.insert(evaluations[i].program_id).second);  // never evaluated twice
+    evaluation_ids.insert(evaluations[i].id);
+  }
+  std::set<std::string> children;
+  for (const StepRecord& step : steps) {
+    if (step.evaluation_id) CHECK(evaluation_ids.count(*step.evaluation_id) == 1);
+    if (!step.child_id.empty()) {
+      CHECK(program_ids.count(step.child_id) == 1);
+      CHECK(children.insert(step.child_id).second);  // one step per child
+    } else {
+      CHECK_FALSE(step.failure.empty());  // a step without a child says why
+    }
+  }
+  // Every stored program came from a step.
+  CHECK(children.size() == program_ids.size());
+}
+
+}  // namespace
+
+TEST_CASE("a run spends its budget, stores every step and finds the best program", "[evolution]") {
+  TempDb db;
+  auto evaluator = std::make_shared<SyntheticEvaluator>();
+  auto mutator = std::make_shared<RecordingMutator>();
+  Evolution evolution(synthetic_task(), evaluator, mutator, small_config(db.str(), 24));
+  std::vector<Progress> reports;
+  evolution.on_progress([&](const Progress& progress) { reports.push_back(progress); });
+  const EvolutionResult result = evolution.run();
+
+  CHECK(result.stop_reason == "budget");
+  CHECK(result.evaluations == 24);
+  CHECK(result.session_evaluations == 24);
+  CHECK(evaluator->seen.size() == 24);
+  CHECK(std::set<std::string>(evaluator->seen.begin(), evaluator->seen.end()).size() == 24);
+  REQUIRE(result.best);
+  double best_seen = 0.0;
+  for (const Progress& progress : reports) {
+    if (!progress.program_id.empty() && progress.status == Status::ok) best_seen = std::max(best_seen, progress.speedup);
+  }
+  CHECK(result.best_speedup == Approx(best_seen));
+  CHECK(result.best_speedup > 2.0);  // the seed is 2.0; the search found better
+  CHECK(result.best->correct());
+  CHECK(result.wall_seconds > 0.0);
+  CHECK(result.engine_share >= 0.0);
+  CHECK(result.engine_share <= 1.0);
+  CHECK_FALSE(reports.empty());
+  CHECK(reports.back().evaluations == 24);
+  CHECK(reports.back().best_speedup == Approx(result.best_speedup));
+
+  check_store_consistent(db.str(), result.run_id);
+  RunStore store(db.str(), true);
+  const RunInfo run = store.run(result.run_id);
+  CHECK(run.status == "finished");
+  CHECK(run.stop_reason == "budget");
+  CHECK(run.task_name == "synthetic");
+  CHECK(run.mutator == "recording");
+  CHECK(run.language == "opencl");
+  const auto evaluations = store.evaluations(result.run_id);
+  REQUIRE(evaluations.size() == 24);
+  const auto first = store.program(result.run_id, evaluations[0].program_id);
+  CHECK(first->candidate.lineage.origin == "reference");
+  CHECK(store.program(result.run_id, evaluations[1].program_id)->candidate.lineage.origin == "seed");
+  const auto steps = store.steps(result.run_id);
+  int proposal_steps = 0;
+  for (const StepRecord& step : steps) {
+    if (step.selection == "seed") continue;
+    ++proposal_steps;
+    CHECK(step.model == "scripted");
+    CHECK(step.prompt_tokens == 11);
+    CHECK(step.completion_tokens == 3);
+    CHECK(step.mutation == "param");
+    CHECK(step.parent_ids.size() >= 1);
+  }
+  CHECK(proposal_steps >= 22);
+  CHECK(store.best(result.run_id, 1)[0].evaluation.speedup == Approx(result.best_speedup));
+  CHECK(store.islands(result.run_id).size() == 2);
+}
+
+TEST_CASE("a run is reproducible under a seed with one mutation in flight", "[evolution]") {
+  auto run_once = [](std::uint64_t seed) {
+    TempDb db;
+    EvolutionConfig config = small_config(db.str(), 16);
+    config.seed = seed;
+    Evolution evolution(synthetic_task(), std::make_shared<SyntheticEvaluator>(), std::make_shared<ParamMutator>(),
+                        config);
+    const EvolutionResult result = evolution.run();
+    std::vector<std::string> trace = evaluated_ids(db.str(), result.run_id);
+    RunStore store(db.str(), true);
+    for (const StepRecord& step : store.steps(result.run_id)) {
+      trace.push_back(step.selection + ":" + (step.parent_ids.empty() ? "" : step.parent_ids[0]));
+    }
+    return trace;
+  };
+  const auto first = run_once(5);
+  CHECK(first == run_once(5));
+  CHECK(first != run_once(6));
+}
+
+TEST_CASE("stop rules: target speedup, stagnation, wall time, no new candidates", "[evolution]") {
+  TempDb db;
+  auto evaluator = std::make_shared<SyntheticEvaluator>();
+
+  SECTION("target speedup") {
+    EvolutionConfig config = small_config(db.str(), 200);
+    config.target_speedup = 4.0;
+    const EvolutionResult result = Evolution(synthetic_task(), evaluator, std::make_shared<ParamMutator>(), config).run();
+    CHECK(result.stop_reason == "target_speedup");
+    CHECK(result.best_speedup >= 4.0);
+    CHECK(result.evaluations < 32);
+  }
+  SECTION("stagnation") {
+    evaluator->flat = true;  // nothing ever improves on the reference
+    EvolutionConfig config = small_config(db.str(), 200);
+    config.stagnation = 6;
+    const EvolutionResult result = Evolution(synthetic_task(), evaluator, std::make_shared<ParamMutator>(), config).run();
+    CHECK(result.stop_reason == "stagnation");
+    CHECK(result.evaluations == 7);  // the reference improves on nothing; 6 more without improvement
+  }
+  SECTION("wall time") {
+    evaluator->delay_ms = 40;
+    EvolutionConfig config = small_config(db.str(), 200);
+    config.wall_seconds = 0.3;
+    const auto started = std::chrono::steady_clock::now();
+    const EvolutionResult result = Evolution(synthetic_task(), evaluator, std::make_shared<ParamMutator>(), config).run();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    CHECK(result.stop_reason == "wall_time");
+    CHECK(result.evaluations < 20);
+    CHECK(seconds < 2.0);
+  }
+  SECTION("a mutator that never yields a candidate") {
+    EvolutionConfig config = small_config(db.str(), 200);
+    config.max_failed_proposals = 5;
+    const EvolutionResult result = Evolution(synthetic_task(), evaluator, std::make_shared<FailingMutator>(), config).run();
+    CHECK(result.stop_reason == "no_new_candidates");
+    CHECK(result.evaluations == 2);  // reference and seed
+    CHECK(result.failed_proposals == 5);
+    RunStore store(db.str(), true);
+    int failures = 0;
+    for (const StepRecord& step : store.steps(result.run_id)) {
+      if (step.failure == "the SEARCH block matched nothing") {
+        ++failures;
+        CHECK(step.mutation == "llm_diff");
+        CHECK(step.child_id.empty());
+      }
+    }
+    CHECK(failures == 5);
+  }
+  SECTION("a mutator that throws: recorded as failed steps") {
+    EvolutionConfig config = small_config(db.str(), 200);
+    config.max_failed_proposals = 3;
+    const EvolutionResult result = Evolution(synthetic_task(), evaluator, std::make_shared<ThrowingMutator>(), config).run();
+    CHECK(result.stop_reason == "no_new_candidates");
+    RunStore store(db.str(), true);
+    const auto steps = store.steps(result.run_id);
+    CHECK(steps.back().failure.find("the model did not answer") != std::string::npos);
+  }
+  SECTION("the parameter space runs out") {
+    EvolutionConfig config = small_config(db.str(), 200);
+    config.max_failed_proposals = 10;
+    const EvolutionResult result = Evolution(synthetic_task(), evaluator, std::make_shared<ParamMutator>(), config).run();
+    CHECK(result.stop_reason == "no_new_candidates");
+    CHECK(result.evaluations == 32);  // every combination, once
+    CHECK(result.best_speedup == Approx(9.0));
+    check_store_consistent(db.str(), result.run_id);
+  }
+}
+
+TEST_CASE("requests carry the recent attempts on their parent", "[evolution]") {
+  TempDb db;
+  auto mutator = std::make_shared<RecordingMutator>();
+  EvolutionConfig config = small_config(db.str(), 30);
+  config.islands = 1;
+  config.memory = 3;
+  const EvolutionResult result = Evolution(synthetic_task(), std::make_shared<SyntheticEvaluator>(), mutator, config).run();
+  RunStore store(db.str(), true);
+  std::map<std::string, Evaluation> evaluations;
+  for (const auto& record : store.evaluations(result.run_id)) evaluations[record.program_id] = record.evaluation;
+  int with_memory = 0;
+  for (const MutationRequest& request : mutator->requests) {
+    CHECK(request.recent_attempts.size() <= 3);
+    if (!request.recent_attempts.empty()) ++with_memory;
+    for (const Attempt& attempt : request.recent_attempts) {
+      REQUIRE(evaluations.count(attempt.child_id) == 1);
+      const Evaluation& evaluation = evaluations[attempt.child_id];
+      CHECK(attempt.status == evaluation.status);
+      CHECK(attempt.speedup == Approx(evaluation.speedup));
+      CHECK(attempt.summary == evaluation.message);
+      CHECK(attempt.mutation == "param");
+      const auto child = store.program(result.run_id, attempt.child_id);
+      CHECK(child->candidate.lineage.parent_ids[0] == request.parent.id());
+    }
+    CHECK(request.inspirations.size() <= 4);
+    for (const Inspiration& inspiration : request.inspirations) {
+      CHECK(inspiration.candidate.id() != request.parent.id());
+      CHECK_FALSE(inspiration.reason.empty());
+    }
+    CHECK(request.is_known);
+  }
+  CHECK(with_memory > 5);
+}
+
+TEST_CASE("stop() mid-run leaves a consistent store", "[evolution]") {
+  TempDb db;
+  EvolutionConfig config = small_config(db.str(), 200);
+  config.mutations_in_flight = 3;
+  Evolution evolution(synthetic_task(), std::make_shared<SyntheticEvaluator>(), std::make_shared<ParamMutator>(), config);
+  evolution.on_progress([&](const Progress& progress) {
+    if (progress.evaluations >= 6) evolution.stop();
+  });
+  const EvolutionResult result = evolution.run();
+  CHECK(result.stop_reason == "stopped");
+  CHECK(result.evaluations >= 6);
+  CHECK(result.evaluations < 12);
+  CHECK_FALSE(evolution.running());
+  check_store_consistent(db.str(), result.run_id);
+  RunStore store(db.str(), true);
+  CHECK(store.run(result.run_id).status == "stopped");
+  CHECK(store.evaluation_count(result.run_id) == result.evaluations);
+  CHECK(static_cast<std::int64_t>(store.pending_steps(result.run_id).size()) == result.pending);
+}
+
+TEST_CASE("stop() from another thread ends a run", "[evolution]") {
+  TempDb db;
+  auto evaluator = std::make_shared<SyntheticEvaluator>();
+  evaluator->delay_ms = 20;
+  EvolutionConfig config = small_config(db.str(), 500);
+  config.max_failed_proposals = 1000;
+  Evolution evolution(synthetic_task(), evaluator, std::make_shared<ParamMutator>(), config);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    evolution.stop();
+  });
+  const EvolutionResult result = evolution.run();
+  stopper.join();
+  CHECK(result.stop_reason == "stopped");
+  CHECK(result.evaluations < 32);
+  check_store_consistent(db.str(), result.run_id);
+}
+
+TEST_CASE("resume continues a run: nothing lost, nothing evaluated twice", "[evolution]") {
+  TempDb db;
+  const Task task = synthetic_task();
+
+  SECTION("after a finished session, with a larger budget") {
+    const EvolutionResult first =
+        Evolution(task, std::make_shared<SyntheticEvaluator>(), std::make_shared<ParamMutator>(), small_config(db.str(), 8))
+            .run();
+    const std::vector<std::string> before = evaluated_ids(db.str(), first.run_id);
+    EvolutionConfig config = small_config(db.str(), 16);
+    config.resume = true;
+    auto evaluator = std::make_shared<SyntheticEvaluator>();
+    const EvolutionResult second = Evolution(task, evaluator, std::make_shared<ParamMutator>(), config).run();
+    CHECK(second.run_id == first.run_id);
+    CHECK(second.evaluations == 16);
+    CHECK(second.session_evaluations == 8);
+    for (const std::string& id : evaluator->seen) {
+      CHECK(std::find(before.begin(), before.end(), id) == before.end());  // nothing evaluated twice
+    }
+    const std::vector<std::string> after = evaluated_ids(db.str(), first.run_id);
+    CHECK(std::vector<std::string>(after.begin(), after.begin() + 8) == before);  // nothing lost
+    CHECK(second.best_speedup >= first.best_speedup);
+    check_store_consistent(db.str(), first.run_id);
+  }
+  SECTION("after the evaluator failed mid-run, the pending candidate is evaluated first") {
+    auto broken = std::make_shared<SyntheticEvaluator>();
+    broken->fail_after = 5;
+    EvolutionConfig config = small_config(db.str(), 12);
+    Evolution failing(task, broken, std::make_shared<ParamMutator>(), config);
+    REQUIRE_THROWS_AS(failing.run(), DeviceError);
+    const std::int64_t run = failing.run_id();
+    {
+      RunStore store(db.str(), true);
+      CHECK(store.run(run).status == "failed");
+      CHECK(store.run(run).error.find("went away") != std::string::npos);
+      CHECK(store.evaluation_count(run) == 5);
+      REQUIRE(store.pending_steps(run).size() == 1);
+    }
+    RunStore peek(db.str(), true);
+    const std::string pending_child = peek.pending_steps(run)[0].child_id;
+    config.resume = true;
+    auto evaluator = std::make_shared<SyntheticEvaluator>();
+    const EvolutionResult resumed = Evolution(task, evaluator, std::make_shared<ParamMutator>(), config).run();
+    CHECK(resumed.run_id == run);
+    CHECK(resumed.evaluations == 12);
+    REQUIRE_FALSE(evaluator->seen.empty());
+    CHECK(evaluator->seen.front() == pending_child);
+    CHECK(peek.pending_steps(run).empty());
+    CHECK(peek.run(run).status == "finished");
+    check_store_consistent(db.str(), run);
+  }
+  SECTION("the island count must match the stored run") {
+    Evolution(task, std::make_shared<SyntheticEvaluator>(), std::make_shared<ParamMutator>(), small_config(db.str(), 4))
+        .run();
+    EvolutionConfig config = small_config(db.str(), 8);
+    config.resume = true;
+    config.islands = 3;
+    REQUIRE_THROWS_AS(Evolution(task, std::make_shared<SyntheticEvaluator>(), std::make_shared<ParamMutator>(), config).run(),
+                      ValidationError);
+  }
+}
+
+TEST_CASE("several mutations in flight, migration between islands", "[evolution]") {
+  TempDb db;
+  auto evaluator = std::make_shared<SyntheticEvaluator>();
+  auto mutator = std::make_shared<RecordingMutator>();
+  EvolutionConfig config = small_config(db.str(), 24);
+  config.mutations_in_flight = 4;
+  config.islands = 3;
+  config.migration.interval = 5;
+  config.migration.rate = 0.5;
+  Evolution evolution(synthetic_task(), evaluator, mutator, config);
+  const EvolutionResult result = evolution.run();
+  CHECK(result.evaluations == 24);
+  CHECK(std::set<std::string>(evaluator->seen.begin(), evaluator->seen.end()).size() == evaluator->seen.size());
+  CHECK(result.migrations > 0);
+  check_store_consistent(db.str(), result.run_id);
+  RunStore store(db.str(), true);
+  const auto migrations = store.migrations(result.run_id);
+  CHECK(static_cast<std::int64_t>(migrations.size()) == result.migrations);
+  bool found_migrant = false;
+  for (const MigrationRecord& migration : migrations) {
+    CHECK(migration.to_island == (migration.from_island + 1) % 3);
+    const Program* copy = evolution.population().find(migration.to_island, migration.program_id);
+    if (copy != nullptr && copy->migrant) found_migrant = true;
+  }
+  CHECK(found_migrant);
+  std::set<int> islands;
+  for (const MutationRequest& request : mutator->requests) islands.insert(request.island);
+  CHECK(islands == std::set<int>{0, 1, 2});
+}
+
+TEST_CASE("bad settings are refused before a run", "[evolution]") {
+  const Task task = synthetic_task();
+  auto evaluator = std::make_shared<SyntheticEvaluator>();
+  auto mutator = std::make_shared<ParamMutator>();
+  EvolutionConfig config;
+  config.budget = 0;
+  REQUIRE_THROWS_AS(Evolution(task, evaluator, mutator, config), ValidationError);
+  config = EvolutionConfig{};
+  config.mutations_in_flight = 0;
+  REQUIRE_THROWS_AS(Evolution(task, evaluator, mutator, config), ValidationError);
+  REQUIRE_THROWS_AS(Evolution(task, nullptr, mutator, EvolutionConfig{}), ValidationError);
+  REQUIRE_THROWS_AS(Evolution(task, evaluator, nullptr, EvolutionConfig{}), ValidationError);
+
+  // No reference in the run's language.
+  config = EvolutionConfig{};
+  config.language = "cuda";
+  REQUIRE_THROWS_AS(Evolution(task, evaluator, mutator, config).run(), ValidationError);
+
+  EvolutionConfig round_trip;
+  round_trip.islands = 5;
+  round_trip.selection.policy = SelectionPolicy::tournament;
+  round_trip.migration.interval = 7;
+  round_trip.novelty.similarity_threshold = 0.9;
+  const EvolutionConfig parsed = EvolutionConfig::from_json(round_trip.to_json());
+  CHECK(parsed.islands == 5);
+  CHECK(parsed.selection.policy == SelectionPolicy::tournament);
+  CHECK(parsed.migration.interval == 7);
+  CHECK(parsed.novelty.similarity_threshold == Approx(0.9));
+  CHECK(parsed.features.size() == round_trip.features.size());
+}

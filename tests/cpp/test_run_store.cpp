@@ -1,0 +1,284 @@
+// RunStore: schema, WAL, commits, consistency checks, reads; over real SQLite files.
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <random>
+
+#include "catch.hpp"
+#include "kernelsmith/error.hpp"
+#include "kernelsmith/run_store.hpp"
+
+using namespace kernelsmith;
+
+namespace {
+
+// A fresh file path under the temporary folder, removed (with its WAL files) at scope exit.
+struct TempDb {
+  std::filesystem::path path;
+  TempDb() {
+    std::random_device device;
+    path = std::filesystem::temp_directory_path() / ("kernelsmith-store-" + std::to_string(device()) + ".db");
+  }
+  ~TempDb() {
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix, ignored);
+  }
+};
+
+Candidate make_candidate(const std::string& source, std::vector<std::string> parents = {}, int island = 0) {
+  Candidate candidate;
+  candidate.language = "opencl";
+  candidate.source = source;
+  candidate.lineage.parent_ids = std::move(parents);
+  candidate.lineage.island = island;
+  candidate.lineage.origin = candidate.lineage.parent_ids.empty() ? "reference" : "param";
+  return candidate;
+}
+
+Evaluation make_evaluation(const std::string& id, Status status, double speedup) {
+  Evaluation evaluation;
+  evaluation.candidate_id = id;
+  evaluation.task = "relu";
+  evaluation.backend = "opencl";
+  evaluation.device = "cpu";
+  evaluation.status = status;
+  evaluation.message = status == Status::ok ? "ok" : "output y differs";
+  evaluation.speedup = speedup;
+  evaluation.fitness = status == Status::ok ? speedup : 0.0;
+  return evaluation;
+}
+
+std::int64_t new_run(RunStore& store, const std::string& task = "relu") {
+  RunInfo info;
+  info.task_name = task;
+  info.config_json = "{}";
+  info.task_json = "{}";
+  info.language = "opencl";
+  info.seed = 7;
+  return store.create_run(info);
+}
+
+// Reads one integer with the plain C API, as any other reader of the file would.
+std::int64_t query_int(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(statement) == SQLITE_ROW);
+  const std::int64_t value = sqlite3_column_int64(statement, 0);
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return value;
+}
+
+}  // namespace
+
+TEST_CASE("a new store has the schema, WAL mode, and runs", "[run_store]") {
+  TempDb db;
+  {
+    RunStore store(db.path.string());
+    CHECK(store.schema_version() == kRunStoreSchemaVersion);
+    const std::int64_t first = new_run(store);
+    const std::int64_t second = new_run(store, "matmul");
+    CHECK(second > first);
+    CHECK(store.runs().size() == 2);
+    CHECK(store.latest_run()->id == second);
+    CHECK(store.latest_run("relu")->id == first);
+    CHECK_FALSE(store.latest_run("row_sum"));
+    CHECK(store.run(first).status == "running");
+    CHECK(store.run(first).seed == 7);
+    store.set_run_status(first, "finished", "budget");
+    CHECK(store.run(first).status == "finished");
+    CHECK(store.run(first).stop_reason == "budget");
+    CHECK(store.run(first).finished > 0.0);
+    REQUIRE_THROWS_AS(store.run(99), NotFoundError);
+  }
+  // Another connection sees the committed rows; the file is in WAL mode.
+  CHECK(query_int(db.path.string(), "SELECT count(*) FROM runs") == 2);
+  CHECK(query_int(db.path.string(), "SELECT version FROM schema_version") == kRunStoreSchemaVersion);
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(db.path.string().c_str(), &raw) == SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  REQUIRE(sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &statement, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(statement) == SQLITE_ROW);
+  CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(statement, 0))) == "wal");
+  sqlite3_finalize(statement);
+  sqlite3_close(raw);
+
+  RunStore reopened(db.path.string(), true);
+  CHECK(reopened.read_only());
+  CHECK(reopened.runs().size() == 2);
+  REQUIRE_THROWS_AS(new_run(reopened), StoreError);
+}
+
+TEST_CASE("programs, steps and evaluations are linked and committed", "[run_store]") {
+  TempDb db;
+  RunStore store(db.path.string());
+  const std::int64_t run = new_run(store);
+  const Candidate reference = make_candidate("__kernel void k() {}");
+  store.add_program(run, "ref", reference, "h0");
+  StepRecord seed_step;
+  seed_step.run = run;
+  seed_step.selection = "seed";
+  seed_step.mutation = "reference";
+  seed_step.child_id = "ref";
+  const std::int64_t seed_step_id = store.add_step(seed_step);
+  CHECK(store.pending_steps(run).size() == 1);
+  CHECK(query_int(db.path.string(), "SELECT count(*) FROM programs") == 1);  // visible before any evaluation
+
+  const std::int64_t evaluation_id = store.add_evaluation(run, "ref", 0, make_evaluation("ref", Status::ok, 1.0),
+                                                          seed_step_id, 0.25);
+  CHECK(store.pending_steps(run).empty());
+  REQUIRE(store.steps(run).size() == 1);
+  CHECK(store.steps(run)[0].evaluation_id == evaluation_id);
+  CHECK(store.steps(run)[0].evaluate_seconds == Approx(0.25));
+
+  // A child with an LLM-like step record, then a failed proposal.
+  store.add_program(run, "child", make_candidate("__kernel void k2() {}", {"ref"}, 1), "h1");
+  StepRecord step;
+  step.run = run;
+  step.island = 1;
+  step.parent_ids = {"ref"};
+  step.selection = "policy";
+  step.mutation = "llm_diff";
+  step.inspiration_ids = {"ref"};
+  step.prompt = R"([{"role": "user", "content": "make it faster"}])";
+  step.response = "<<<<<<< SEARCH ...";
+  step.model = "test-model";
+  step.prompt_tokens = 120;
+  step.completion_tokens = 30;
+  step.latency_seconds = 1.5;
+  step.child_id = "child";
+  step.propose_seconds = 1.6;
+  const std::int64_t child_step = store.add_step(step);
+  store.add_evaluation(run, "child", 1, make_evaluation("child", Status::ok, 2.5), child_step, 0.5);
+  StepRecord failed = step;
+  failed.child_id.clear();
+  failed.failure = "the SEARCH block matched nothing";
+  store.add_step(failed);
+
+  const std::vector<StepRecord> steps = store.steps(run);
+  REQUIRE(steps.size() == 3);
+  CHECK(steps[1].prompt == step.prompt);
+  CHECK(steps[1].model == "test-model");
+  CHECK(steps[1].prompt_tokens == 120);
+  CHECK(steps[1].completion_tokens == 30);
+  CHECK(steps[1].latency_seconds == Approx(1.5));
+  CHECK(steps[1].parent_ids == std::vector<std::string>{"ref"});
+  CHECK(steps[2].failure == "the SEARCH block matched nothing");
+  CHECK_FALSE(steps[2].pending());
+
+  const auto program = store.program(run, "child");
+  REQUIRE(program);
+  CHECK(program->candidate.lineage.parent_ids == std::vector<std::string>{"ref"});
+  CHECK(program->candidate.lineage.island == 1);
+  CHECK(program->normalized_hash == "h1");
+  const auto evaluation = store.evaluation_of(run, "child");
+  REQUIRE(evaluation);
+  CHECK(evaluation->evaluation.speedup == Approx(2.5));
+  CHECK(evaluation->evaluation.status == Status::ok);
+  CHECK(store.evaluation_count(run) == 2);
+
+  SECTION("a program is never evaluated twice, and only stored programs are evaluated") {
+    REQUIRE_THROWS_AS(store.add_evaluation(run, "child", 2, make_evaluation("child", Status::ok, 2.5)), StoreError);
+    REQUIRE_THROWS_AS(store.add_evaluation(run, "ghost", 2, make_evaluation("ghost", Status::ok, 1.0)), StoreError);
+    REQUIRE_THROWS_AS(store.add_program(run, "child", make_candidate("again"), "h9"), StoreError);
+    CHECK(store.evaluation_count(run) == 2);
+  }
+  SECTION("a failed transaction leaves nothing behind") {
+    store.add_program(run, "third", make_candidate("__kernel void k3() {}", {"child"}), "h2");
+    // The step does not exist: the evaluation insert is rolled back with the step update.
+    REQUIRE_THROWS_AS(store.add_evaluation(run, "third", 2, make_evaluation("third", Status::ok, 3.0), 999), StoreError);
+    CHECK_FALSE(store.evaluation_of(run, "third"));
+    store.add_evaluation(run, "third", 2, make_evaluation("third", Status::incorrect, 0.0));
+    CHECK(store.evaluation_count(run) == 3);
+  }
+  SECTION("summaries: best, lineage, history") {
+    store.add_program(run, "third", make_candidate("__kernel void k3() {}", {"child"}), "h2");
+    store.add_evaluation(run, "third", 2, make_evaluation("third", Status::incorrect, 0.0));
+    const auto best = store.best(run, 5);
+    REQUIRE(best.size() == 2);
+    CHECK(best[0].program_id == "child");
+    CHECK(best[1].program_id == "ref");
+    const auto lineage = store.lineage(run, "third");
+    REQUIRE(lineage.size() == 3);
+    CHECK(lineage[0].id == "third");
+    CHECK(lineage[1].id == "child");
+    CHECK(lineage[2].id == "ref");
+    REQUIRE_THROWS_AS(store.lineage(run, "nobody"), NotFoundError);
+    const auto history = store.history(run);
+    REQUIRE(history.size() == 3);
+    CHECK(history[0].best_speedup == Approx(1.0));
+    CHECK(history[1].best_speedup == Approx(2.5));
+    CHECK(history[2].status == Status::incorrect);
+    CHECK(history[2].best_speedup == Approx(2.5));
+  }
+  SECTION("migrations and islands") {
+    MigrationRecord migration;
+    migration.run = run;
+    migration.program_id = "child";
+    migration.from_island = 1;
+    migration.to_island = 0;
+    migration.sequence = 2;
+    store.add_migration(migration);
+    REQUIRE(store.migrations(run).size() == 1);
+    CHECK(store.migrations(run)[0].to_island == 0);
+    IslandRecord island;
+    island.run = run;
+    island.island = 1;
+    island.programs = 2;
+    island.best_program_id = "child";
+    island.best_speedup = 2.5;
+    store.update_island(island);
+    island.programs = 3;
+    store.update_island(island);
+    REQUIRE(store.islands(run).size() == 1);
+    CHECK(store.islands(run)[0].programs == 3);
+  }
+  SECTION("a pending step can be closed with a failure") {
+    store.add_program(run, "fourth", make_candidate("__kernel void k4() {}", {"child"}), "h3");
+    StepRecord pending = step;
+    pending.child_id = "fourth";
+    const std::int64_t id = store.add_step(pending);
+    CHECK(store.pending_steps(run).size() == 1);
+    store.fail_step(id, "budget exhausted");
+    CHECK(store.pending_steps(run).empty());
+  }
+}
+
+TEST_CASE("opening what is not a run store fails with a clear error", "[run_store]") {
+  TempDb db;
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(db.path.string().c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw, "CREATE TABLE other (x INTEGER)", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  try {
+    RunStore store(db.path.string());
+    FAIL("opened a database that is not a run store");
+  } catch (const StoreError& error) {
+    CHECK(std::string(error.what()).find("not a kernelsmith run store") != std::string::npos);
+  }
+
+  TempDb newer;
+  {
+    RunStore store(newer.path.string());
+  }
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(newer.path.string().c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  try {
+    RunStore store(newer.path.string());
+    FAIL("opened a store of another schema version");
+  } catch (const StoreError& error) {
+    CHECK(std::string(error.what()).find("schema version 99") != std::string::npos);
+  }
+
+  REQUIRE_THROWS_AS(RunStore("/nonexistent-folder/run.db"), StoreError);
+  TempDb missing;
+  REQUIRE_THROWS_AS(RunStore(missing.path.string(), true), StoreError);
+}
