@@ -113,6 +113,13 @@ std::string trim_middle(const std::string& text, std::size_t max_chars) {
          text.substr(tail_begin);
 }
 
+// Sources and texts end with their own newlines; templates put the line breaks around them.
+std::string without_trailing_space(const std::string& text) {
+  std::size_t end = text.size();
+  while (end > 0 && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  return text.substr(0, end);
+}
+
 std::string short_id(const std::string& id) { return id.size() > 12 ? id.substr(0, 12) : id; }
 
 bool is_diverse_reason(const std::string& reason) {
@@ -476,7 +483,7 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
   if (mode == EditMode::crossover)
     second_parent_text =
         render_template(t.second_parent,
-                        with({{"source", request.second_parent->source}, {"id", short_id(request.second_parent->id())}}),
+                        with({{"source", without_trailing_space(request.second_parent->source)}, {"id", short_id(request.second_parent->id())}}),
                         "second_parent");
 
   // The parts the budget may drop or trim.
@@ -488,8 +495,9 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
   }
   bool keep_reference = !reference_source.empty();
 
-  std::string evaluation_text = request.parent_evaluation ? request.parent_evaluation->to_prompt_text()
-                                                          : "(not evaluated yet)";
+  std::string evaluation_text = request.parent_evaluation
+                                    ? without_trailing_space(request.parent_evaluation->to_prompt_text())
+                                    : "(not evaluated yet)";
   std::vector<std::string> dropped;
   if (evaluation_text.size() > options_.max_evaluation_chars) {
     std::size_t before = evaluation_text.size();
@@ -526,7 +534,7 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
                                  {"id", short_id(inspiration.candidate.id())},
                                  {"reason", inspiration.reason.empty() ? "inspiration" : inspiration.reason},
                                  {"metrics", evaluation_metrics(inspiration.evaluation)},
-                                 {"source", inspiration.candidate.source}}),
+                                 {"source", without_trailing_space(inspiration.candidate.source)}}),
                            "inspiration");
   };
 
@@ -547,10 +555,11 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
     }
     std::string reference_text;
     if (keep_reference)
-      reference_text = render_template(t.reference, with({{"source", reference_source}}), "reference");
+      reference_text =
+          render_template(t.reference, with({{"source", without_trailing_space(reference_source)}}), "reference");
     std::string parent_text =
         render_template(t.parent,
-                        with({{"source", request.parent.source},
+                        with({{"source", without_trailing_space(request.parent.source)},
                               {"evaluation", evaluation_text},
                               {"id", short_id(request.parent.id())}}),
                         "parent");

@@ -21,12 +21,19 @@ from kernelsmith.llm.client import (
     normalize_messages,
     normalize_result,
 )
-from kernelsmith.llm.glue import CallableLlmClient, as_llm_client, make_llm_mutator, observe_step
+from kernelsmith.llm.glue import (
+    CallableLlmClient,
+    EnsembleFeedback,
+    as_llm_client,
+    make_llm_mutator,
+    observe_step,
+)
 from kernelsmith.llm.http_client import OpenAIChatClient, chat_completions_url
 
 __all__ = [
     "ArmStats",
     "CallableLlmClient",
+    "EnsembleFeedback",
     "LlmError",
     "LlmRequestError",
     "LlmResult",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -164,6 +165,49 @@ def _model_names(model: Union[str, Sequence[str], None]) -> list:
     if isinstance(model, str):
         return [name.strip() for name in model.split(",") if name.strip()]
     return [str(name) for name in model]
+
+
+class EnsembleFeedback(_core.Mutator):
+    """Feeds evaluation outcomes back to a :class:`ModelEnsemble`.
+
+    Wraps the mutator that uses the ensemble: it remembers which model proposed each candidate and the
+    parent's fitness, and its :meth:`on_progress`, registered with ``Evolution.on_progress``, reports
+    the child's improvement (speedup minus the parent's fitness; failures count as none) and the
+    tokens the request took. Proposals without a candidate are reported at once, as no improvement.
+    """
+
+    def __init__(self, mutator: Any, ensemble: ModelEnsemble) -> None:
+        super().__init__()
+        self.inner = mutator
+        self.ensemble = ensemble
+        self._pending: dict = {}
+        self._lock = threading.Lock()
+
+    def name(self) -> str:
+        return self.inner.name()
+
+    def propose(self, request: Any) -> list:
+        proposals = self.inner.propose(request)
+        evaluation = request.parent_evaluation
+        parent_fitness = evaluation.fitness if evaluation is not None else 0.0
+        for proposal in proposals:
+            if proposal.candidate is None:
+                self.ensemble.observe(proposal.model, 0.0, proposal.prompt_tokens, proposal.completion_tokens)
+                continue
+            with self._lock:
+                self._pending[proposal.candidate.id()] = (
+                    proposal.model, parent_fitness, proposal.prompt_tokens, proposal.completion_tokens)
+        return proposals
+
+    def on_progress(self, progress: Any) -> None:
+        with self._lock:
+            entry = self._pending.pop(progress.program_id, None)
+        if entry is None:
+            return
+        model, parent_fitness, prompt_tokens, completion_tokens = entry
+        ok = progress.status == _core.Status.ok
+        improvement = progress.speedup - parent_fitness if ok else 0.0
+        self.ensemble.observe(model, improvement, prompt_tokens, completion_tokens)
 
 
 def observe_step(mutator: Any, step: Any) -> float:
