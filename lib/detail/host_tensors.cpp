@@ -1,0 +1,354 @@
+#include "detail/host_tensors.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "detail/random.hpp"
+#include "kernelsmith/error.hpp"
+
+namespace kernelsmith::detail {
+namespace {
+
+std::uint32_t float_bits(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+float bits_float(std::uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+template <typename T>
+T read_raw(const std::uint8_t* data, std::int64_t index) {
+  T value;
+  std::memcpy(&value, data + static_cast<std::size_t>(index) * sizeof(T), sizeof(T));
+  return value;
+}
+
+template <typename T>
+void write_raw(std::uint8_t* data, std::int64_t index, T value) {
+  std::memcpy(data + static_cast<std::size_t>(index) * sizeof(T), &value, sizeof(T));
+}
+
+template <typename T>
+T saturate(double value) {
+  if (std::isnan(value)) return T(0);
+  const double rounded = std::nearbyint(value);
+  const double low = static_cast<double>(std::numeric_limits<T>::lowest());
+  const double high = static_cast<double>(std::numeric_limits<T>::max());
+  if (rounded <= low) return std::numeric_limits<T>::lowest();
+  if (rounded >= high) return std::numeric_limits<T>::max();
+  return static_cast<T>(rounded);
+}
+
+// Standard normal from two uniforms (Box-Muller): the same numbers on every standard library.
+double standard_normal(std::mt19937_64& rng) {
+  const double u1 = 1.0 - uniform01(rng);  // (0, 1]
+  const double u2 = uniform01(rng);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+double draw(const Distribution& distribution, std::mt19937_64& rng) {
+  if (distribution.kind == "uniform") return distribution.a + (distribution.b - distribution.a) * uniform01(rng);
+  return distribution.a + distribution.b * standard_normal(rng);
+}
+
+std::int64_t draw_integer(std::int64_t low, std::int64_t high, std::mt19937_64& rng) {
+  if (high <= low) return low;
+  const auto span = static_cast<std::uint64_t>(high - low);
+  if (span >= std::numeric_limits<std::size_t>::max()) return low + static_cast<std::int64_t>(rng() >> 1);
+  return low + static_cast<std::int64_t>(uniform_index(rng, static_cast<std::size_t>(span + 1)));
+}
+
+struct IntegerRange {
+  std::int64_t low;
+  std::int64_t high;
+};
+
+// The sub-range of [low, high] an integer input kind draws from.
+IntegerRange integer_range(std::int64_t low, std::int64_t high, InputKind kind) {
+  const std::int64_t tenth = std::max<std::int64_t>((high - low) / 10, 0);
+  switch (kind) {
+    case InputKind::large:
+      // Near the bound of the larger magnitude.
+      if (std::llabs(high) >= std::llabs(low)) return {high - tenth, high};
+      return {low, low + tenth};
+    case InputKind::tiny:
+      // Near zero, or near the bound closest to it.
+      if (low <= 0 && high >= 0) return {std::max<std::int64_t>(low, -1), std::min<std::int64_t>(high, 1)};
+      if (low > 0) return {low, low + tenth};
+      return {high - tenth, high};
+    default:
+      return {low, high};
+  }
+}
+
+struct FloatScales {
+  double large;
+  double tiny;
+  int max_exponent;  // mixed_scale draws 10^k, |k| <= max_exponent
+};
+
+// float16 tops out at 65504 and goes subnormal below 6e-5: its adversarial scales are milder.
+FloatScales float_scales(DType dtype) {
+  if (dtype == DType::float16) return {1e2, 1e-3, 2};
+  return {1e4, 1e-4, 3};
+}
+
+}  // namespace
+
+std::uint16_t float_to_half(float value) {
+  const std::uint32_t x = float_bits(value);
+  const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+  const std::uint32_t exponent = (x >> 23) & 0xFFu;
+  std::uint32_t mantissa = x & 0x7FFFFFu;
+  if (exponent == 0xFF) {
+    // Infinity stays infinity; NaN stays a (quiet) NaN.
+    return static_cast<std::uint16_t>(sign | 0x7C00u | (mantissa != 0 ? 0x200u | (mantissa >> 13) : 0u));
+  }
+  const int half_exponent = static_cast<int>(exponent) - 127 + 15;
+  if (half_exponent >= 31) return static_cast<std::uint16_t>(sign | 0x7C00u);
+  if (half_exponent <= 0) {
+    if (half_exponent < -10) return sign;
+    mantissa |= 0x800000u;
+    const int shift = 14 - half_exponent;
+    std::uint32_t half_mantissa = mantissa >> shift;
+    const std::uint32_t remainder = mantissa & ((1u << shift) - 1u);
+    const std::uint32_t halfway = 1u << (shift - 1);
+    if (remainder > halfway || (remainder == halfway && (half_mantissa & 1u) != 0)) ++half_mantissa;
+    return static_cast<std::uint16_t>(sign | half_mantissa);
+  }
+  std::uint16_t half = static_cast<std::uint16_t>(sign | (half_exponent << 10) | (mantissa >> 13));
+  const std::uint32_t remainder = mantissa & 0x1FFFu;
+  // A carry out of the mantissa rounds up into the exponent, and to infinity at the top: both right.
+  if (remainder > 0x1000u || (remainder == 0x1000u && (half & 1u) != 0)) ++half;
+  return half;
+}
+
+float half_to_float(std::uint16_t bits) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
+  const std::uint32_t exponent = (bits >> 10) & 0x1Fu;
+  const std::uint32_t mantissa = bits & 0x3FFu;
+  if (exponent == 0) {
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign != 0 ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return bits_float(sign | 0x7F800000u | (mantissa << 13));
+  return bits_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+std::uint16_t float_to_bfloat16(float value) {
+  const std::uint32_t x = float_bits(value);
+  if (std::isnan(value)) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
+  const std::uint32_t rounding = 0x7FFFu + ((x >> 16) & 1u);
+  return static_cast<std::uint16_t>((x + rounding) >> 16);
+}
+
+float bfloat16_to_float(std::uint16_t bits) { return bits_float(static_cast<std::uint32_t>(bits) << 16); }
+
+double load_element(DType dtype, const std::uint8_t* data, std::int64_t index) {
+  switch (dtype) {
+    case DType::float16: return half_to_float(read_raw<std::uint16_t>(data, index));
+    case DType::bfloat16: return bfloat16_to_float(read_raw<std::uint16_t>(data, index));
+    case DType::float32: return read_raw<float>(data, index);
+    case DType::float64: return read_raw<double>(data, index);
+    case DType::int8: return read_raw<std::int8_t>(data, index);
+    case DType::uint8: return read_raw<std::uint8_t>(data, index);
+    case DType::int32: return read_raw<std::int32_t>(data, index);
+    case DType::int64: return static_cast<double>(read_raw<std::int64_t>(data, index));
+  }
+  return 0.0;
+}
+
+void store_element(DType dtype, std::uint8_t* data, std::int64_t index, double value) {
+  switch (dtype) {
+    case DType::float16: write_raw(data, index, float_to_half(static_cast<float>(value))); break;
+    case DType::bfloat16: write_raw(data, index, float_to_bfloat16(static_cast<float>(value))); break;
+    case DType::float32: write_raw(data, index, static_cast<float>(value)); break;
+    case DType::float64: write_raw(data, index, value); break;
+    case DType::int8: write_raw(data, index, saturate<std::int8_t>(value)); break;
+    case DType::uint8: write_raw(data, index, saturate<std::uint8_t>(value)); break;
+    case DType::int32: write_raw(data, index, saturate<std::int32_t>(value)); break;
+    case DType::int64: write_raw(data, index, saturate<std::int64_t>(value)); break;
+  }
+}
+
+std::string to_string(InputKind kind) {
+  switch (kind) {
+    case InputKind::random: return "random";
+    case InputKind::large: return "large";
+    case InputKind::tiny: return "tiny";
+    case InputKind::mixed_scale: return "mixed_scale";
+    case InputKind::constant: return "constant";
+  }
+  return "random";
+}
+
+const std::vector<InputKind>& adversarial_input_kinds() {
+  static const std::vector<InputKind> kinds = {InputKind::large, InputKind::tiny, InputKind::mixed_scale,
+                                               InputKind::constant};
+  return kinds;
+}
+
+Bytes generate_input(const TensorSpec& spec, std::int64_t count, InputKind kind, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Bytes out(static_cast<std::size_t>(count) * dtype_size(spec.dtype));
+  const Distribution& distribution = spec.distribution;
+  const bool integers = distribution.kind == "integers" || !is_floating(spec.dtype);
+  if (integers) {
+    std::int64_t low = static_cast<std::int64_t>(std::ceil(distribution.a));
+    std::int64_t high = static_cast<std::int64_t>(std::floor(distribution.b));
+    if (distribution.kind != "integers") {
+      // An integer tensor with a continuous distribution: its values, rounded, over mean ± 3 sigma.
+      low = static_cast<std::int64_t>(std::floor(distribution.a - 3 * std::abs(distribution.b)));
+      high = static_cast<std::int64_t>(std::ceil(distribution.a + 3 * std::abs(distribution.b)));
+    }
+    if (high < low) std::swap(low, high);
+    if (kind == InputKind::constant) {
+      const double value = static_cast<double>(draw_integer(low, high, rng));
+      for (std::int64_t i = 0; i < count; ++i) store_element(spec.dtype, out.data(), i, value);
+      return out;
+    }
+    const IntegerRange large = integer_range(low, high, InputKind::large);
+    const IntegerRange tiny = integer_range(low, high, InputKind::tiny);
+    const IntegerRange range = integer_range(low, high, kind);
+    for (std::int64_t i = 0; i < count; ++i) {
+      IntegerRange pick = range;
+      if (kind == InputKind::mixed_scale) pick = (rng() & 1u) != 0 ? large : tiny;
+      store_element(spec.dtype, out.data(), i, static_cast<double>(draw_integer(pick.low, pick.high, rng)));
+    }
+    return out;
+  }
+  const FloatScales scales = float_scales(spec.dtype);
+  if (kind == InputKind::constant) {
+    const double value = draw(distribution, rng);
+    for (std::int64_t i = 0; i < count; ++i) store_element(spec.dtype, out.data(), i, value);
+    return out;
+  }
+  for (std::int64_t i = 0; i < count; ++i) {
+    double value = draw(distribution, rng);
+    switch (kind) {
+      case InputKind::large: value *= scales.large; break;
+      case InputKind::tiny: value *= scales.tiny; break;
+      case InputKind::mixed_scale: {
+        const auto span = static_cast<std::size_t>(2 * scales.max_exponent + 1);
+        const int exponent = static_cast<int>(uniform_index(rng, span)) - scales.max_exponent;
+        value *= std::pow(10.0, exponent);
+        break;
+      }
+      default: break;
+    }
+    store_element(spec.dtype, out.data(), i, value);
+  }
+  return out;
+}
+
+OutputComparison compare_output(const std::string& tensor, DType dtype, std::int64_t count, const Bytes& expected,
+                                const Bytes& first_run, const Bytes& second_run, const Tolerance& tolerance) {
+  const std::size_t element_size = dtype_size(dtype);
+  const std::size_t bytes = static_cast<std::size_t>(count) * element_size;
+  if (expected.size() < bytes || first_run.size() < bytes || second_run.size() < bytes) {
+    throw Error(fmt::format("compare_output({}): buffers of {}, {}, {} bytes for {} elements", tensor,
+                            expected.size(), first_run.size(), second_run.size(), count));
+  }
+  OutputComparison result;
+  OutputCheck& check = result.check;
+  check.tensor = tensor;
+
+  // The absolute tolerance is in units of the reference output's root mean square.
+  double sum_squares = 0.0;
+  std::int64_t finite = 0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const double e = load_element(dtype, expected.data(), i);
+    if (std::isfinite(e)) {
+      sum_squares += e * e;
+      ++finite;
+    }
+  }
+  const double rms = finite > 0 ? std::sqrt(sum_squares / static_cast<double>(finite)) : 0.0;
+  const double scale = rms > 0.0 ? rms : 1.0;
+  const double atol = tolerance.atol * scale;
+
+  double error_squares = 0.0;
+  double reference_squares = 0.0;
+  auto note_first = [&](std::int64_t index, double e, double a) {
+    if (check.first_mismatch < 0) {
+      check.first_mismatch = index;
+      check.expected = e;
+      check.actual = a;
+    }
+  };
+  std::vector<std::uint8_t> poison_first(element_size, kPoisonFirst);
+  std::vector<std::uint8_t> poison_second(element_size, kPoisonSecond);
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::size_t offset = static_cast<std::size_t>(i) * element_size;
+    const std::uint8_t* one = first_run.data() + offset;
+    const std::uint8_t* two = second_run.data() + offset;
+    const double e = load_element(dtype, expected.data(), i);
+    const double a = load_element(dtype, first_run.data(), i);
+    if (std::memcmp(one, two, element_size) != 0) {
+      if (std::memcmp(one, poison_first.data(), element_size) == 0 &&
+          std::memcmp(two, poison_second.data(), element_size) == 0) {
+        ++check.unwritten;
+        note_first(i, e, a);
+        continue;
+      }
+      ++result.nondeterministic;
+    }
+    // Where the reference itself is NaN or infinite the check says nothing: those elements are skipped.
+    if (!std::isfinite(e)) continue;
+    if (!std::isfinite(a)) {
+      ++check.non_finite;
+      note_first(i, e, a);
+      continue;
+    }
+    const double error = std::abs(a - e);
+    check.max_abs_error = std::max(check.max_abs_error, error);
+    error_squares += error * error;
+    reference_squares += e * e;
+    if (error > atol + tolerance.rtol * std::abs(e)) {
+      ++check.mismatches;
+      note_first(i, e, a);
+    }
+  }
+  check.rel_l2_error =
+      reference_squares > 0.0 ? std::sqrt(error_squares / reference_squares) : std::sqrt(error_squares);
+  check.passed = check.unwritten == 0 && check.non_finite == 0 && check.mismatches == 0;
+  return result;
+}
+
+double relative_spread(DType dtype, const std::vector<const Bytes*>& buffers, std::int64_t count) {
+  double sum = 0.0;
+  double sum_abs = 0.0;
+  std::int64_t n = 0;
+  for (const Bytes* buffer : buffers) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      const double v = load_element(dtype, buffer->data(), i);
+      if (!std::isfinite(v)) continue;
+      sum += v;
+      sum_abs += std::abs(v);
+      ++n;
+    }
+  }
+  if (n < 2 || sum_abs == 0.0) return 0.0;
+  const double mean = sum / static_cast<double>(n);
+  double squares = 0.0;
+  for (const Bytes* buffer : buffers) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      const double v = load_element(dtype, buffer->data(), i);
+      if (std::isfinite(v)) squares += (v - mean) * (v - mean);
+    }
+  }
+  const double stddev = std::sqrt(squares / static_cast<double>(n - 1));
+  return stddev / (sum_abs / static_cast<double>(n));
+}
+
+}  // namespace kernelsmith::detail

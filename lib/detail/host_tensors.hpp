@@ -1,0 +1,65 @@
+// Host-side tensor data for the correctness protocol: element conversions (float16, bfloat16), input
+// generation per input kind, poison patterns, and the comparison of an output against the reference.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernelsmith/dtype.hpp"
+#include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/task.hpp"
+
+namespace kernelsmith::detail {
+
+using Bytes = std::vector<std::uint8_t>;
+
+/// IEEE binary16 and bfloat16 from and to float, rounding to nearest even.
+std::uint16_t float_to_half(float value);
+float half_to_float(std::uint16_t bits);
+std::uint16_t float_to_bfloat16(float value);
+float bfloat16_to_float(std::uint16_t bits);
+
+/// Element `index` of a buffer of `dtype` as a double, and the reverse (rounded, saturated for integers).
+double load_element(DType dtype, const std::uint8_t* data, std::int64_t index);
+void store_element(DType dtype, std::uint8_t* data, std::int64_t index, double value);
+
+/// What the inputs of one correctness check look like.
+///   random       the task's distribution
+///   large        values ~1e4 times the distribution (1e2 for float16); integers near the larger bound
+///   tiny         values ~1e-4 times the distribution (1e-3 for float16); integers near zero
+///   mixed_scale  each element scaled by 10^k, k in [-3, 3] ([-2, 2] for float16); integers mix both
+///   constant     one value for every element
+/// Integers (integer dtypes and the "integers" distribution) always stay within [a, b].
+enum class InputKind { random, large, tiny, mixed_scale, constant };
+std::string to_string(InputKind kind);
+const std::vector<InputKind>& adversarial_input_kinds();
+
+/// Draws `count` elements of `spec` for `kind` from `seed` (deterministic on every platform).
+Bytes generate_input(const TensorSpec& spec, std::int64_t count, InputKind kind, std::uint64_t seed);
+
+/// Byte patterns that outputs and workspaces are filled with before the candidate's two runs: every
+/// byte differs between them, and both read as NaN or an absurd value for every float type.
+inline constexpr std::uint8_t kPoisonFirst = 0xFF;
+inline constexpr std::uint8_t kPoisonSecond = 0x7F;
+
+/// Compares a candidate's output (both poisoned runs) with the reference's.
+///
+/// An element holding the first pattern after the first run and the second after the second was never
+/// written; one that differs otherwise is nondeterministic. Written elements are checked against
+///   |actual - expected| <= atol * scale + rtol * |expected|
+/// where `scale` is the root mean square of the reference output (1 when that is 0): the absolute
+/// tolerance follows the data's magnitude, so tiny inputs cannot pass vacuously and large ones do not
+/// fail on rounding. NaN or infinity where the reference is finite is counted as non-finite.
+struct OutputComparison {
+  OutputCheck check;
+  std::int64_t nondeterministic = 0;  ///< written elements whose two runs differ bitwise
+};
+OutputComparison compare_output(const std::string& tensor, DType dtype, std::int64_t count, const Bytes& expected,
+                                const Bytes& first_run, const Bytes& second_run, const Tolerance& tolerance);
+
+/// Relative spread of values: standard deviation over the mean magnitude (0 for a constant, also 0 when
+/// every value is 0). Non-finite values are ignored.
+double relative_spread(DType dtype, const std::vector<const Bytes*>& buffers, std::int64_t count);
+
+}  // namespace kernelsmith::detail

@@ -1,0 +1,133 @@
+#include "detail/timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+namespace kernelsmith::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void run_all(const LaunchSequence& sequence) {
+  for (std::size_t i = 0; i < sequence.names.size(); ++i) sequence.launch(i);
+}
+
+}  // namespace
+
+SampleStatistics sample_statistics(std::vector<double> samples) {
+  SampleStatistics stats;
+  if (samples.empty()) return stats;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  stats.median = n % 2 == 1 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  stats.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(n);
+  stats.min = samples.front();
+  if (n > 1 && stats.mean > 0.0) {
+    double squares = 0.0;
+    for (double s : samples) squares += (s - stats.mean) * (s - stats.mean);
+    stats.relative_stddev = std::sqrt(squares / static_cast<double>(n - 1)) / stats.mean;
+  }
+  return stats;
+}
+
+std::size_t l2_flush_bytes(const DeviceInfo& device) {
+  constexpr std::size_t kFallback = std::size_t(64) << 20;
+  if (device.l2_bytes <= 0) return kFallback;
+  return static_cast<std::size_t>(device.l2_bytes) * 2;
+}
+
+bool host_timer_mismatch(const TimingReport& report, std::size_t launches) {
+  if (report.host_ms <= 0.0 || report.median_ms <= 0.0) return false;
+  // Device samples are cold (L2 flushed) and the host loop is warm, so the device may exceed the
+  // host somewhat; twice is not a cache effect.
+  if (report.median_ms > 2.0 * report.host_ms + 0.02) return true;
+  const double gap = report.host_ms - report.median_ms;
+  const double overheads = 0.1 * static_cast<double>(std::max<std::size_t>(launches, 1));
+  return report.median_ms < 0.5 * report.host_ms && gap > overheads;
+}
+
+TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, const TimingSettings& settings) {
+  TimingReport report;
+  report.mode = settings.mode;
+  const bool flush = settings.flush_buffer != 0 && settings.flush_bytes > 0;
+  report.l2_flushed = flush;
+  std::uint8_t flush_byte = 0;
+  auto flush_cache = [&] {
+    // A different byte each time, so no layer can skip the writes as redundant.
+    if (flush) backend.fill(settings.flush_buffer, ++flush_byte, settings.flush_bytes);
+  };
+
+  for (int i = 0; i < std::max(settings.warmups, 1); ++i) {
+    run_all(sequence);
+    backend.synchronize();
+  }
+
+  std::vector<double> samples;
+  const auto start = Clock::now();
+  const int max_samples = std::max(settings.max_samples, kMinimumSamples);
+  const int min_samples = std::clamp(settings.min_samples, kMinimumSamples, max_samples);
+  while (static_cast<int>(samples.size()) < max_samples) {
+    flush_cache();
+    backend.timer_start();
+    run_all(sequence);
+    samples.push_back(backend.timer_stop_ms());
+    const int taken = static_cast<int>(samples.size());
+    if (taken >= min_samples) {
+      const double noise = sample_statistics(samples).relative_stddev;
+      if (noise <= settings.noise_target) {
+        report.converged = true;
+        break;
+      }
+    }
+    if (taken >= kMinimumSamples && seconds_since(start) >= settings.budget_seconds) break;
+  }
+  const SampleStatistics stats = sample_statistics(samples);
+  report.median_ms = stats.median;
+  report.mean_ms = stats.mean;
+  report.min_ms = stats.min;
+  report.noise = stats.relative_stddev;
+  report.samples = static_cast<int>(samples.size());
+
+  // Host clock around whole sequences and a full synchronisation: work the device timer missed shows
+  // up here.
+  backend.synchronize();
+  const int repeats = std::max(settings.host_repeats, 1);
+  const auto host_start = Clock::now();
+  for (int i = 0; i < repeats; ++i) run_all(sequence);
+  backend.synchronize();
+  report.host_ms = seconds_since(host_start) * 1e3 / repeats;
+
+  const std::size_t launches = sequence.names.size();
+  if (launches == 1) {
+    report.kernels.push_back({sequence.names[0], report.median_ms, 1.0});
+  } else if (launches > 1) {
+    // Each launch timed alone, the others run untimed around it so the sequence's data flow holds.
+    std::vector<double> medians(launches, 0.0);
+    for (std::size_t timed = 0; timed < launches; ++timed) {
+      std::vector<double> launch_samples;
+      for (int s = 0; s < std::max(settings.share_samples, 1); ++s) {
+        flush_cache();
+        for (std::size_t i = 0; i < timed; ++i) sequence.launch(i);
+        backend.timer_start();
+        sequence.launch(timed);
+        launch_samples.push_back(backend.timer_stop_ms());
+        for (std::size_t i = timed + 1; i < launches; ++i) sequence.launch(i);
+      }
+      backend.synchronize();
+      medians[timed] = sample_statistics(launch_samples).median;
+    }
+    const double total = std::accumulate(medians.begin(), medians.end(), 0.0);
+    for (std::size_t i = 0; i < launches; ++i) {
+      report.kernels.push_back({sequence.names[i], medians[i], total > 0.0 ? medians[i] / total : 0.0});
+    }
+  }
+  return report;
+}
+
+}  // namespace kernelsmith::detail

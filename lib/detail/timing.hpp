@@ -1,0 +1,63 @@
+// The timing protocol (docs/evaluation.md, "Timing"), written once against the Backend seam:
+// warm-up, an L2 flush before each sample, the device timer around the whole launch sequence, an
+// adaptive number of samples, a host-clock cross-check and each launch's share of the time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernelsmith/backend.hpp"
+#include "kernelsmith/device.hpp"
+#include "kernelsmith/evaluation.hpp"
+
+namespace kernelsmith::detail {
+
+struct TimingSettings {
+  std::string mode = "screen";
+  double noise_target = 0.005;
+  int min_samples = 10;
+  int max_samples = 1000;
+  /// Host seconds the sampling loop may take; at least kMinimumSamples are taken regardless.
+  double budget_seconds = 0.25;
+  /// A buffer of flush_bytes that is filled before each sample to evict the L2; 0 disables the flush.
+  std::uint64_t flush_buffer = 0;
+  std::size_t flush_bytes = 0;
+  int warmups = 2;
+  /// Sequences timed back to back with the host clock for the cross-check.
+  int host_repeats = 5;
+  /// Samples per launch for the per-kernel shares (sequences of more than one launch).
+  int share_samples = 3;
+};
+
+inline constexpr int kMinimumSamples = 3;
+
+/// A launch sequence: `launch(i)` enqueues launch i of `names.size()`.
+struct LaunchSequence {
+  std::vector<std::string> names;
+  std::function<void(std::size_t)> launch;
+};
+
+/// Runs the protocol. Throws what the backend throws (LaunchError, DeviceFault, ...).
+TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, const TimingSettings& settings);
+
+/// Bytes of the scratch buffer whose fill evicts the device's last-level cache before each sample:
+/// twice the L2 size the device reports (as nvbench does), or 64 MiB when it reports none.
+std::size_t l2_flush_bytes(const DeviceInfo& device);
+
+/// The device timer is implausible next to the host clock: it says more time than the host saw pass
+/// (twice, plus 20 us), or covers less than half of it when the gap is larger than launch overheads
+/// (0.1 ms per launch). Either way the numbers are not to be trusted.
+bool host_timer_mismatch(const TimingReport& report, std::size_t launches);
+
+struct SampleStatistics {
+  double median = 0.0;
+  double mean = 0.0;
+  double min = 0.0;
+  double relative_stddev = 0.0;
+};
+SampleStatistics sample_statistics(std::vector<double> samples);
+
+}  // namespace kernelsmith::detail

@@ -1,0 +1,87 @@
+// Worker process isolation: candidate kernels run in `kernelsmith-worker`, a child process that owns
+// the device, so that a crash, a trap or an endless loop costs one evaluation and never the caller.
+//
+// The parent spawns the worker (posix_spawn) and talks to it over a socket pair with length-prefixed
+// JSON messages (8-byte little-endian length, then the document). Each evaluation has a deadline: past
+// it the worker is killed (`timeout`); a worker that dies is reported (`crashed`, with the signal and
+// the last lines it printed). Either way the next evaluation starts a fresh worker. The worker dies
+// with its parent (PR_SET_PDEATHSIG).
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+// Only public headers: worker_main.cpp (built outside the library) includes this one.
+#include "kernelsmith/backend.hpp"
+#include "kernelsmith/candidate.hpp"
+#include "kernelsmith/device.hpp"
+#include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/evaluator.hpp"
+#include "kernelsmith/task.hpp"
+
+namespace kernelsmith::detail {
+
+/// As in detail/harness.hpp: programs by size configuration name ("" for all).
+using ProgramSet = std::map<std::string, CompiledProgram>;
+
+/// The worker executable: $KERNELSMITH_WORKER, else `kernelsmith-worker` beside the library. Throws
+/// NotFoundError naming the places tried when there is none.
+std::string worker_executable();
+
+/// A compiled program as a JSON document (the binary in base64) and back: the worker protocol and the
+/// compile cache on disk use it. Reading throws ValidationError.
+std::string compiled_program_to_text(const CompiledProgram& program);
+CompiledProgram compiled_program_from_text(const std::string& text);
+
+/// The worker program's main (lib/worker_main.cpp).
+int worker_main(int argc, char** argv);
+
+struct WorkerSettings {
+  std::string backend;
+  int device = 0;
+  std::string cache_dir;
+  /// How long a fresh worker may take to load the driver and open the device.
+  double startup_seconds = 120.0;
+};
+
+/// The parent's side of one worker process, started on first use and again after each crash or
+/// timeout. Not thread-safe: the evaluator serialises calls.
+class WorkerClient {
+ public:
+  explicit WorkerClient(WorkerSettings settings);
+  ~WorkerClient();
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  /// Evaluates in the worker within options.deadline_seconds (preparing the task's reference and
+  /// baseline first, under their own deadline, when this worker has not seen the task). Never throws
+  /// for a bad candidate. Throws TaskError when the task's reference fails, BackendUnavailableError
+  /// when a worker cannot start.
+  Evaluation evaluate(const Task& task, const Candidate& candidate, const ProgramSet& programs,
+                      const EvaluatorOptions& options);
+
+  /// The worker's device (starts the worker when none runs).
+  DeviceInfo device();
+
+  /// The worker's process id, 0 when none runs (for tests).
+  pid_t pid() const;
+  /// How many workers were started so far (for tests).
+  int starts() const;
+
+ private:
+  struct Process;
+  void start();
+  void stop();
+  WorkerSettings settings_;
+  std::unique_ptr<Process> process_;
+  DeviceInfo device_;
+  std::set<std::string> prepared_;  ///< task keys this worker has prepared
+  bool peaks_requested_ = false;
+  int starts_ = 0;
+};
+
+}  // namespace kernelsmith::detail

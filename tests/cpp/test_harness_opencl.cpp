@@ -1,0 +1,411 @@
+// The evaluation pipeline end to end on an OpenCL device (PoCL on the CI machine): the backend alone,
+// then the evaluator in-process and isolated in a worker, with one candidate per way to fail.
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "catch.hpp"
+#include "detail/harness.hpp"
+#include "kernelsmith/backend.hpp"
+#include "kernelsmith/device.hpp"
+#include "kernelsmith/error.hpp"
+#include "kernelsmith/evaluator.hpp"
+#include "kernelsmith/task.hpp"
+
+using namespace kernelsmith;
+
+namespace {
+
+bool opencl_available() {
+  for (const auto& backend : devices()) {
+    if (backend.name == "opencl" && backend.available) return true;
+  }
+  return false;
+}
+
+std::string opencl_reason() {
+  for (const auto& backend : devices()) {
+    if (backend.name == "opencl") return backend.reason;
+  }
+  return "not built";
+}
+
+Task small_task() { return Task::load(std::string(KERNELSMITH_TEST_DATA_DIR) + "/harness_task"); }
+
+Candidate opencl(const std::string& source) {
+  Candidate candidate;
+  candidate.language = "opencl";
+  candidate.source = source;
+  return candidate;
+}
+
+std::string test_cache_dir() {
+  // Shared by the test runs, so that the device peaks are measured once per machine.
+  const auto dir = std::filesystem::temp_directory_path() / "kernelsmith-test-cache";
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+EvaluatorOptions fast_options(bool isolate) {
+  EvaluatorOptions options;
+  options.backend = "opencl";
+  options.isolate = isolate;
+  options.correctness_trials = 2;
+  options.min_samples = 3;
+  options.max_samples = 20;
+  options.screen_budget_seconds = 0.05;
+  options.strict_budget_seconds = 0.1;
+  options.deadline_seconds = 60.0;
+  options.compile_threads = 1;
+  options.cache_dir = test_cache_dir();
+  return options;
+}
+
+// A correct candidate that differs from the reference (a + a is exactly 2 * a in float32).
+const char* kCorrect = R"(// @launch add2<<<ceil_div(N, 128), 128>>>(y, a, b, N)
+__kernel void add2(__global float* out, __global const float* x, __global const float* z, int n) {
+  const int i = get_global_id(0);
+  if (i < n) out[i] = x[i] + x[i] + z[i];
+}
+)";
+
+const char* kWrong = R"(// @launch add2<<<ceil_div(N, 128), 128>>>(y, a, b, N)
+__kernel void add2(__global float* out, __global const float* x, __global const float* z, int n) {
+  const int i = get_global_id(0);
+  if (i < n) out[i] = 2.0f * x[i] - z[i];
+}
+)";
+
+const char* kUnwritten = R"(// @launch add2<<<ceil_div(N, 128), 128>>>(y, a, b, N)
+__kernel void add2(__global float* out, __global const float* x, __global const float* z, int n) {
+  const int i = get_global_id(0);
+  if (i < n - 1) out[i] = 2.0f * x[i] + z[i];
+}
+)";
+
+const char* kMutatesInput = R"(// @launch add2<<<ceil_div(N, 128), 128>>>(y, a, b, N)
+__kernel void add2(__global float* out, __global float* x, __global const float* z, int n) {
+  const int i = get_global_id(0);
+  if (i < n) {
+    out[i] = 2.0f * x[i] + z[i];
+    x[i] = 0.0f;
+  }
+}
+)";
+
+const char* kCompileError = R"(// @launch add2<<<ceil_div(N, 128), 128>>>(y, a, b, N)
+__kernel void add2(__global float* out, __global const float* x, __global const float* z, int n) {
+  const int i = get_global_id(0);
+  if (i < n) out[i] = 2.0f * x[i] + ;
+}
+)";
+
+std::string with_plan(const std::string& plan) {
+  return "// " + plan + R"(
+__kernel void add2(__global float* out, __global const float* x, __global const float* z, int n) {
+  const int i = get_global_id(0);
+  if (i < n) out[i] = 2.0f * x[i] + z[i];
+}
+)";
+}
+
+const char* kEndless = R"(// @launch spin<<<ceil_div(N, 64), 64>>>(a, b, y, N)
+__kernel void spin(__global const float* a, __global const float* b, __global float* y, int n) {
+  const int i = get_global_id(0);
+  if (i < n) {
+    float v = 0.0f;
+    // Random inputs are never NaN: this never ends, and its stores keep the compiler from removing it.
+    while (a[i] == a[i]) {
+      v += 1.0f;
+      y[i] = v;
+    }
+  }
+}
+)";
+
+const char* kCrash = R"(// @launch smash<<<ceil_div(N, 64), 64>>>(a, b, y, N)
+__kernel void smash(__global const float* a, __global const float* b, __global float* y, int n) {
+  const int i = get_global_id(0);
+  // Far outside any mapping: the process running the kernel faults.
+  y[(long)n * 100000000000L + i] = a[i] + b[i];
+}
+)";
+
+}  // namespace
+
+TEST_CASE("OpenCL backend compiles, moves bytes, launches and times a kernel", "[harness][opencl]") {
+  if (!opencl_available()) {
+    WARN("skipped: no OpenCL device: " << opencl_reason());
+    return;
+  }
+  auto backend = create_backend("opencl", 0);
+  REQUIRE(backend->name() == "opencl");
+  REQUIRE(backend->device().max_threads_per_block > 0);
+
+  CompileOptions options;
+  options.defines = {{"SCALE", "3"}};
+  const CompiledProgram program = backend->compile(R"(
+__kernel void scale(__global const float* x, __global float* y, long n, __local float* scratch) {
+  const long i = get_global_id(0);
+  scratch[get_local_id(0)] = x[i] * SCALE;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (i < n) y[i] = scratch[get_local_id(0)];
+}
+)",
+                                                   options);
+  REQUIRE(program.report.ok);
+  const std::uint64_t module = backend->load(program);
+  const std::uint64_t kernel = backend->kernel(module, "scale");
+  REQUIRE_THROWS_AS(backend->kernel(module, "missing"), NotFoundError);
+
+  const auto params = backend->kernel_params(kernel);
+  REQUIRE(params.size() == 4);
+  CHECK(params[0].is_pointer);
+  CHECK(params[1].is_pointer);
+  CHECK_FALSE(params[2].is_pointer);
+  CHECK(params[2].size == 8);
+  CHECK(params[3].is_dynamic_shared);
+
+  const std::size_t n = 256;
+  std::vector<float> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+  const std::uint64_t in = backend->allocate(n * 4);
+  const std::uint64_t out = backend->allocate(n * 4);
+  backend->write(in, x.data(), n * 4);
+  backend->fill(out, 0xFF, n * 4);
+  backend->timer_start();
+  backend->launch(kernel, {4, 1, 1}, {64, 1, 1}, 64 * 4,
+                  {{KernelArg::Kind::buffer, in, 0}, {KernelArg::Kind::buffer, out, 0}, {KernelArg::Kind::int64, 0, 256}});
+  const double ms = backend->timer_stop_ms();
+  CHECK(ms > 0.0);
+  std::vector<float> y(n);
+  backend->read(out, y.data(), n * 4);
+  for (std::size_t i = 0; i < n; ++i) REQUIRE(y[i] == 3.0f * static_cast<float>(i));
+
+  // A launch without the dynamic shared memory its __local parameter needs is refused, not run.
+  REQUIRE_THROWS_AS(backend->launch(kernel, {4, 1, 1}, {64, 1, 1}, 0,
+                                    {{KernelArg::Kind::buffer, in, 0},
+                                     {KernelArg::Kind::buffer, out, 0},
+                                     {KernelArg::Kind::int64, 0, 256}}),
+                    LaunchError);
+  backend->free(in);
+  backend->free(out);
+  backend->unload(module);
+
+  CompiledProgram broken = backend->compile("__kernel void f(__global float* y) { y[0] = ; }", {});
+  REQUIRE(broken.report.ok);  // OpenCL builds at load
+  try {
+    backend->load(broken);
+    FAIL("a program with a syntax error loaded");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("rejected") != std::string::npos);
+  }
+}
+
+TEST_CASE("the evaluator classifies candidates in-process", "[harness][opencl]") {
+  if (!opencl_available()) {
+    WARN("skipped: no OpenCL device: " << opencl_reason());
+    return;
+  }
+  const Task task = small_task();
+  auto evaluator = create_evaluator(fast_options(false));
+  REQUIRE(evaluator->backend_name() == "opencl");
+
+  SECTION("a correct candidate is timed against the reference") {
+    const Evaluation evaluation = evaluator->evaluate(task, opencl(kCorrect));
+    INFO(evaluation.message);
+    REQUIRE(evaluation.status == Status::ok);
+    REQUIRE(evaluation.correctness.has_value());
+    CHECK(evaluation.correctness->passed);
+    // Two random trials and four adversarial kinds on the timing sizes; one random and four on each of
+    // the two check sizes.
+    CHECK(evaluation.correctness->trials == 6 + 5 + 5);
+    REQUIRE(evaluation.timing.has_value());
+    REQUIRE(evaluation.baseline_timing.has_value());
+    CHECK(evaluation.timing->samples >= 3);
+    CHECK(evaluation.timing->median_ms > 0.0);
+    CHECK(evaluation.timing->host_ms > 0.0);
+    CHECK(evaluation.timing->l2_flushed);
+    REQUIRE(evaluation.timing->kernels.size() == 1);
+    CHECK(evaluation.timing->kernels[0].name == "add2");
+    CHECK(evaluation.speedup > 0.0);
+    CHECK(evaluation.fitness == evaluation.speedup);
+    REQUIRE(evaluation.sol.has_value());
+    CHECK(evaluation.sol->bytes == 12.0 * 4096);
+    CHECK(evaluation.sol->achieved_gbps > 0.0);
+    CHECK(evaluation.sol->peak_gbps > 0.0);
+    CHECK(evaluation.sol->fraction > 0.0);
+    REQUIRE_FALSE(evaluation.compile.kernels.empty());
+    CHECK(evaluation.compile.kernels[0].name == "add2");
+    CHECK(evaluation.integrity.deterministic);
+  }
+  SECTION("wrong results are incorrect, with the first mismatch") {
+    const Evaluation evaluation = evaluator->evaluate(task, opencl(kWrong));
+    INFO(evaluation.message);
+    REQUIRE(evaluation.status == Status::incorrect);
+    CHECK(evaluation.fitness == 0.0);
+    REQUIRE(evaluation.correctness.has_value());
+    const auto& check = evaluation.correctness->checks.back();
+    REQUIRE(check.outputs.size() == 1);
+    CHECK(check.outputs[0].mismatches > 0);
+    CHECK(check.outputs[0].first_mismatch >= 0);
+    CHECK(evaluation.message.find("differ") != std::string::npos);
+    CHECK_FALSE(evaluation.timing.has_value());
+  }
+  SECTION("an output element never written is found by the poison") {
+    const Evaluation evaluation = evaluator->evaluate(task, opencl(kUnwritten));
+    INFO(evaluation.message);
+    REQUIRE(evaluation.status == Status::incorrect);
+    const auto& check = evaluation.correctness->checks.back();
+    CHECK(check.outputs[0].unwritten == 1);
+    CHECK(check.outputs[0].first_mismatch == 4095);
+    CHECK(evaluation.message.find("never written") != std::string::npos);
+  }
+  SECTION("writing into an input is incorrect and names the input") {
+    const Evaluation evaluation = evaluator->evaluate(task, opencl(kMutatesInput));
+    INFO(evaluation.message);
+    REQUIRE(evaluation.status == Status::incorrect);
+    const auto& check = evaluation.correctness->checks.back();
+    REQUIRE(check.modified_inputs.size() == 1);
+    CHECK(check.modified_inputs[0] == "a");
+    CHECK(evaluation.message.find("input") != std::string::npos);
+  }
+  SECTION("a compile error carries the build log") {
+    const Evaluation evaluation = evaluator->evaluate(task, opencl(kCompileError));
+    INFO(evaluation.message);
+    REQUIRE(evaluation.status == Status::compile_error);
+    CHECK_FALSE(evaluation.compile.ok);
+    CHECK(evaluation.compile.log.find("error") != std::string::npos);
+    CHECK(evaluation.fitness == failure_fitness(Status::compile_error));
+  }
+  SECTION("invalid launches of every kind are reported, never run") {
+    struct Case {
+      std::string plan;
+      std::string expected;  // part of the message
+    };
+    const std::vector<Case> cases = {
+        {"@launch add3<<<ceil_div(N, 128), 128>>>(y, a, b, N)", "add3"},
+        {"@launch add2<<<ceil_div(N, 128), 128>>>(y, a, b)", "takes 4 arguments"},
+        {"@launch add2<<<ceil_div(N, BLOCKS), 128>>>(y, a, b, N)", "BLOCKS"},
+        {"@launch add2<<<1, 100000>>>(y, a, b, N)", "at most"},
+        {"@launch add2<<<ceil_div(N, 128), 128>>>(N, a, b, N)", "tensor or workspace"},
+        {"@launch add2<<<ceil_div(N, 128), 128, 1024>>>(y, a, b, N)", "__local"},
+        {"@launch add2<<<ceil_div(N, 128), 128 (y, a, b, N)", "line 1"},
+    };
+    for (const auto& c : cases) {
+      const Evaluation evaluation = evaluator->evaluate(task, opencl(with_plan(c.plan)));
+      INFO(c.plan << " -> " << evaluation.message);
+      CHECK(evaluation.status == Status::invalid_launch);
+      CHECK(evaluation.message.find(c.expected) != std::string::npos);
+      CHECK(evaluation.fitness == failure_fitness(Status::invalid_launch));
+    }
+    // And a good evaluation after them.
+    CHECK(evaluator->evaluate(task, opencl(kCorrect)).status == Status::ok);
+  }
+  SECTION("a task whose reference output is near-constant is rejected") {
+    Task constant = task;
+    constant.name = "constant_output";
+    constant.references["opencl"].source = R"(// @launch one<<<ceil_div(N, 64), 64>>>(a, b, y, N)
+__kernel void one(__global const float* a, __global const float* b, __global float* y, int N) {
+  const int i = get_global_id(0);
+  if (i < N) y[i] = 1.0f + 0.0f * a[i];
+}
+)";
+    try {
+      evaluator->evaluate(constant, opencl(kCorrect));
+      FAIL("a near-constant reference was accepted");
+    } catch (const ValidationError& e) {
+      CHECK(std::string(e.what()).find("near-constant") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("the worker contains endless loops and crashes and restarts for the next candidate", "[harness][opencl][worker]") {
+  if (!opencl_available()) {
+    WARN("skipped: no OpenCL device: " << opencl_reason());
+    return;
+  }
+  const Task task = small_task();
+  EvaluatorOptions options = fast_options(true);
+  auto evaluator = create_evaluator(options);
+
+  const Evaluation first = evaluator->evaluate(task, opencl(kCorrect));
+  INFO(first.message);
+  REQUIRE(first.status == Status::ok);
+
+  // A short deadline for the endless loop only.
+  EvaluatorOptions short_deadline = options;
+  short_deadline.deadline_seconds = 3.0;
+  auto hasty = create_evaluator(short_deadline);
+  const auto started = std::chrono::steady_clock::now();
+  const Evaluation endless = hasty->evaluate(task, opencl(kEndless));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(endless.message);
+  CHECK(endless.status == Status::timeout);
+  CHECK(endless.fitness == failure_fitness(Status::timeout));
+  CHECK(seconds < 60.0);
+  const Evaluation after_timeout = hasty->evaluate(task, opencl(kCorrect));
+  INFO(after_timeout.message);
+  CHECK(after_timeout.status == Status::ok);
+
+  const Evaluation crash = evaluator->evaluate(task, opencl(kCrash));
+  INFO(crash.message);
+  CHECK(crash.status == Status::crashed);
+  CHECK(crash.message.find("SIG") != std::string::npos);
+  const Evaluation after_crash = evaluator->evaluate(task, opencl(kCorrect));
+  INFO(after_crash.message);
+  CHECK(after_crash.status == Status::ok);
+
+  // Candidate problems that do not kill the worker keep it.
+  const Evaluation wrong = evaluator->evaluate(task, opencl(kWrong));
+  CHECK(wrong.status == Status::incorrect);
+  const Evaluation compile_error = evaluator->evaluate(task, opencl(kCompileError));
+  CHECK(compile_error.status == Status::compile_error);
+  CHECK(evaluator->evaluate(task, opencl(kCorrect)).status == Status::ok);
+}
+
+TEST_CASE("evaluate_batch returns one evaluation per candidate in order", "[harness][opencl][worker]") {
+  if (!opencl_available()) {
+    WARN("skipped: no OpenCL device: " << opencl_reason());
+    return;
+  }
+  const Task task = small_task();
+  auto evaluator = create_evaluator(fast_options(true));
+  const auto evaluations = evaluator->evaluate_batch(task, {opencl(kCorrect), opencl(kCompileError), opencl(kWrong)});
+  REQUIRE(evaluations.size() == 3);
+  CHECK(evaluations[0].status == Status::ok);
+  CHECK(evaluations[1].status == Status::compile_error);
+  CHECK(evaluations[2].status == Status::incorrect);
+  CHECK(evaluations[0].candidate_id == opencl(kCorrect).id());
+}
+
+TEST_CASE("evaluator options are validated", "[harness]") {
+  EvaluatorOptions options;
+  options.mode = "fast";
+  REQUIRE_THROWS_AS(create_evaluator(options), ValidationError);
+  options.mode = "screen";
+  options.min_samples = 20;
+  options.max_samples = 10;
+  REQUIRE_THROWS_AS(create_evaluator(options), ValidationError);
+}
+
+TEST_CASE("compile jobs carry tunables and, when specialised, the sizes", "[harness]") {
+  const Task task = small_task();
+  const LaunchPlan plan = LaunchPlan::parse(R"(// @tune BLOCK = 128 in {64, 128}
+// @specialize
+// @launch add2<<<ceil_div(N, BLOCK), BLOCK>>>(y, a, b, N)
+)");
+  const auto jobs = detail::compile_jobs(task, plan, "sm_90", 5.0);
+  REQUIRE(jobs.size() == 3);  // the timing sizes and two check sizes
+  for (const auto& job : jobs) {
+    CHECK_FALSE(job.config.empty());
+    CHECK(job.options.target == "sm_90");
+    CHECK(job.options.kernels == std::vector<std::string>{"add2"});
+    const auto& defines = job.options.defines;
+    CHECK(std::find(defines.begin(), defines.end(), std::make_pair(std::string("BLOCK"), std::string("128"))) !=
+          defines.end());
+  }
+  CHECK(std::find(jobs[0].options.defines.begin(), jobs[0].options.defines.end(),
+                  std::make_pair(std::string("KS_N"), std::string("4096"))) != jobs[0].options.defines.end());
+}

@@ -1,0 +1,144 @@
+// Host-side data of the correctness protocol: element conversions, input generation, output comparison.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "catch.hpp"
+#include "detail/host_tensors.hpp"
+
+using namespace kernelsmith;
+using namespace kernelsmith::detail;
+
+namespace {
+
+Bytes floats(const std::vector<float>& values) {
+  Bytes out(values.size() * sizeof(float));
+  std::memcpy(out.data(), values.data(), out.size());
+  return out;
+}
+
+TensorSpec spec(DType dtype, Distribution distribution) {
+  TensorSpec tensor;
+  tensor.name = "x";
+  tensor.dtype = dtype;
+  tensor.distribution = distribution;
+  return tensor;
+}
+
+}  // namespace
+
+TEST_CASE("float16 conversions round to nearest even and saturate to infinity", "[host_tensors]") {
+  CHECK(float_to_half(1.0f) == 0x3C00);
+  CHECK(float_to_half(-2.0f) == 0xC000);
+  CHECK(float_to_half(65504.0f) == 0x7BFF);
+  CHECK(float_to_half(65520.0f) == 0x7C00);  // halfway to the next binade rounds up to infinity
+  CHECK(float_to_half(std::ldexp(1.0f, -24)) == 0x0001);  // smallest subnormal
+  CHECK(float_to_half(std::ldexp(1.0f, -26)) == 0x0000);  // below half of it: zero
+  CHECK(float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3C00);  // tie to even (down)
+  CHECK(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3C02);  // tie to even (up)
+  CHECK(std::isnan(half_to_float(float_to_half(std::numeric_limits<float>::quiet_NaN()))));
+  for (std::uint32_t bits = 0; bits < 0x7C00; bits += 7) {
+    const auto half = static_cast<std::uint16_t>(bits);
+    REQUIRE(float_to_half(half_to_float(half)) == half);
+  }
+}
+
+TEST_CASE("bfloat16 conversions keep the float32 range", "[host_tensors]") {
+  CHECK(float_to_bfloat16(1.0f) == 0x3F80);
+  CHECK(bfloat16_to_float(0x3F80) == 1.0f);
+  CHECK(bfloat16_to_float(float_to_bfloat16(3.0e38f)) == Approx(3.0e38).epsilon(0.01));
+  CHECK(float_to_bfloat16(1.0f + std::ldexp(1.0f, -8)) == 0x3F80);  // tie to even
+  CHECK(std::isnan(bfloat16_to_float(float_to_bfloat16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST_CASE("inputs are deterministic per seed and integers stay within their range", "[host_tensors]") {
+  const TensorSpec normal = spec(DType::float32, {"normal", 0.0, 1.0});
+  CHECK(generate_input(normal, 100, InputKind::random, 7) == generate_input(normal, 100, InputKind::random, 7));
+  CHECK(generate_input(normal, 100, InputKind::random, 7) != generate_input(normal, 100, InputKind::random, 8));
+
+  const Bytes constant = generate_input(normal, 50, InputKind::constant, 3);
+  for (std::int64_t i = 1; i < 50; ++i) REQUIRE(load_element(DType::float32, constant.data(), i) == load_element(DType::float32, constant.data(), 0));
+
+  const Bytes large = generate_input(normal, 1000, InputKind::large, 3);
+  const Bytes tiny = generate_input(normal, 1000, InputKind::tiny, 3);
+  double large_sum = 0;
+  double tiny_sum = 0;
+  for (std::int64_t i = 0; i < 1000; ++i) {
+    large_sum += std::abs(load_element(DType::float32, large.data(), i));
+    tiny_sum += std::abs(load_element(DType::float32, tiny.data(), i));
+  }
+  CHECK(large_sum / 1000 > 1e3);
+  CHECK(tiny_sum / 1000 < 1e-3);
+
+  const TensorSpec integers = spec(DType::int32, {"integers", -5.0, 20.0});
+  for (InputKind kind : {InputKind::random, InputKind::large, InputKind::tiny, InputKind::mixed_scale, InputKind::constant}) {
+    const Bytes data = generate_input(integers, 500, kind, 11);
+    for (std::int64_t i = 0; i < 500; ++i) {
+      const double v = load_element(DType::int32, data.data(), i);
+      REQUIRE(v >= -5);
+      REQUIRE(v <= 20);
+    }
+  }
+  const Bytes large_integers = generate_input(integers, 200, InputKind::large, 1);
+  for (std::int64_t i = 0; i < 200; ++i) REQUIRE(load_element(DType::int32, large_integers.data(), i) >= 18);
+}
+
+TEST_CASE("compare_output tells unwritten, nondeterministic and wrong elements apart", "[host_tensors]") {
+  const Tolerance tolerance{1e-4, 1e-4};
+  const Bytes expected = floats({1.0f, 2.0f, -3.0f, 4.0f});
+  Bytes first = floats({1.0f, 2.0f, -3.0f, 4.0f});
+  Bytes second = first;
+
+  SECTION("equal outputs pass") {
+    const auto result = compare_output("y", DType::float32, 4, expected, first, second, tolerance);
+    CHECK(result.check.passed);
+    CHECK(result.check.first_mismatch == -1);
+    CHECK(result.nondeterministic == 0);
+  }
+  SECTION("an element that kept both poison patterns is unwritten") {
+    std::memset(first.data() + 8, kPoisonFirst, 4);
+    std::memset(second.data() + 8, kPoisonSecond, 4);
+    const auto result = compare_output("y", DType::float32, 4, expected, first, second, tolerance);
+    CHECK_FALSE(result.check.passed);
+    CHECK(result.check.unwritten == 1);
+    CHECK(result.check.first_mismatch == 2);
+    CHECK(result.check.mismatches == 0);
+  }
+  SECTION("an element that differs between the runs is nondeterministic") {
+    const float other = 2.0f + 1e-6f;
+    std::memcpy(second.data() + 4, &other, 4);
+    const auto result = compare_output("y", DType::float32, 4, expected, first, second, tolerance);
+    CHECK(result.check.passed);  // within tolerance, but not bitwise stable
+    CHECK(result.nondeterministic == 1);
+  }
+  SECTION("a wrong value is a mismatch with its numbers") {
+    first = second = floats({1.0f, 2.5f, -3.0f, 4.0f});
+    const auto result = compare_output("y", DType::float32, 4, expected, first, second, tolerance);
+    CHECK_FALSE(result.check.passed);
+    CHECK(result.check.mismatches == 1);
+    CHECK(result.check.first_mismatch == 1);
+    CHECK(result.check.expected == 2.0);
+    CHECK(result.check.actual == 2.5);
+    CHECK(result.check.max_abs_error == Approx(0.5));
+    CHECK(result.check.rel_l2_error == Approx(0.5 / std::sqrt(30.0)));
+  }
+  SECTION("NaN where the reference is finite is non-finite") {
+    first = second = floats({1.0f, std::numeric_limits<float>::quiet_NaN(), -3.0f, 4.0f});
+    const auto result = compare_output("y", DType::float32, 4, expected, first, second, tolerance);
+    CHECK_FALSE(result.check.passed);
+    CHECK(result.check.non_finite == 1);
+  }
+  SECTION("the absolute tolerance follows the reference's magnitude") {
+    const Bytes small = floats({1e-6f, 2e-6f, -3e-6f, 4e-6f});
+    first = second = floats({1e-6f, 2e-6f, -3e-6f, 5e-6f});  // 25% off, far below atol = 1e-4
+    const auto result = compare_output("y", DType::float32, 4, small, first, second, tolerance);
+    CHECK_FALSE(result.check.passed);
+  }
+}
+
+TEST_CASE("relative_spread is zero for constant data", "[host_tensors]") {
+  const Bytes constant = floats({2.0f, 2.0f, 2.0f});
+  const Bytes varied = floats({1.0f, -2.0f, 3.0f});
+  CHECK(relative_spread(DType::float32, {&constant}, 3) == 0.0);
+  CHECK(relative_spread(DType::float32, {&varied}, 3) > 0.5);
+}
