@@ -18,7 +18,9 @@ OUT="${OUT:-$root/gpu-check-out}"
 logs="$OUT/gpu-check"
 mkdir -p "$logs"
 build="$root/build/gpu"
-venv="$root/build/gpu-venv"
+# Install into the environment of $python itself: there torch, triton, cupy, pybind11 and
+# scikit-build-core are present (a venv made from a venv would not see them).
+venv="$("${PYTHON:-python3}" -c 'import sys; print(sys.prefix)')"
 jobs="$(nproc)"
 python="${PYTHON:-python3}"
 
@@ -122,7 +124,6 @@ step_install() {
   pybind_dir="$("$python" -c 'import pybind11; print(pybind11.get_cmake_dir())')" || return 1
   sqlite_dir="$(sqlite_include)"
   # System site packages: torch, triton, cupy, numpy, pybind11 and scikit-build-core come from there.
-  [ -x "$venv/bin/python" ] || "$python" -m venv --system-site-packages "$venv" || return 1
   CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$venv/bin/python" -m pip install -v --no-index --no-build-isolation \
     --config-settings=cmake.define.SQLITE3_INCLUDE_DIR="$sqlite_dir" \
     --config-settings=cmake.define.pybind11_DIR="$pybind_dir" . &&
