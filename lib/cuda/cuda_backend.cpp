@@ -183,6 +183,9 @@ class CudaBackend final : public Backend {
           kernel_name));
     }
     if (result != CUDA_SUCCESS) cuda::throw_driver_error(result, "cuModuleGetFunction", __FILE__, __LINE__);
+    // With lazy loading (the default since CUDA 12.2) a kernel is loaded at its first launch; load it now,
+    // so that a failure shows here and the first timed or checked launch does not pay for it.
+    if (api_.cuFuncLoad != nullptr) KERNELSMITH_CU_CALL(api_.cuFuncLoad(function));
     KernelEntry& entry = kernels_[function];
     entry.name = kernel_name;
     entry.module = module->first;

@@ -60,7 +60,10 @@ std::unique_ptr<DriverApi> load_driver_api() {
 
   auto resolve = [&](const char* name, void** slot, bool required) {
     CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
-    const CUresult result = get_proc_address(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    // Legacy default-stream semantics, stated rather than left to the default: the synchronous copies
+    // rely on the legacy stream ordering them after the work queued on the backend's blocking stream.
+    const CUresult result =
+        get_proc_address(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
     if (result == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && *slot != nullptr) return;
     *slot = nullptr;
     if (!required) return;

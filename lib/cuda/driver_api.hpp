@@ -56,7 +56,10 @@ namespace kernelsmith::detail::cuda {
 
 // Functions that newer drivers have and older ones lack; nullptr when absent.
 //   cuFuncGetParamInfo: CUDA 12.4 drivers and later (kernel_params() is empty without it).
-#define KERNELSMITH_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuFuncGetParamInfo)
+//   cuFuncLoad: CUDA 12.4 and later; loads a kernel now rather than at its first launch (lazy loading).
+#define KERNELSMITH_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) \
+  X(cuFuncGetParamInfo)                               \
+  X(cuFuncLoad)
 
 struct DriverApi {
 #define KERNELSMITH_CUDA_DECLARE_FUNCTION(name) decltype(&::name) name = nullptr;
