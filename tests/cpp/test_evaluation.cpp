@@ -200,6 +200,11 @@ TEST_CASE("the evaluation example of docs/evaluation-schema.md reads back", "[ev
   REQUIRE(e.correctness.has_value());
   CHECK_FALSE(e.correctness->passed);
   CHECK(contains(e.to_prompt_text(), "never written"));
+  // The rendering shown in the schema document is the real one.
+  std::ifstream doc(std::string(KERNELSMITH_SOURCE_DIR) + "/docs/evaluation-schema.md");
+  REQUIRE(doc.good());
+  const std::string markdown((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  CHECK(contains(markdown, "```\n" + e.to_prompt_text() + "```\n"));
 }
 
 TEST_CASE("prompt text for an ok evaluation carries the numbers", "[evaluation]") {
