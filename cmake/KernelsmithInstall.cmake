@@ -11,7 +11,9 @@ install(TARGETS kernelsmith-worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kernelsmith DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${KERNELSMITH_GENERATED_INCLUDE_DIR}/kernelsmith/config.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kernelsmith)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/tasks/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kernelsmith/tasks)
+# The tasks' float64 CPU references are test code, compiled into the test binary only.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/tasks/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kernelsmith/tasks
+  PATTERN "cpu_reference.cpp" EXCLUDE)
 
 set(KERNELSMITH_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kernelsmith)
 install(EXPORT kernelsmithTargets NAMESPACE kernelsmith:: DESTINATION ${KERNELSMITH_CMAKE_DIR})
