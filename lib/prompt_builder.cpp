@@ -411,7 +411,9 @@ std::string render_task(const Task& task, const PromptTemplates& t, const Values
   return render_template(t.task, values, "task");
 }
 
-std::string render_device(const DeviceInfo& device, const PromptBuilderOptions& options) {
+// Peaks the caller gave, else the ones the evaluator measured for the parent's speed-of-light numbers.
+std::string render_device(const DeviceInfo& device, const PromptBuilderOptions& options,
+                          const std::optional<Evaluation>& parent_evaluation) {
   std::string out;
   std::string title = device.name.empty() ? "(unknown device)" : device.name;
   if (!device.backend.empty()) title += fmt::format(" ({})", device.backend);
@@ -431,10 +433,17 @@ std::string render_device(const DeviceInfo& device, const PromptBuilderOptions& 
   if (device.l2_bytes > 0) out += fmt::format("- L2 cache: {}\n", human_bytes(device.l2_bytes));
   if (device.global_memory_bytes > 0) out += fmt::format("- memory: {}\n", human_bytes(device.global_memory_bytes));
   if (device.clock_mhz > 0) out += fmt::format("- clock: {} MHz\n", device.clock_mhz);
+  const SpeedOfLight* measured =
+      parent_evaluation && parent_evaluation->sol ? &*parent_evaluation->sol : nullptr;
   if (options.peak_bandwidth_gbps && *options.peak_bandwidth_gbps > 0)
     out += "- peak memory bandwidth: " + human_quantity(*options.peak_bandwidth_gbps * 1e9, "B/s") + "\n";
+  else if (measured && measured->peak_gbps > 0)
+    out += "- peak memory bandwidth (measured): " + human_quantity(measured->peak_gbps * 1e9, "B/s") + "\n";
   if (options.peak_gflops && *options.peak_gflops > 0)
     out += "- peak arithmetic throughput: " + human_quantity(*options.peak_gflops * 1e9, "FLOP/s") + "\n";
+  else if (measured && measured->peak_gflops > 0)
+    out += "- peak arithmetic throughput (measured): " + human_quantity(measured->peak_gflops * 1e9, "FLOP/s") +
+           "\n";
   if (!device.is_gpu && !device.name.empty())
     out += "- note: this device is a CPU running the kernels through OpenCL; work-group size and memory access "
            "order still matter, but GPU-specific tricks may not help.\n";
@@ -471,7 +480,7 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
       t.system, with({{"format_rules", candidate_format_rules(language)}}), "system");
   const std::string task_text = render_task(request.task, t, common);
   const std::string hardware_text =
-      render_template(t.hardware, with({{"device", render_device(request.device, options_)}}), "hardware");
+      render_template(t.hardware, with({{"device", render_device(request.device, options_, request.parent_evaluation)}}), "hardware");
   std::string instruction_template = mode == EditMode::full   ? t.full_instruction
                                      : mode == EditMode::diff ? t.diff_instruction
                                                               : t.crossover_instruction;

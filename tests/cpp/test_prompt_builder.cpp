@@ -129,6 +129,24 @@ TEST_CASE("the prompt holds the task, hardware, format rules, parent, attempts a
   CHECK(prompt.estimated_tokens == tokens_of(prompt));
 }
 
+TEST_CASE("without peaks in the options, the parent's measured peaks are shown", "[prompt_builder]") {
+  MutationRequest request = sample_request();
+  std::string plain = PromptBuilder().build(request, EditMode::full).messages[1].content;
+  CHECK_FALSE(contains(plain, "peak memory bandwidth"));
+  SpeedOfLight sol;
+  sol.peak_gbps = 3000.0;
+  sol.peak_gflops = 60000.0;
+  request.parent_evaluation->sol = sol;
+  std::string measured = PromptBuilder().build(request, EditMode::full).messages[1].content;
+  CHECK(contains(measured, "- peak memory bandwidth (measured): 3 TB/s"));
+  CHECK(contains(measured, "- peak arithmetic throughput (measured): 60 TFLOP/s"));
+  PromptBuilderOptions options;
+  options.peak_bandwidth_gbps = 3350.0;
+  std::string given = PromptBuilder(options).build(request, EditMode::full).messages[1].content;
+  CHECK(contains(given, "- peak memory bandwidth: 3.35 TB/s"));
+  CHECK_FALSE(contains(given, "bandwidth (measured)"));
+}
+
 TEST_CASE("edit modes change the instruction; crossover shows the second program", "[prompt_builder]") {
   PromptBuilder builder;
   MutationRequest request = sample_request();
