@@ -1,0 +1,32 @@
+// Float64 CPU reference of the task layernorm (tests/cpp/cpu_reference.hpp).
+#include <Eigen/Core>
+#include <cmath>
+
+#include "cpu_reference.hpp"
+
+namespace {
+
+using kernelsmith::SizeMap;
+using kernelsmith::testing::HostTensor;
+using kernelsmith::testing::size_of;
+using RowMajor = Eigen::Array<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+std::vector<HostTensor> layernorm(const std::vector<HostTensor>& inputs, const SizeMap& sizes) {
+  const auto M = size_of(sizes, "M");
+  const auto N = size_of(sizes, "N");
+  const Eigen::Map<const RowMajor> x(inputs[0].data(), M, N);
+  const Eigen::Map<const Eigen::ArrayXd> gamma(inputs[1].data(), N);
+  const Eigen::Map<const Eigen::ArrayXd> beta(inputs[2].data(), N);
+  HostTensor y(static_cast<std::size_t>(M * N));
+  Eigen::Map<RowMajor> out(y.data(), M, N);
+  for (Eigen::Index m = 0; m < M; ++m) {
+    const Eigen::ArrayXd centred = (x.row(m) - x.row(m).mean()).transpose();
+    const double variance = centred.square().mean();
+    out.row(m) = (centred / std::sqrt(variance + 1e-5) * gamma + beta).transpose();
+  }
+  return {y};
+}
+
+}  // namespace
+
+KERNELSMITH_CPU_REFERENCE("layernorm", layernorm)

@@ -1,0 +1,21 @@
+// Reference layer norm: one work-item per row computes the mean, then the variance around it, then
+// writes the normalised row.
+// @launch layernorm<<<ceil_div(M, 64), 64>>>(x, gamma, beta, y, M, N)
+
+__kernel void layernorm(__global const float* x, __global const float* gamma, __global const float* beta,
+                        __global float* y, int M, int N) {
+  const int row = get_global_id(0);
+  if (row < M) {
+    __global const float* r = x + (long)row * N;
+    float sum = 0.0f;
+    for (int k = 0; k < N; ++k) sum += r[k];
+    const float mean = sum / N;
+    float squares = 0.0f;
+    for (int k = 0; k < N; ++k) squares += (r[k] - mean) * (r[k] - mean);
+    const float variance = squares / N;
+    const float inverse_std = 1.0f / sqrt(variance + 1e-5f);
+    for (int k = 0; k < N; ++k) {
+      y[(long)row * N + k] = (r[k] - mean) * inverse_std * gamma[k] + beta[k];
+    }
+  }
+}
