@@ -1,0 +1,120 @@
+// Inclusive scan seed: a single pass with decoupled look-back. Each block takes the next tile of
+// BLOCK * ITEMS values from a ticket counter (so every tile it waits on belongs to a block that is
+// already running), scans the tile in shared memory and registers, publishes its tile's sum, and looks
+// back over the predecessors' published sums until it meets an inclusive prefix; then it publishes its
+// own inclusive prefix and writes its tile. x is read once and y written once.
+//
+// A tile's state is one 64-bit word, written atomically: the flag in the high half (0 nothing yet,
+// 1 the tile's own sum, 2 the inclusive prefix up to and including the tile), the value in the low half.
+// The first kernel clears the states and the ticket counter.
+// @tune BLOCK = 256 in {128, 256, 512, 1024}
+// @tune ITEMS = 8 in {1, 2, 4, 8, 16}
+// @require BLOCK <= MAX_THREADS_PER_BLOCK
+// @require BLOCK * ITEMS * 4 <= 32768
+// @workspace states: int64[ceil_div(N, BLOCK * ITEMS)]
+// @workspace ticket: int32[1]
+// @launch clear_states<<<ceil_div(ceil_div(N, BLOCK * ITEMS), 256), 256>>>(states, ticket, ceil_div(N, BLOCK * ITEMS))
+// @launch scan<<<ceil_div(N, BLOCK * ITEMS), BLOCK>>>(x, y, states, ticket, N)
+
+#define TILE (BLOCK * ITEMS)
+#define WARPS (BLOCK / 32)
+
+extern "C" __global__ void clear_states(unsigned long long* states, int* ticket, int tiles) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < tiles) states[i] = 0ull;
+  if (i == 0) *ticket = 0;
+}
+
+__device__ __forceinline__ unsigned long long pack(unsigned flag, int value) {
+  return ((unsigned long long)flag << 32) | (unsigned)value;
+}
+
+__device__ __forceinline__ int warp_inclusive_scan(int value) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const int other = __shfl_up_sync(0xffffffffu, value, offset);
+    if (lane >= offset) value += other;
+  }
+  return value;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan(const int* __restrict__ x, int* __restrict__ y, unsigned long long* states, int* ticket, int N) {
+  // One padding slot per 32 values keeps the blocked reads (ITEMS consecutive values per thread) free
+  // of bank conflicts.
+  __shared__ int staged[TILE + TILE / 32];
+  __shared__ int warp_totals[WARPS];
+  __shared__ int tile_prefix;
+  __shared__ int tile_index;
+  const int tid = threadIdx.x;
+  if (tid == 0) tile_index = atomicAdd(ticket, 1);
+  __syncthreads();
+  const int tile = tile_index;
+  const long long base = (long long)tile * TILE;
+
+  // Coalesced loads into shared memory (zeros past the end), then ITEMS consecutive values per thread.
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const int i = j * BLOCK + tid;
+    staged[i + i / 32] = base + i < N ? x[base + i] : 0;
+  }
+  __syncthreads();
+  int values[ITEMS];
+  int running = 0;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const int i = tid * ITEMS + j;
+    running += staged[i + i / 32];
+    values[j] = running;
+  }
+
+  // Exclusive scan of the threads' totals across the block.
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const int inclusive = warp_inclusive_scan(running);
+  if (lane == 31) warp_totals[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    const int total = lane < WARPS ? warp_totals[lane] : 0;
+    const int scanned = warp_inclusive_scan(total);
+    if (lane < WARPS) warp_totals[lane] = scanned - total;  // exclusive
+  }
+  __syncthreads();
+  const int thread_prefix = warp_totals[warp] + inclusive - running;
+
+  // The tile's sum is the last thread's inclusive value; thread BLOCK - 1 publishes and looks back.
+  if (tid == BLOCK - 1) {
+    const int aggregate = thread_prefix + running;
+    int prefix = 0;
+    if (tile == 0) {
+      atomicExch(&states[0], pack(2u, aggregate));
+    } else {
+      atomicExch(&states[tile], pack(1u, aggregate));
+      for (int predecessor = tile - 1; predecessor >= 0;) {
+        const unsigned long long state = *reinterpret_cast<volatile unsigned long long*>(&states[predecessor]);
+        const unsigned flag = (unsigned)(state >> 32);
+        if (flag == 0u) continue;  // not published yet: read again
+        prefix += (int)(unsigned)(state & 0xffffffffull);
+        if (flag == 2u) break;
+        --predecessor;
+      }
+      atomicExch(&states[tile], pack(2u, prefix + aggregate));
+    }
+    tile_prefix = prefix;
+  }
+  __syncthreads();
+
+  const int offset = tile_prefix + thread_prefix;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const int i = tid * ITEMS + j;
+    staged[i + i / 32] = values[j] + offset;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const int i = j * BLOCK + tid;
+    if (base + i < N) y[base + i] = staged[i + i / 32];
+  }
+}
