@@ -1,5 +1,6 @@
 """The core value types from Python: tasks, candidates, launch plans, evaluations and their errors."""
 
+import hashlib
 import json
 import math
 import pathlib
@@ -133,8 +134,6 @@ def test_task_built_in_python():
 
 def test_candidate_ids_and_files():
     candidate = ks.Candidate("cuda", "abc")
-    import hashlib
-
     assert candidate.id() == hashlib.sha256(b"cuda\0abc").hexdigest()[:16]
     assert ks.Candidate("opencl", "abc").id() != candidate.id()
     from_file = ks.Candidate.from_file(str(EXAMPLES / "tiled_matmul.cl"))
