@@ -386,6 +386,26 @@ def test_the_llm_mutator_over_http_records_every_exchange():
     assert (usage.requests, usage.prompt_tokens) == (4, 1500 + 1400 + 1300 + 1600)
 
 
+def test_proposals_from_several_threads_overlap_up_to_the_limit():
+    """LlmMutator.propose releases the GIL, so threads wait on the server together; the client's
+    semaphore still caps the requests in flight."""
+    with LoopbackLlmServer([chat_reply(FULL_ANSWER, delay=0.4)]) as server:
+        mutator = make_llm_mutator(server.url, "m", api_key_env=None, max_retries=0, max_concurrency=2,
+                                   full_weight=1.0, diff_weight=0.0, crossover_weight=0.0)
+        results = []
+        threads = [threading.Thread(target=lambda: results.extend(mutator.propose(relu_request())))
+                   for _ in range(4)]
+        start = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.monotonic() - start
+    assert [p.candidate is not None for p in results] == [True] * 4
+    assert server.peak_in_flight == 2
+    assert 0.8 * 0.95 <= elapsed < 0.8 + 1.5
+
+
 def test_client_failures_become_proposal_failures():
     with LoopbackLlmServer([Reply(401, {"error": "bad key"})]) as server:
         mutator = make_llm_mutator(server.url, "m", api_key_env=None, max_retries=0)
@@ -502,3 +522,40 @@ def test_an_evolution_step_records_the_llm_exchange(tmp_path):
     # The prompt told the model about the device it runs on, and about the program it revises.
     user = json.loads(steps[0].prompt)[1]["content"]
     assert "(opencl)" in user and "## Current program" in user
+
+
+def test_the_command_line_glue_and_ensemble_feedback():
+    from kernelsmith.llm import EnsembleFeedback, mutator_from_cli
+
+    with pytest.raises(ValueError, match="needs --llm-url"):
+        mutator_from_cli(None, "m")
+    with pytest.raises(ValueError, match="needs --model"):
+        mutator_from_cli("http://127.0.0.1:9/v1", " , ")
+    single, callback = mutator_from_cli("http://127.0.0.1:9/v1", "m", None)
+    assert callback is None and single.options.request.model == "m"
+
+    with LoopbackLlmServer(responder=lambda body, i: chat_reply(FULL_ANSWER, prompt_tokens=500,
+                                                                 completion_tokens=500)) as server:
+        feedback, callback = mutator_from_cli(server.url, "a,b", None, full_weight=1.0, diff_weight=0.0,
+                                              crossover_weight=0.0)
+        assert isinstance(feedback, EnsembleFeedback) and callback == feedback.on_progress
+        request = relu_request()
+        evaluation = kernelsmith.Evaluation()
+        evaluation.status = kernelsmith.Status.ok
+        evaluation.fitness = 1.0
+        request.parent_evaluation = evaluation
+        (proposal,) = feedback.propose(request)
+    assert proposal.model == "a" and proposal.candidate is not None
+
+    class Progress:  # the fields of kernelsmith.Progress that the feedback reads
+        program_id = proposal.candidate.id()
+        status = kernelsmith.Status.ok
+        speedup = 1.5
+
+    callback(Progress())
+    stats = feedback.ensemble.bandit.stats()["a"]
+    assert stats.updates == 1
+    assert stats.improvement_sum == pytest.approx(0.5)
+    assert stats.reward_sum == pytest.approx(0.5)  # 0.5 improvement over 1000 tokens at 1 per 1k
+    callback(Progress())  # an outcome counts once
+    assert feedback.ensemble.bandit.stats()["a"].updates == 1

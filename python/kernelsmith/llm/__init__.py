@@ -26,6 +26,7 @@ from kernelsmith.llm.glue import (
     EnsembleFeedback,
     as_llm_client,
     make_llm_mutator,
+    mutator_from_cli,
     observe_step,
 )
 from kernelsmith.llm.http_client import OpenAIChatClient, chat_completions_url
@@ -48,6 +49,7 @@ __all__ = [
     "call_client",
     "chat_completions_url",
     "make_llm_mutator",
+    "mutator_from_cli",
     "normalize_messages",
     "normalize_result",
     "observe_step",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
 
 from kernelsmith import _core
 from kernelsmith.llm.bandit import ModelEnsemble
@@ -217,3 +217,22 @@ def observe_step(mutator: Any, step: Any) -> float:
     if isinstance(inner, ModelEnsemble):
         return inner.observe_step(step)
     return 0.0
+
+
+def mutator_from_cli(
+    llm_url: Optional[str], model: Optional[str], api_key_env: Optional[str] = "OPENAI_API_KEY", seed: int = 0,
+    **options: Any,
+) -> Tuple[Any, Optional[Callable[[Any], None]]]:
+    """What ``kernelsmith evolve --mutator llm`` needs: the mutator for the engine and the progress
+    callback to register with ``Evolution.on_progress`` (None unless ``model`` names several models,
+    whose bandit learns from the outcomes). Raises ValueError naming the missing option."""
+    if not llm_url:
+        raise ValueError("--mutator llm needs --llm-url (an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1)")
+    if not _model_names(model):
+        raise ValueError("--mutator llm needs --model NAME (or several, comma-separated)")
+    mutator = make_llm_mutator(llm_url, model, api_key_env or None, seed=seed, **options)
+    inner = mutator.client.client
+    if isinstance(inner, ModelEnsemble):
+        feedback = EnsembleFeedback(mutator, inner)
+        return feedback, feedback.on_progress
+    return mutator, None
