@@ -67,6 +67,10 @@ struct ParentChoice {
 class IslandPopulation : public Population {
  public:
   explicit IslandPopulation(PopulationConfig config = {});
+  IslandPopulation(const IslandPopulation&) = delete;
+  IslandPopulation& operator=(const IslandPopulation&) = delete;
+  IslandPopulation(IslandPopulation&&) = default;
+  IslandPopulation& operator=(IslandPopulation&&) = default;
 
   /// Adds to `program.island`; a program with the same id on that island is replaced (its children
   /// count kept). Throws ValidationError for an island outside [0, islands).

@@ -85,12 +85,258 @@ def cmd_eval(args: argparse.Namespace) -> int:
     raise _core().NotSupportedError("`kernelsmith eval` is not implemented in this build yet")
 
 
+def _make_mutator(ks, args: argparse.Namespace):
+    if args.mutator == "param":
+        return ks.ParamMutator()
+    if not args.llm_url or not args.model:
+        raise ks.ValidationError(
+            "--mutator llm needs --llm-url (an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1) "
+            "and --model (e.g. gpt-4o-mini); the API key is read from --api-key-env"
+        )
+    from kernelsmith.llm import make_llm_mutator
+
+    return make_llm_mutator(args.llm_url, args.model, args.api_key_env, seed=args.seed)
+
+
+def _program_summary(program) -> dict:
+    return {
+        "id": program.id,
+        "speedup": program.evaluation.speedup,
+        "fitness": program.fitness,
+        "status": str(program.evaluation.status).split(".")[-1],
+        "island": program.island,
+        "generation": program.generation,
+        "origin": program.candidate.lineage.origin,
+    }
+
+
 def cmd_evolve(args: argparse.Namespace) -> int:
-    raise _core().NotSupportedError("`kernelsmith evolve` is not implemented in this build yet")
+    """Runs (or resumes) an evolution; Ctrl-C stops it cleanly, leaving the store resumable."""
+    import threading
+    import time
+
+    ks = _core()
+    if args.budget < 1:
+        raise ks.ValidationError(f"--budget {args.budget}: give at least 1 evaluation")
+    task = ks.Task.load(args.task)
+    options = ks.EvaluatorOptions()
+    options.backend = args.backend
+    options.device = args.device
+    options.seed = args.seed
+    evaluator = ks.create_evaluator(options)
+    mutator = _make_mutator(ks, args)
+
+    config = ks.EvolutionConfig()
+    config.budget = args.budget
+    config.db_path = args.db
+    config.seed = args.seed
+    config.resume = args.resume
+    config.islands = args.islands
+    config.mutations_in_flight = args.in_flight
+    config.wall_seconds = args.wall_time
+    config.target_speedup = args.target_speedup
+    evolution = ks.Evolution(task, evaluator, mutator, config)
+
+    # Progress goes to stderr with --json, so that stdout holds only the result document.
+    log = sys.stderr if args.json else sys.stdout
+
+    def report(progress) -> None:
+        if progress.program_id:
+            status = str(progress.status).split(".")[-1]
+            mark = " *" if progress.improved else ""
+            print(
+                f"[{progress.evaluations}/{progress.budget}] {progress.mutation:<10} island {progress.island} "
+                f"{progress.program_id} {status:<14} {progress.speedup:7.3f}x  best {progress.best_speedup:.3f}x"
+                f"{mark}",
+                file=log,
+                flush=True,
+            )
+        else:
+            print(
+                f"[{progress.evaluations}/{progress.budget}] {progress.mutation:<10} island {progress.island} "
+                f"no candidate: {progress.message}",
+                file=log,
+                flush=True,
+            )
+
+    evolution.on_progress(report)
+    print(
+        f"evolving {task.name} on {evaluator.backend_name()} '{evaluator.device_name()}' with the "
+        f"{mutator.name()} mutator: budget {args.budget} evaluations, {args.islands} islands, store {args.db}"
+        + (" (resuming)" if args.resume else ""),
+        file=log,
+        flush=True,
+    )
+
+    # run() releases the GIL and runs in a thread; the main thread stays free to take Ctrl-C.
+    # An Event, not Thread.join(): a join interrupted by Ctrl-C can leave is_alive() wrong.
+    outcome: dict = {}
+    finished = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["result"] = evolution.run()
+        except BaseException as error:  # re-raised on the main thread
+            outcome["error"] = error
+        finally:
+            finished.set()
+
+    started = time.monotonic()
+    thread = threading.Thread(target=run, name="kernelsmith-evolve", daemon=True)
+    thread.start()
+    interrupted = False
+    while not finished.is_set():
+        try:
+            finished.wait(0.2)
+        except KeyboardInterrupt:
+            if interrupted:
+                raise
+            interrupted = True
+            print(
+                "kernelsmith: stopping after the work in flight (Ctrl-C again to abort); resume with --resume",
+                file=sys.stderr,
+                flush=True,
+            )
+            evolution.stop()
+    if "error" in outcome:
+        raise outcome["error"]
+    result = outcome["result"]
+    seconds = time.monotonic() - started
+    best = result.best
+    document = {
+        "task": task.name,
+        "run_id": result.run_id,
+        "db": result.db_path,
+        "stop_reason": result.stop_reason,
+        "best_speedup": result.best_speedup,
+        "best_program_id": best.id if best else None,
+        "best": _program_summary(best) if best else None,
+        "evaluations": result.evaluations,
+        "session_evaluations": result.session_evaluations,
+        "steps": result.steps,
+        "failed_proposals": result.failed_proposals,
+        "duplicates": result.duplicates,
+        "near_duplicates": result.near_duplicates,
+        "migrations": result.migrations,
+        "pending": result.pending,
+        "seconds": seconds,
+        "evaluator_seconds": result.evaluator_seconds,
+        "mutator_seconds": result.mutator_seconds,
+        "engine_share": result.engine_share,
+    }
+    if args.json:
+        print(json.dumps(document, indent=2))
+    else:
+        print(f"stopped: {result.stop_reason} after {result.evaluations} evaluations in {seconds:.1f} s")
+        if best:
+            print(f"best: {result.best_speedup:.3f}x, program {best.id} (island {best.island}, "
+                  f"generation {best.generation}, {best.candidate.lineage.origin})")
+        else:
+            print("best: no correct program")
+        if result.pending:
+            print(f"{result.pending} candidates wait for evaluation: continue with --resume")
+        print(f"run {result.run_id} stored in {result.db_path}; see `kernelsmith report --db {result.db_path}`")
+    return 130 if interrupted else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    raise _core().NotSupportedError("`kernelsmith report` is not implemented in this build yet")
+    """Summarises the latest run of a store: the best programs, the lineage of the best, the speedup
+    over evaluations."""
+    import os
+
+    ks = _core()
+    if not os.path.exists(args.db):
+        raise ks.NotFoundError(f"no run store at {args.db}: give the --db file that `kernelsmith evolve` wrote")
+    store = ks.RunStore(args.db, read_only=True)
+    run = store.latest_run()
+    if run is None:
+        raise ks.NotFoundError(f"the run store {args.db} holds no run yet")
+    evaluations = store.evaluation_count(run.id)
+    steps = store.steps(run.id)
+    failures = sum(1 for step in steps if step.failure)
+    pending = len(store.pending_steps(run.id))
+    best = store.best(run.id, 5)
+    lineage = []
+    if best:
+        for record in store.lineage(run.id, best[0].program_id):
+            evaluation = store.evaluation_of(run.id, record.id)
+            lineage.append(
+                {
+                    "id": record.id,
+                    "origin": record.candidate.lineage.origin,
+                    "generation": record.candidate.lineage.generation,
+                    "island": record.candidate.lineage.island,
+                    "speedup": evaluation.evaluation.speedup if evaluation else None,
+                    "status": str(evaluation.evaluation.status).split(".")[-1] if evaluation else "pending",
+                }
+            )
+    # The speedup over evaluations: the points where the best improved, plus the last one.
+    history = store.history(run.id)
+    improvements = []
+    previous = None
+    for point in history:
+        if point.best_speedup != previous:
+            improvements.append({"evaluation": point.sequence + 1, "best_speedup": point.best_speedup,
+                                 "program_id": point.program_id})
+            previous = point.best_speedup
+    if history and (not improvements or improvements[-1]["evaluation"] != history[-1].sequence + 1):
+        improvements.append({"evaluation": history[-1].sequence + 1, "best_speedup": history[-1].best_speedup,
+                             "program_id": history[-1].program_id})
+    document = {
+        "db": args.db,
+        "run": {
+            "id": run.id,
+            "task": run.task_name,
+            "status": run.status,
+            "stop_reason": run.stop_reason,
+            "error": run.error,
+            "backend": run.backend,
+            "device": run.device,
+            "mutator": run.mutator,
+            "language": run.language,
+            "seed": run.seed,
+            "started": run.started,
+            "finished": run.finished,
+        },
+        "evaluations": evaluations,
+        "steps": len(steps),
+        "failed_steps": failures,
+        "pending": pending,
+        "best": [
+            {
+                "id": record.program_id,
+                "speedup": record.evaluation.speedup,
+                "fitness": record.evaluation.fitness,
+                "evaluation": record.sequence + 1,
+                "message": record.evaluation.message,
+            }
+            for record in best
+        ],
+        "lineage": lineage,
+        "history": improvements,
+    }
+    if args.json:
+        print(json.dumps(document, indent=2))
+        return 0
+    print(f"run {run.id} of {run.task_name}: {run.status}"
+          + (f" ({run.stop_reason})" if run.stop_reason else "")
+          + (f", error: {run.error}" if run.error else ""))
+    print(f"  {run.mutator} mutator on {run.backend} '{run.device}', seed {run.seed}")
+    print(f"  {evaluations} evaluations, {len(steps)} steps ({failures} without a candidate), {pending} pending")
+    if not best:
+        print("no correct program yet")
+        return 0
+    print("best programs:")
+    for entry in document["best"]:
+        print(f"  {entry['id']}  {entry['speedup']:.3f}x  (evaluation {entry['evaluation']})")
+    print("lineage of the best (newest first):")
+    for entry in lineage:
+        speedup = f"{entry['speedup']:.3f}x" if entry["speedup"] is not None else "-"
+        print(f"  {entry['id']}  {entry['origin']:<10} generation {entry['generation']}  {speedup}  {entry['status']}")
+    print("best speedup over evaluations:")
+    for entry in improvements:
+        print(f"  after {entry['evaluation']:>5}: {entry['best_speedup']:.3f}x")
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
