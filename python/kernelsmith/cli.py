@@ -340,9 +340,53 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    raise _core().NotSupportedError(
-        "`kernelsmith export` (training data from run stores) is not implemented yet"
-    )
+    try:
+        return _export(args)
+    except (ValueError, OSError) as error:  # bad options or an unwritable --out: one line, no traceback
+        print(f"kernelsmith export: {error}", file=sys.stderr)
+        return 2
+
+
+def _export(args: argparse.Namespace) -> int:
+    from kernelsmith import training
+
+    if args.format == "sft":
+        options = training.SftOptions(
+            threshold=args.threshold,
+            first_steps=args.first_steps,
+            keep_repairs=args.keep_repairs,
+            dedup=not args.no_dedup,
+            leakage_threshold=None if args.leakage_threshold < 0 else args.leakage_threshold,
+            leakage_ngram=args.leakage_ngram,
+            max_per_task=args.max_per_task,
+            max_per_difficulty=args.max_per_difficulty,
+            style=args.style,
+        )
+        if args.disqualify_flag:
+            options.disqualifying_flags = tuple(args.disqualify_flag)
+        export = training.export_sft(args.db, args.out, options, run_ids=args.run)
+    else:
+        shaping = args.shaping
+        if shaping.lstrip().startswith("{"):
+            shaping = json.loads(shaping)
+        if args.disqualify_flag:
+            shaping = training.RewardShaping.from_spec(shaping)
+            shaping.disqualifying_flags = tuple(args.disqualify_flag)
+        options = training.RlOptions(
+            shaping=shaping,
+            min_headroom=args.min_headroom,
+            min_group_size=args.min_group_size,
+            require_variance=args.require_variance,
+            layout=args.layout,
+            max_per_task=args.max_per_task,
+            dedup=not args.no_dedup,
+        )
+        export = training.export_rl(args.db, args.out, options, run_ids=args.run)
+    if args.json:
+        print(json.dumps(export.report.as_dict(), indent=2))
+    else:
+        print(export.report.summary())
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -401,9 +445,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_report)
 
     p = sub.add_parser("export", help="export training data (SFT/RL JSONL) from run stores")
-    p.add_argument("--db", action="append", required=True)
+    p.add_argument("--db", action="append", required=True, help="run store (repeat for several)")
     p.add_argument("--format", choices=["sft", "rl"], required=True)
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="JSONL file to write")
+    p.add_argument("--run", type=int, action="append", help="only this run id (repeatable; default: all)")
+    p.add_argument("--threshold", type=float, default=1.0,
+                   help="sft: keep a step when child/parent speedup exceeds this (default 1.0)")
+    p.add_argument("--first-steps", default="keep", choices=["keep", "require_gain", "drop"],
+                   help="sft: steps from the reference or seed (default keep when correct)")
+    p.add_argument("--keep-repairs", action="store_true", help="sft: keep steps that fixed an incorrect parent")
+    p.add_argument("--leakage-threshold", type=float, default=0.6,
+                   help="sft: drop a step when more of its new code comes from one inspiration (negative: off)")
+    p.add_argument("--leakage-ngram", type=int, default=8, help="sft: n-gram size of the leakage guard")
+    p.add_argument("--max-per-task", type=int, help="at most this many records (rl: states) per task")
+    p.add_argument("--max-per-difficulty", type=int, help="sft: at most this many records per difficulty")
+    p.add_argument("--style", default="messages", choices=["messages", "prompt_completion"],
+                   help="sft record layout (default messages)")
+    p.add_argument("--no-dedup", action="store_true", help="keep duplicate steps (sft) or states (rl)")
+    p.add_argument("--disqualify-flag", action="append", metavar="FLAG",
+                   help="integrity flag that disqualifies a child (repeatable; default: nondeterministic)")
+    p.add_argument("--shaping", default="kernelsmith",
+                   help="rl: reward preset (kernelsmith, kernelgym, kernelgym_tiered) or a JSON object of fields")
+    p.add_argument("--min-headroom", type=float, default=1.05,
+                   help="rl: keep a parent state with at least this much room to improve")
+    p.add_argument("--min-group-size", type=int, default=1, help="rl: attempts a parent state needs")
+    p.add_argument("--require-variance", action="store_true", help="rl: keep only groups whose rewards differ")
+    p.add_argument("--layout", default="groups", choices=["groups", "completions"],
+                   help="rl: one record per parent state or per attempt")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=cmd_export)
     return parser
 
