@@ -23,7 +23,8 @@ class ExportReport:
     kept: int = 0
     dropped: Counter = field(default_factory=Counter)
     per_task: Counter = field(default_factory=Counter)
-    # RL only: the attempts (completions) inside the kept groups, and attempts left out of groups.
+    # RL only: the attempts (completions) in the kept groups, and the attempts left out, per reason
+    # (those of dropped states count as "in_dropped_group").
     completions: int = 0
     dropped_completions: Counter = field(default_factory=Counter)
     out: Optional[str] = None
@@ -58,7 +59,7 @@ class ExportReport:
         for reason, count in sorted(self.dropped.items(), key=lambda item: (-item[1], item[0])):
             lines.append(f"  {reason}: {count}")
         if self.dropped_completions:
-            lines.append(f"completions left out of kept groups: {sum(self.dropped_completions.values())}")
+            lines.append(f"attempts left out: {sum(self.dropped_completions.values())}")
             for reason, count in sorted(self.dropped_completions.items(), key=lambda item: (-item[1], item[0])):
                 lines.append(f"  {reason}: {count}")
         if self.per_task:
