@@ -22,3 +22,9 @@ from kernelsmith._core import (  # noqa: F401  (re-exported API)
     ValidationError,
 )
 from kernelsmith._core import *  # noqa: F401,F403  (every bound concept)
+
+# Notebook display and helpers (pure Python; tqdm, pandas and matplotlib are imported only when used).
+from kernelsmith.notebook import Run, candidate_html, evaluation_html, evolve  # noqa: E402,F401
+
+Evaluation._repr_html_ = evaluation_html  # noqa: F405
+Candidate._repr_html_ = candidate_html  # noqa: F405

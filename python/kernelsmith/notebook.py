@@ -1,0 +1,584 @@
+"""Notebook helpers: run an evolution with a progress bar, read its run store while it runs, plot it,
+and show evaluations and candidates as HTML.
+
+Only the standard library is needed at import time. tqdm (progress bars), pandas (DataFrames) and
+matplotlib (plots) are optional: ``pip install kernelsmith[notebook]``. Without pandas the tables
+are lists of dicts; without tqdm the run has no bar; the plots need matplotlib.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import re
+import sqlite3
+import tempfile
+import threading
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Union
+
+from kernelsmith import _core as core
+
+__all__ = ["Run", "evolve", "evaluation_html", "candidate_html"]
+
+
+# --------------------------------------------------------------------------------------------------
+# evolve
+
+
+def _as_task(task: Union["core.Task", str, os.PathLike]) -> "core.Task":
+    if isinstance(task, core.Task):
+        return task
+    return core.Task.load(str(task))
+
+
+def _default_db(task_name: str) -> str:
+    folder = Path(tempfile.gettempdir()) / "kernelsmith-runs"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return str(folder / f"{task_name}-{stamp}-{os.getpid()}.db")
+
+
+def _config(budget: int, db: str, fields: Dict[str, Any]) -> "core.EvolutionConfig":
+    config = core.EvolutionConfig()
+    config.budget = budget
+    config.db_path = db
+    for name, value in fields.items():
+        if name.startswith("_") or not hasattr(config, name):
+            known = sorted(n for n in dir(config) if not n.startswith("_") and not callable(getattr(config, n)))
+            raise TypeError(f"evolve(): EvolutionConfig has no field '{name}'; the fields are: {', '.join(known)}")
+        setattr(config, name, value)
+    config.validate()
+    return config
+
+
+class _ProgressBar:
+    """A tqdm.auto bar fed by the engine's progress callback; a no-op when tqdm is missing."""
+
+    def __init__(self, enabled: bool, total: int, description: str):
+        self.bar = None
+        if not enabled:
+            return
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            print("kernelsmith: no progress bar (tqdm is not installed: pip install tqdm)")
+            return
+        self.bar = tqdm(total=total, desc=description, unit="eval")
+
+    def update(self, progress: "core.Progress") -> None:
+        if self.bar is None:
+            return
+        self.bar.n = min(progress.evaluations, self.bar.total or progress.evaluations)
+        self.bar.set_postfix(best=f"{progress.best_speedup:.3g}x", last=str(progress.status), refresh=False)
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def evolve(
+    task: Union["core.Task", str, os.PathLike],
+    backend: str = "auto",
+    budget: int = 30,
+    db: Optional[Union[str, os.PathLike]] = None,
+    progress: bool = True,
+    mutator: Optional["core.Mutator"] = None,
+    evaluator: Optional["core.Evaluator"] = None,
+    evaluator_options: Optional["core.EvaluatorOptions"] = None,
+    background: bool = False,
+    **config: Any,
+) -> "Run":
+    """Evolves `task` (a Task, a built-in task's name or a task folder) and returns its `Run`.
+
+    backend: 'auto' (the best available), 'cuda' or 'opencl', for the built-in evaluator; ignored
+    when `evaluator` is given. budget: evaluations, the reference and the seeds included. db: the run
+    store (SQLite); by default a new file in the temporary folder. mutator: default ParamMutator()
+    (no LLM needed). Further keywords set EvolutionConfig fields (islands=2, seed=7, ...).
+
+    With background=False (default) the call returns when the run ends; an interrupt (the notebook's
+    stop button) stops the run cleanly and the store keeps every finished evaluation. With
+    background=True it returns at once: the Run reads the store while the engine writes, and
+    `run.wait()` / `run.stop()` end it.
+    """
+    task = _as_task(task)
+    db_path = str(db) if db is not None else _default_db(task.name)
+    evolution_config = _config(budget, db_path, config)
+    if evaluator is None:
+        options = evaluator_options if evaluator_options is not None else core.EvaluatorOptions()
+        options.backend = backend
+        evaluator = core.create_evaluator(options)
+    if mutator is None:
+        mutator = core.ParamMutator()
+    evolution = core.Evolution(task, evaluator, mutator, evolution_config)
+
+    bar = _ProgressBar(progress, budget, task.name)
+    evolution.on_progress(bar.update)
+    run = Run(db_path)
+    run._start(evolution, bar)
+    if not background:
+        run.wait()
+    return run
+
+
+# --------------------------------------------------------------------------------------------------
+# Run
+
+
+def _table(rows: List[Dict[str, Any]]):
+    try:
+        import pandas
+    except ImportError:
+        return rows
+    return pandas.DataFrame(rows)
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise ImportError("kernelsmith plots need matplotlib: pip install matplotlib") from error
+    return plt
+
+
+class Run:
+    """One evolution run in a run store, read with sqlite3 (read-only; safe while the engine writes).
+
+    `Run.open(path)` opens the latest run of a store; `evolve()` returns a Run that also holds the
+    engine (`wait()`, `stop()`, `result`).
+    """
+
+    def __init__(self, db_path: Union[str, os.PathLike], run_id: Optional[int] = None):
+        self.db_path = str(db_path)
+        self._run_id = run_id
+        self._evolution = None
+        self._thread: Optional[threading.Thread] = None
+        self._bar: Optional[_ProgressBar] = None
+        self._error: Optional[BaseException] = None
+        self.result: Optional["core.EvolutionResult"] = None
+
+    @classmethod
+    def open(cls, db_path: Union[str, os.PathLike], run_id: Optional[int] = None) -> "Run":
+        """The run `run_id` of the store at db_path, or its latest run."""
+        if not Path(db_path).is_file():
+            raise FileNotFoundError(f"Run.open: no run store at '{db_path}' (evolve(..., db=PATH) writes one)")
+        run = cls(db_path, run_id)
+        run.run_id  # fails now, with the reason, when the store holds no such run
+        return run
+
+    # -- the engine -----------------------------------------------------------------------------
+
+    def _start(self, evolution: "core.Evolution", bar: _ProgressBar) -> None:
+        self._evolution = evolution
+        self._bar = bar
+
+        def target() -> None:
+            try:
+                self.result = evolution.run()
+                self._run_id = self.result.run_id
+            except BaseException as error:  # handed to wait(), which raises it in the caller's thread
+                self._error = error
+
+        self._thread = threading.Thread(target=target, name="kernelsmith-evolution", daemon=True)
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def stop(self) -> None:
+        """Asks the engine to stop after its evaluations in flight, and waits for it."""
+        if self._evolution is not None:
+            self._evolution.stop()
+        self.wait()
+
+    def wait(self) -> "Run":
+        """Waits for the run to end; an interrupt stops it cleanly first. Raises what the run raised."""
+        if self._thread is None:
+            return self
+        try:
+            while self._thread.is_alive():
+                self._thread.join(0.1)
+        except KeyboardInterrupt:
+            self._evolution.stop()
+            self._thread.join()
+            print("kernelsmith: interrupted; the run stopped cleanly and its store is complete")
+        finally:
+            if self._bar is not None:
+                self._bar.close()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return self
+
+    # -- reading the store ----------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        uri = Path(self.db_path).resolve().as_uri() + "?mode=ro"
+        connection = sqlite3.connect(uri, uri=True, timeout=10.0)
+        connection.row_factory = sqlite3.Row
+        return connection
+
+    def _query(self, sql: str, parameters: tuple = ()) -> List[sqlite3.Row]:
+        if not Path(self.db_path).is_file():
+            raise FileNotFoundError(f"Run: the run store '{self.db_path}' does not exist (yet)")
+        with closing(self._connect()) as connection:
+            return connection.execute(sql, parameters).fetchall()
+
+    @property
+    def run_id(self) -> int:
+        if self._run_id is None:
+            if self._evolution is not None and self._evolution.run_id:
+                self._run_id = self._evolution.run_id
+            else:
+                try:
+                    rows = self._query("SELECT max(id) AS id FROM runs")
+                except sqlite3.OperationalError as error:  # a store being created, or another file
+                    raise LookupError(f"Run: '{self.db_path}' holds no kernelsmith run yet ({error})") from error
+                if not rows or rows[0]["id"] is None:
+                    raise LookupError(f"Run: the store '{self.db_path}' holds no run yet")
+                self._run_id = int(rows[0]["id"])
+        return self._run_id
+
+    def info(self) -> Dict[str, Any]:
+        """The run's row: task, backend, device, mutator, status, stop reason, and its config (a dict)."""
+        rows = self._query("SELECT * FROM runs WHERE id = ?", (self.run_id,))
+        if not rows:
+            raise LookupError(f"Run: the store '{self.db_path}' has no run {self.run_id}")
+        info = dict(rows[0])
+        info["config"] = json.loads(info["config"])
+        info.pop("task", None)
+        return info
+
+    def _program_rows(self) -> List[Dict[str, Any]]:
+        rows = self._query(
+            "SELECT e.sequence, p.id, p.island, p.generation, p.origin, p.parent_ids, e.status, e.fitness, "
+            "e.speedup, e.message, e.wall_seconds "
+            "FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id "
+            "WHERE e.run = ? ORDER BY e.sequence",
+            (self.run_id,),
+        )
+        programs = []
+        for row in rows:
+            program = dict(row)
+            program["parent_ids"] = json.loads(program["parent_ids"] or "[]")
+            programs.append(program)
+        return programs
+
+    def programs(self):
+        """Every evaluated program in evaluation order: id, island, generation, origin, parents,
+        status, fitness, speedup, message. A pandas DataFrame, or a list of dicts without pandas."""
+        return _table(self._program_rows())
+
+    def evaluation_count(self) -> int:
+        return int(self._query("SELECT count(*) AS n FROM evaluations WHERE run = ?", (self.run_id,))[0]["n"])
+
+    def program(self, program_id: str) -> "core.Program":
+        """One stored program with its candidate and full Evaluation."""
+        rows = self._query(
+            "SELECT p.id, p.language, p.source, p.parent_ids, p.origin, p.island, p.generation, "
+            "e.sequence, e.json FROM programs p JOIN evaluations e ON e.run = p.run AND e.program_id = p.id "
+            "WHERE p.run = ? AND p.id = ?",
+            (self.run_id, program_id),
+        )
+        if not rows:
+            raise LookupError(f"Run: run {self.run_id} in '{self.db_path}' has no evaluated program '{program_id}'")
+        return self._to_program(rows[0])
+
+    @staticmethod
+    def _to_program(row: sqlite3.Row) -> "core.Program":
+        candidate = core.Candidate(row["language"], row["source"])
+        lineage = candidate.lineage
+        lineage.parent_ids = json.loads(row["parent_ids"] or "[]")
+        lineage.origin = row["origin"]
+        lineage.island = row["island"]
+        lineage.generation = row["generation"]
+        candidate.lineage = lineage
+        evaluation = core.Evaluation.from_json(row["json"], f"run store program {row['id']}")
+        return core.Program(candidate, evaluation, row["island"], row["generation"], row["sequence"])
+
+    def best(self) -> Optional["core.Program"]:
+        """The fittest correct program so far (the earlier one on ties), or None."""
+        rows = self._query(
+            "SELECT p.id, p.language, p.source, p.parent_ids, p.origin, p.island, p.generation, "
+            "e.sequence, e.json FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id "
+            "WHERE e.run = ? AND e.status = 'ok' ORDER BY e.fitness DESC, e.sequence ASC LIMIT 1",
+            (self.run_id,),
+        )
+        return self._to_program(rows[0]) if rows else None
+
+    def _history_rows(self) -> List[Dict[str, Any]]:
+        history = []
+        best = 0.0
+        island_best: Dict[int, float] = {}
+        for program in self._program_rows():
+            correct = program["status"] == "ok"
+            if correct:
+                best = max(best, program["speedup"])
+                island_best[program["island"]] = max(island_best.get(program["island"], 0.0), program["speedup"])
+            history.append(
+                {
+                    "sequence": program["sequence"],
+                    "program_id": program["id"],
+                    "island": program["island"],
+                    "status": program["status"],
+                    "speedup": program["speedup"] if correct else float("nan"),
+                    "best_speedup": best,
+                    "island_best_speedup": island_best.get(program["island"], 0.0),
+                }
+            )
+        return history
+
+    def speedup_history(self):
+        """Per evaluation: sequence, island, status, speedup (NaN when incorrect), the best speedup so
+        far overall and on its island. A DataFrame, or a list of dicts without pandas."""
+        return _table(self._history_rows())
+
+    # -- plots ----------------------------------------------------------------------------------
+
+    def plot_progress(self, ax=None):
+        """Best speedup so far over evaluations, one line per island and one for the whole run."""
+        plt = _pyplot()
+        if ax is None:
+            _, ax = plt.subplots(figsize=(7, 4))
+        history = self._history_rows()
+        islands = sorted({point["island"] for point in history})
+        for island in islands:
+            points = [p for p in history if p["island"] == island]
+            ax.step([p["sequence"] for p in points], [p["island_best_speedup"] for p in points], where="post",
+                    label=f"island {island}", alpha=0.8)
+        ax.step([p["sequence"] for p in history], [p["best_speedup"] for p in history], where="post", color="black",
+                linewidth=2, label="best")
+        correct = [p for p in history if not math.isnan(p["speedup"])]
+        ax.scatter([p["sequence"] for p in correct], [p["speedup"] for p in correct], s=10, color="grey",
+                   alpha=0.6, label="evaluation")
+        ax.axhline(1.0, color="red", linestyle=":", linewidth=1)
+        ax.set_xlabel("evaluation")
+        ax.set_ylabel("speedup over the reference")
+        ax.set_title(f"run {self.run_id}: best {max([p['best_speedup'] for p in history], default=0):.3g}x")
+        ax.legend(loc="best", fontsize="small")
+        return ax
+
+    def _rebuilt_archive(self):
+        """The run's MAP-Elites grid, rebuilt by offering the stored evaluations in order (migrated
+        copies are not stored as evaluations, so they are left out)."""
+        info = self.info()
+        config = core.EvolutionConfig.from_json(json.dumps(info["config"]))
+        archive_config = core.ArchiveConfig()
+        archive_config.islands = config.islands
+        archive_config.features = config.features
+        archive = core.MapElitesArchive(archive_config)
+        rows = self._query(
+            "SELECT p.id, p.language, p.source, p.parent_ids, p.origin, p.island, p.generation, "
+            "e.sequence, e.json FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id "
+            "WHERE e.run = ? ORDER BY e.sequence",
+            (self.run_id,),
+        )
+        for row in rows:
+            archive.add(self._to_program(row))
+        return archive, archive_config
+
+    def archive_cells(self) -> List[Dict[str, Any]]:
+        """The occupied cells of the rebuilt grid: island, bins (one per feature), program, fitness."""
+        archive, config = self._rebuilt_archive()
+        cells = []
+        for island in range(config.islands):
+            for program in archive.island_cells(island):
+                cells.append({"island": island, "bins": list(archive.cell_of(program)), "program_id": program.id,
+                              "fitness": program.fitness, "speedup": program.evaluation.speedup})
+        return cells
+
+    def plot_archive(self, ax=None, x: int = 0, y: Optional[int] = None):
+        """The archive grid over features x and y (indices into the run's feature descriptors; default
+        the first and the last: complexity and log_speedup): each cell's best fitness over the other
+        features and the islands; empty cells are blank."""
+        plt = _pyplot()
+        archive, config = self._rebuilt_archive()
+        features = list(config.features)
+        if y is None:
+            y = len(features) - 1
+        if len(features) < 2:
+            raise ValueError(f"plot_archive: the run has {len(features)} feature(s); the grid needs two")
+        if not (0 <= x < len(features) and 0 <= y < len(features) and x != y):
+            raise ValueError(f"plot_archive: x={x}, y={y} must be two different indices below {len(features)}")
+        grid = [[float("nan")] * features[x].bins for _ in range(features[y].bins)]
+        occupied = 0
+        for island in range(config.islands):
+            for program in archive.island_cells(island):
+                bins = archive.cell_of(program)
+                occupied += 1
+                current = grid[bins[y]][bins[x]]
+                if math.isnan(current) or program.fitness > current:
+                    grid[bins[y]][bins[x]] = program.fitness
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4.5))
+        image = ax.imshow(grid, origin="lower", cmap="viridis", aspect="auto",
+                          extent=(features[x].min, features[x].max, features[y].min, features[y].max))
+        plt.colorbar(image, ax=ax, label="best fitness")
+        ax.set_xlabel(features[x].name)
+        ax.set_ylabel(features[y].name)
+        ax.set_title(f"archive: {occupied} occupied cell(s) over {config.islands} island(s)")
+        return ax
+
+    def lineage(self, program_id: Optional[str] = None) -> List[Dict[str, Any]]:
+        """The ancestors of a program (default: the best), itself included, oldest first."""
+        if program_id is None:
+            best = self.best()
+            if best is None:
+                raise LookupError(f"Run: run {self.run_id} has no correct program yet")
+            program_id = best.id
+        by_id = {program["id"]: program for program in self._program_rows()}
+        if program_id not in by_id:
+            raise LookupError(f"Run: run {self.run_id} has no evaluated program '{program_id}'")
+        seen, order, stack = set(), [], [program_id]
+        while stack:
+            current = stack.pop()
+            if current in seen or current not in by_id:
+                continue
+            seen.add(current)
+            order.append(by_id[current])
+            stack.extend(by_id[current]["parent_ids"])
+        return sorted(order, key=lambda program: program["sequence"])
+
+    def plot_lineage(self, program_id: Optional[str] = None, ax=None):
+        """The lineage of a program (default: the best) as a tree: generation across, speedup up, an
+        arrow from each parent to its child, labelled with how the child was made."""
+        plt = _pyplot()
+        nodes = self.lineage(program_id)
+        by_id = {node["id"]: node for node in nodes}
+        if ax is None:
+            _, ax = plt.subplots(figsize=(7, 4))
+
+        def height(node):
+            return node["speedup"] if node["status"] == "ok" else 0.0
+
+        for node in nodes:
+            for parent_id in node["parent_ids"]:
+                parent = by_id.get(parent_id)
+                if parent is not None:
+                    ax.annotate("", xy=(node["generation"], height(node)),
+                                xytext=(parent["generation"], height(parent)),
+                                arrowprops={"arrowstyle": "->", "color": "grey"})
+        colors = ["tab:green" if node["status"] == "ok" else "tab:red" for node in nodes]
+        ax.scatter([n["generation"] for n in nodes], [height(n) for n in nodes], c=colors, zorder=3)
+        for node in nodes:
+            ax.annotate(f"{node['origin']} {node['id'][:6]}", (node["generation"], height(node)),
+                        textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+        ax.set_xlabel("generation")
+        ax.set_ylabel("speedup (0: incorrect)")
+        ax.set_title(f"lineage of {nodes[-1]['id']}")
+        return ax
+
+    # -- display --------------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "idle"
+        return f"<Run {self._run_id if self._run_id is not None else '?'} of '{self.db_path}' ({state})>"
+
+    def _repr_html_(self) -> str:
+        try:
+            info = self.info()
+            count = self.evaluation_count()
+            best = self.best()
+        except (LookupError, FileNotFoundError, sqlite3.Error) as error:
+            return f"<p>Run of <code>{html.escape(self.db_path)}</code>: {html.escape(str(error))}</p>"
+        rows = [
+            ("task", info["task_name"]),
+            ("status", info["status"] + (f" ({info['stop_reason']})" if info["stop_reason"] else "")),
+            ("backend", f"{info['backend']} / {info['device']}"),
+            ("mutator", info["mutator"]),
+            ("evaluations", str(count)),
+            ("best", f"{best.evaluation.speedup:.3g}x ({best.id})" if best else "none correct yet"),
+            ("store", self.db_path),
+        ]
+        return _html_table(f"Run {self.run_id}", rows)
+
+
+# --------------------------------------------------------------------------------------------------
+# HTML
+
+
+_STATUS_COLORS = {"ok": "#1a7f37"}
+
+
+def _html_table(title: str, rows) -> str:
+    body = "".join(
+        f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(name)}</th>"
+        f"<td style='text-align:left'>{value if is_html else html.escape(value)}</td></tr>"
+        for name, value, is_html in ((row[0], row[1], len(row) > 2 and row[2]) for row in rows)
+    )
+    return f"<div><b>{html.escape(title)}</b><table>{body}</table></div>"
+
+
+def _first_failure(evaluation: "core.Evaluation") -> Optional[str]:
+    status = str(evaluation.status).split(".")[-1]
+    if status == "ok":
+        return None
+    if status == "compile_error" and evaluation.compile is not None and evaluation.compile.log:
+        lines = [line for line in evaluation.compile.log.splitlines() if line.strip()]
+        errors = [line for line in lines if "error" in line.lower()]
+        return (errors or lines)[0]
+    if evaluation.correctness is not None:
+        for check in evaluation.correctness.checks:
+            if not check.passed:
+                return f"{check.sizes} / {check.inputs}: {check.message}"
+        if evaluation.correctness.message:
+            return evaluation.correctness.message
+    return evaluation.message or None
+
+
+def evaluation_html(evaluation: "core.Evaluation") -> str:
+    """An Evaluation as an HTML table: status, timing with noise, baseline, speedup, speed of light and
+    the first failure."""
+    status = str(evaluation.status).split(".")[-1]
+    color = _STATUS_COLORS.get(status, "#cf222e")
+    rows = [
+        ("status", f"<span style='color:{color};font-weight:bold'>{html.escape(status)}</span> "
+                   f"{html.escape(evaluation.message)}", True),
+        ("device", f"{evaluation.backend} / {evaluation.device}"),
+    ]
+    timing = evaluation.timing
+    if timing is not None:
+        rows.append(("time", f"{timing.median_ms:.4g} ms median ± {timing.noise * 100:.1f}% "
+                             f"({timing.samples} samples, {timing.mode})"))
+    if evaluation.baseline_timing is not None:
+        rows.append(("reference", f"{evaluation.baseline_timing.median_ms:.4g} ms median"))
+    if status == "ok":
+        rows.append(("speedup", f"<b>{evaluation.speedup:.3g}x</b>", True))
+    sol = evaluation.sol
+    if sol is not None and sol.fraction > 0:
+        rows.append(("speed of light", f"{sol.fraction * 100:.1f}% of the device's limit "
+                                       f"({sol.achieved_gbps:.3g} GB/s, {sol.achieved_gflops:.3g} GFLOP/s)"))
+    failure = _first_failure(evaluation)
+    if failure:
+        rows.append(("first failure", f"<code>{html.escape(failure)}</code>", True))
+    if evaluation.integrity is not None and evaluation.integrity.flags:
+        rows.append(("flags", ", ".join(evaluation.integrity.flags)))
+    rows.append(("fitness", f"{evaluation.fitness:.4g}"))
+    title = f"Evaluation of {evaluation.candidate_id}" if evaluation.candidate_id else "Evaluation"
+    if evaluation.task:
+        title += f" ({evaluation.task})"
+    return _html_table(title, rows)
+
+
+_PLAN_LINE = re.compile(r"^\s*///?\s*@(launch|workspace|specialize|tune|require)\b")
+
+
+def candidate_html(candidate: "core.Candidate") -> str:
+    """A Candidate's source as an escaped <pre>, its launch-plan lines (@launch, @tune, ...) highlighted."""
+    lines = []
+    for line in candidate.source.splitlines():
+        escaped = html.escape(line)
+        if _PLAN_LINE.match(line):
+            escaped = f"<span style='background:#fff3b0;color:#5a3e00;font-weight:bold'>{escaped}</span>"
+        lines.append(escaped)
+    origin = candidate.lineage.origin
+    header = f"Candidate {candidate.id()} ({html.escape(candidate.language)}"
+    header += f", {html.escape(origin)})" if origin else ")"
+    return (f"<div><b>{header}</b><pre style='line-height:1.25;padding:0.5em;border:1px solid #ddd'>"
+            + "\n".join(lines) + "</pre></div>")
