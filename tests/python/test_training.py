@@ -502,6 +502,23 @@ def test_the_export_command_prints_kept_and_dropped_per_reason(evolved, tmp_path
     assert "threshold" in capsys.readouterr().err
 
 
+@needs_opencl
+def test_a_parameter_mutator_run_gives_no_sft_records_and_says_why(evaluator, tmp_path):
+    config = kernelsmith.EvolutionConfig()
+    config.islands = 1
+    config.budget = 5
+    config.seed = 3
+    config.db_path = str(tmp_path / "param.db")
+    kernelsmith.Evolution(small_relu(), evaluator, kernelsmith.ParamMutator(), config).run()
+    _, _, _, _, steps = store_truth(config.db_path)
+    assert steps and all(s.mutation == "param" for s in steps)
+    sft = training.export_sft([config.db_path])
+    # Parameter changes have no prompt: nothing to imitate, every step accounted for.
+    assert sft.report.kept == 0 and sft.report.dropped["no_prompt"] == len(steps)
+    rl = training.export_rl([config.db_path], options=training.RlOptions(min_headroom=0.0))
+    assert rl.report.kept == 0 and rl.report.dropped_completions["no_prompt"] == len(steps)
+
+
 # -------------------------------------------------- a store written step by step (precise situations)
 
 
