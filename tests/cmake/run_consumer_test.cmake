@@ -1,5 +1,13 @@
 # Installs the built library into a scratch prefix, then builds and runs tests/cmake/consumer against it
-# with find_package(kernelsmith). Run by CTest as `cmake -P`.
+# with find_package(kernelsmith). Run by CTest as `cmake -P`. CONSUMER_DIR, CONSUMER_PROGRAM and
+# CONSUMER_ARGS (space-separated) pick another consumer, e.g. examples/cpp.
+if(NOT CONSUMER_DIR)
+  set(CONSUMER_DIR ${SOURCE_DIR}/tests/cmake/consumer)
+endif()
+if(NOT CONSUMER_PROGRAM)
+  set(CONSUMER_PROGRAM consumer)
+endif()
+separate_arguments(consumer_args UNIX_COMMAND "${CONSUMER_ARGS}")
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${prefix}
@@ -7,7 +15,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${pref
 if(rc)
   message(FATAL_ERROR "installing kernelsmith into ${prefix} failed (${rc})")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/cmake/consumer -B ${WORK_DIR}/build
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build
   -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "configuring the consumer with find_package(kernelsmith) failed (${rc})")
@@ -16,7 +24,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIAB
 if(rc)
   message(FATAL_ERROR "building the consumer failed (${rc})")
 endif()
-execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc)
+execute_process(COMMAND ${WORK_DIR}/build/${CONSUMER_PROGRAM} ${consumer_args} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "running the consumer failed (${rc})")
 endif()
