@@ -1,7 +1,108 @@
+// Evaluator and its options. Evaluator is subclassable from Python: the engine calls a Python
+// evaluator like a C++ one (the trampoline takes the GIL; py::smart_holder keeps the Python object
+// alive for as long as C++ holds it).
+#include <pybind11/stl.h>
+
 #include "bindings.hpp"
+#include "kernelsmith/evaluator.hpp"
+
+namespace py = pybind11;
 
 namespace kernelsmith::python {
+namespace {
 
-void bind_evaluator(pybind11::module_& m) { (void)m; }
+class PyEvaluator : public Evaluator, public py::trampoline_self_life_support {
+ public:
+  Evaluation evaluate(const Task& task, const Candidate& candidate) override {
+    PYBIND11_OVERRIDE_PURE(Evaluation, Evaluator, evaluate, task, candidate);
+  }
+  std::vector<Evaluation> evaluate_batch(const Task& task, const std::vector<Candidate>& candidates) override {
+    PYBIND11_OVERRIDE(std::vector<Evaluation>, Evaluator, evaluate_batch, task, candidates);
+  }
+  std::string backend_name() const override { PYBIND11_OVERRIDE(std::string, Evaluator, backend_name, ); }
+  std::string device_name() const override { PYBIND11_OVERRIDE(std::string, Evaluator, device_name, ); }
+};
+
+std::string repr_options(const EvaluatorOptions& o) {
+  return "<EvaluatorOptions backend=" + o.backend + " device=" + std::to_string(o.device) + " mode=" + o.mode +
+         " isolate=" + (o.isolate ? "True" : "False") + ">";
+}
+
+}  // namespace
+
+void bind_evaluator(py::module_& m) {
+  py::class_<EvaluatorOptions>(m, "EvaluatorOptions",
+                               "How the built-in evaluator checks and times candidates (docs/evaluation.md).")
+      .def(py::init<>())
+      .def(py::init([](py::kwargs kwargs) {
+             // EvaluatorOptions(mode="strict", seed=3): every keyword must name a field.
+             EvaluatorOptions options;
+             py::object self = py::cast(options);
+             for (const auto& item : kwargs) {
+               const std::string key = py::str(item.first);
+               if (!py::hasattr(self, key.c_str()) || key.rfind("_", 0) == 0) {
+                 throw py::type_error("EvaluatorOptions has no field '" + key + "'");
+               }
+               py::setattr(self, key.c_str(), item.second);
+             }
+             return self.cast<EvaluatorOptions>();
+           }),
+           "Keyword arguments set fields, e.g. EvaluatorOptions(backend='opencl', mode='strict').")
+      .def_readwrite("backend", &EvaluatorOptions::backend, "'cuda', 'opencl' or 'auto' (the best available)")
+      .def_readwrite("device", &EvaluatorOptions::device)
+      .def_readwrite("mode", &EvaluatorOptions::mode, "'screen' (cheap timing) or 'strict' (final numbers)")
+      .def_readwrite("correctness_trials", &EvaluatorOptions::correctness_trials,
+                     "random trials on the timing sizes (check sizes get one each)")
+      .def_readwrite("adversarial_inputs", &EvaluatorOptions::adversarial_inputs,
+                     "also check large, tiny, mixed-scale and constant inputs")
+      .def_readwrite("seed", &EvaluatorOptions::seed)
+      .def_readwrite("noise_target", &EvaluatorOptions::noise_target,
+                     "stop sampling when the relative standard deviation is at most this")
+      .def_readwrite("min_samples", &EvaluatorOptions::min_samples)
+      .def_readwrite("max_samples", &EvaluatorOptions::max_samples)
+      .def_readwrite("screen_budget_seconds", &EvaluatorOptions::screen_budget_seconds)
+      .def_readwrite("strict_budget_seconds", &EvaluatorOptions::strict_budget_seconds)
+      .def_readwrite("flush_l2", &EvaluatorOptions::flush_l2)
+      .def_readwrite("suspicious_speedup", &EvaluatorOptions::suspicious_speedup,
+                     "speedups above this are flagged and measured again in strict mode")
+      .def_readwrite("deadline_seconds", &EvaluatorOptions::deadline_seconds,
+                     "per evaluation; past it the worker is killed and the status is 'timeout'")
+      .def_readwrite("compile_timeout_seconds", &EvaluatorOptions::compile_timeout_seconds)
+      .def_readwrite("compile_threads", &EvaluatorOptions::compile_threads, "0: all hardware threads")
+      .def_readwrite("isolate", &EvaluatorOptions::isolate,
+                     "run candidates in a worker process (False runs them in this process, for debugging)")
+      .def_readwrite("cache_dir", &EvaluatorOptions::cache_dir,
+                     "compile cache and device peaks; empty for $KERNELSMITH_CACHE_DIR or ~/.cache/kernelsmith")
+      .def_readwrite("use_disk_cache", &EvaluatorOptions::use_disk_cache)
+      .def("__repr__", &repr_options);
+
+  py::class_<Evaluator, PyEvaluator, py::smart_holder>(
+      m, "Evaluator",
+      "Candidate -> Evaluation. Subclass it and implement evaluate(task, candidate) -> Evaluation (and "
+      "optionally evaluate_batch, backend_name, device_name); create_evaluator() gives the built-in one.")
+      .def(py::init<>())
+      .def("evaluate", &Evaluator::evaluate, py::arg("task"), py::arg("candidate"),
+           py::call_guard<py::gil_scoped_release>(),
+           "Compiles, checks and times one candidate; its problems are the Evaluation's status, never an "
+           "exception.")
+      .def("evaluate_batch", &Evaluator::evaluate_batch, py::arg("task"), py::arg("candidates"),
+           py::call_guard<py::gil_scoped_release>(),
+           "Evaluates several candidates (the built-in evaluator compiles them in parallel while the device "
+           "times them one at a time).")
+      .def("backend_name", &Evaluator::backend_name)
+      .def("device_name", &Evaluator::device_name)
+      .def("__repr__", [](const Evaluator& evaluator) {
+        return "<Evaluator " + evaluator.backend_name() + " '" + evaluator.device_name() + "'>";
+      });
+
+  m.def(
+      "create_evaluator",
+      [](const EvaluatorOptions& options) -> std::shared_ptr<Evaluator> {
+        return std::shared_ptr<Evaluator>(create_evaluator(options));
+      },
+      py::arg("options") = EvaluatorOptions(), py::call_guard<py::gil_scoped_release>(),
+      "The built-in evaluator on options.backend ('auto': the best available). Raises "
+      "BackendUnavailableError with the reason when the backend cannot run here.");
+}
 
 }  // namespace kernelsmith::python

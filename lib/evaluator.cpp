@@ -267,8 +267,7 @@ class BuiltinEvaluator final : public Evaluator {
       try {
         plan = LaunchPlan::parse(candidate.source);
       } catch (const PlanError& e) {
-        return finish(Status::invalid_launch,
-                      e.line() > 0 ? fmt::format("line {}: {}", e.line(), e.what()) : std::string(e.what()), {});
+        return finish(Status::invalid_launch, detail::plan_error_message(e), {});
       }
       if (!offline_compiles_) return outcome;  // compiled by the backend in the worker (OpenCL)
       for (const auto& job : detail::compile_jobs(task, plan, device_.architecture, options_.compile_timeout_seconds)) {
@@ -314,19 +313,29 @@ class BuiltinEvaluator final : public Evaluator {
     std::lock_guard<std::mutex> lock(device_mutex_);
     const auto start = Clock::now();
     Evaluation evaluation;
+    if (!lost_device_.empty()) throw DeviceError(lost_device_);
     if (worker_) {
       evaluation = worker_->evaluate(task, candidate, outcome.programs, options_);
     } else {
       try {
         evaluation = harness_->evaluate(task, candidate, outcome.programs, options_);
       } catch (const DeviceFault& fault) {
-        // In-process there is no worker to restart: open the device again for the next evaluation.
+        // In-process there is no worker to restart: try to open the device again for the next evaluation.
+        // Some drivers keep the error for the life of the process (CUDA's sticky errors): then every later
+        // evaluation in this process raises, saying so.
         evaluation = detail::failed_evaluation(task, candidate, backend_, device_.name, Status::crashed,
                                                fmt::format("the device context was lost: {}", fault.what()));
-        harness_.reset();
-        local_backend_.reset();
-        local_backend_ = create_backend(backend_, options_.device);
-        harness_ = std::make_unique<detail::Harness>(*local_backend_, cache_dir_);
+        try {
+          auto fresh = create_backend(backend_, options_.device);
+          harness_.reset();
+          local_backend_ = std::move(fresh);
+          harness_ = std::make_unique<detail::Harness>(*local_backend_, cache_dir_);
+        } catch (const std::exception& e) {
+          lost_device_ = fmt::format(
+              "the {} device cannot be used again in this process after a candidate lost its context ({}): "
+              "evaluate with isolate=True (the default), where a fresh worker process takes over",
+              backend_, e.what());
+        }
       }
     }
     if (!outcome.programs.empty() && evaluation.compile.log.empty() && evaluation.compile.kernels.empty() &&
@@ -356,6 +365,7 @@ class BuiltinEvaluator final : public Evaluator {
   std::unique_ptr<detail::WorkerClient> worker_;
   std::unique_ptr<Backend> local_backend_;
   std::unique_ptr<detail::Harness> harness_;
+  std::string lost_device_;  ///< in-process only: why the device cannot be used again
 };
 
 }  // namespace

@@ -121,7 +121,7 @@ std::int64_t evaluate_in_plan(const std::string& expression, const Bindings& bin
 std::uint32_t launch_dimension(const std::string& expression, const Bindings& bindings, const LaunchDecl& launch,
                                const char* what, int axis) {
   static const char* axes = "xyz";
-  const std::string label = fmt::format("{} {}.{} of {}", what, what, axes[axis], launch.kernel);
+  const std::string label = fmt::format("{}.{} of {}", what, axes[axis], launch.kernel);
   const std::int64_t value = evaluate_in_plan(expression, bindings, launch.line, label);
   if (value < 1) {
     throw InvalidLaunch(fmt::format("{}{}.{} of {} is `{}` = {}; every dimension must be at least 1",
@@ -477,6 +477,13 @@ std::vector<CompileJob> compile_jobs(const Task& task, const LaunchPlan& plan, c
     jobs.push_back(std::move(job));
   }
   return jobs;
+}
+
+std::string plan_error_message(const PlanError& error) {
+  const std::string what = error.what();
+  // The parser's messages usually name the line already.
+  if (error.line() <= 0 || what.rfind("line ", 0) == 0) return what;
+  return fmt::format("line {}: {}", error.line(), what);
 }
 
 Evaluation failed_evaluation(const Task& task, const Candidate& candidate, const std::string& backend,
@@ -1051,7 +1058,7 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     try {
       plan = LaunchPlan::parse(candidate.source);
     } catch (const PlanError& e) {
-      return finish(Status::invalid_launch, fmt::format("{}{}", line_prefix(e.line()), e.what()));
+      return finish(Status::invalid_launch, plan_error_message(e));
     }
     LoadedPlan loaded;
     try {
@@ -1114,7 +1121,7 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     evaluation.sol = sol;
 
     const TimingReport& final_timing = *evaluation.timing;
-    return finish(Status::ok, fmt::format("ok: {:.3f}x the reference's speed ({:.4g} ms vs {:.4g} ms, noise {:.1f}%)",
+    return finish(Status::ok, fmt::format("{:.3f}x the reference's speed ({:.4g} ms vs {:.4g} ms, noise {:.1f}%)",
                                           evaluation.speedup, final_timing.median_ms,
                                           evaluation.baseline_timing->median_ms, final_timing.noise * 100.0));
   } catch (const TaskError&) {

@@ -108,6 +108,9 @@ class PlanRunner {
   std::unique_ptr<Loaded> loaded_;
 };
 
+/// A plan mistake as an `invalid_launch` message, starting with its line where it has one.
+std::string plan_error_message(const PlanError& error);
+
 /// The evaluation of a candidate whose worker died or whose device context was lost.
 Evaluation failed_evaluation(const Task& task, const Candidate& candidate, const std::string& backend,
                              const std::string& device, Status status, const std::string& message);

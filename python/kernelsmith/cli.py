@@ -82,7 +82,36 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    raise _core().NotSupportedError("`kernelsmith eval` is not implemented in this build yet")
+    """Evaluates one candidate (or the task's reference) and prints the feedback.
+
+    Exit status: 0 when the evaluation is ok, 1 when the candidate failed (the evaluation says why) or
+    when no backend can run here (the reason goes to stderr).
+    """
+    ks = _core()
+    task = ks.Task.load(args.task)
+    options = ks.EvaluatorOptions()
+    options.backend = args.backend
+    options.device = args.device
+    options.mode = args.mode
+    options.seed = args.seed
+    evaluator = ks.create_evaluator(options)
+    if args.reference:
+        # The kernel language of each backend is its own name.
+        language = evaluator.backend_name()
+        references = dict(task.references)
+        if language not in references:
+            raise ks.NotFoundError(
+                f"task {task.name} has no {language} reference (it has: {', '.join(sorted(references)) or 'none'})"
+            )
+        candidate = ks.Candidate(language, references[language].source, ks.Lineage(origin="reference"))
+    else:
+        candidate = ks.Candidate.from_file(args.candidate)
+    evaluation = evaluator.evaluate(task, candidate)
+    if args.json:
+        print(evaluation.to_json())
+    else:
+        print(evaluation.to_prompt_text())
+    return 0 if evaluation.ok else 1
 
 
 def _make_mutator(ks, args: argparse.Namespace):

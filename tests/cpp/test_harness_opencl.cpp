@@ -1,5 +1,6 @@
 // The evaluation pipeline end to end on an OpenCL device (PoCL on the CI machine): the backend alone,
 // then the evaluator in-process and isolated in a worker, with one candidate per way to fail.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -302,6 +303,74 @@ TEST_CASE("the evaluator classifies candidates in-process", "[harness][opencl]")
     }
     // And a good evaluation after them.
     CHECK(evaluator->evaluate(task, opencl(kCorrect)).status == Status::ok);
+  }
+  SECTION("a two-kernel plan with a workspace reports each kernel's share") {
+    const Evaluation evaluation = evaluator->evaluate(task, opencl(R"(// Doubling into a workspace, then adding.
+// @workspace twice: float32[N]
+// @launch double_it<<<ceil_div(N, 64), 64>>>(a, twice, N)
+// @launch add_it<<<ceil_div(N, 64), 64>>>(twice, b, y, N)
+__kernel void double_it(__global const float* a, __global float* twice, int n) {
+  const int i = get_global_id(0);
+  if (i < n) twice[i] = 2.0f * a[i];
+}
+__kernel void add_it(__global const float* twice, __global const float* b, __global float* y, int n) {
+  const int i = get_global_id(0);
+  if (i < n) y[i] = twice[i] + b[i];
+}
+)"));
+    INFO(evaluation.message);
+    REQUIRE(evaluation.status == Status::ok);
+    REQUIRE(evaluation.timing->kernels.size() == 2);
+    CHECK(evaluation.timing->kernels[0].name == "double_it");
+    CHECK(evaluation.timing->kernels[1].name == "add_it");
+    CHECK(evaluation.timing->kernels[0].share + evaluation.timing->kernels[1].share == Approx(1.0));
+    CHECK(evaluation.compile.kernels.size() == 2);
+  }
+  SECTION("@specialize compiles each size configuration with its sizes as macros") {
+    const Evaluation evaluation = evaluator->evaluate(task, opencl(R"(// @specialize
+// @tune BLOCK = 32 in {32, 64}
+// @launch add2<<<ceil_div(N, BLOCK), BLOCK>>>(y, a, b)
+__kernel void add2(__global float* out, __global const float* x, __global const float* z) {
+  const int i = get_global_id(0);
+  if (i < KS_N) out[i] = 2.0f * x[i] + z[i];
+}
+)"));
+    INFO(evaluation.message);
+    CHECK(evaluation.status == Status::ok);
+  }
+  SECTION("reading an uninitialised workspace is flagged as nondeterministic") {
+    // The workspace holds the first poison (NaN) in one run and the second (a finite value) in the other:
+    // the output moves by a relative 1e-7, within the tolerance but not bitwise stable.
+    const Evaluation evaluation = evaluator->evaluate(task, opencl(R"(// @workspace junk: float32[1]
+// @launch add2<<<ceil_div(N, 128), 128>>>(y, a, b, junk, N)
+__kernel void add2(__global float* out, __global const float* x, __global const float* z,
+                   __global const float* junk, int n) {
+  const int i = get_global_id(0);
+  if (i < n) {
+    const float v = 2.0f * x[i] + z[i];
+    out[i] = junk[0] == junk[0] ? v * 1.0000001f : v;
+  }
+}
+)"));
+    INFO(evaluation.message);
+    CHECK(evaluation.status == Status::ok);
+    CHECK_FALSE(evaluation.integrity.deterministic);
+    CHECK(std::find(evaluation.integrity.flags.begin(), evaluation.integrity.flags.end(), "nondeterministic") !=
+          evaluation.integrity.flags.end());
+  }
+  SECTION("a suspicious speedup is measured again in strict mode") {
+    EvaluatorOptions suspicious = fast_options(false);
+    suspicious.suspicious_speedup = 0.01;
+    auto strict_evaluator = create_evaluator(suspicious);
+    const Evaluation evaluation = strict_evaluator->evaluate(task, opencl(kCorrect));
+    INFO(evaluation.message);
+    REQUIRE(evaluation.status == Status::ok);
+    CHECK(evaluation.integrity.remeasured);
+    CHECK(evaluation.integrity.remeasured_speedup > 0.0);
+    CHECK(evaluation.speedup == evaluation.integrity.remeasured_speedup);
+    CHECK(evaluation.timing->mode == "strict");
+    const auto& flags = evaluation.integrity.flags;
+    CHECK(std::find(flags.begin(), flags.end(), "speedup_above_threshold") != flags.end());
   }
   SECTION("a task whose reference output is near-constant is rejected") {
     Task constant = task;
