@@ -7,4 +7,9 @@ bash tools/install.sh
 export PATH="$PWD/.venv/bin:$PATH"
 kernelsmith devices
 task="${KERNELSMITH_MAIN_TASK:-relu}"
-kernelsmith eval --task "$task" --reference --backend auto
+budget="${KERNELSMITH_MAIN_BUDGET:-10}"
+db="${KERNELSMITH_MAIN_DB:-kernelsmith-main.db}"
+# A fresh run each time, so the command is idempotent; the store stays for `kernelsmith report`.
+rm -f "$db" "$db-wal" "$db-shm"
+kernelsmith evolve --task "$task" --backend auto --mutator param --budget "$budget" --db "$db"
+kernelsmith report --db "$db"

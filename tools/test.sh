@@ -7,7 +7,7 @@ bash tools/setup-deps.sh
 jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 
 echo "test: building the C++ library and tests (build/ci)"
-cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKERNELSMITH_BUILD_TESTS=ON \
+cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=Release -DKERNELSMITH_BUILD_TESTS=ON \
   -DKERNELSMITH_WARNINGS_AS_ERRORS=ON >/dev/null
 cmake --build build/ci -j "$jobs"
 echo "test: ctest"
