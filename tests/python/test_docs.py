@@ -1,0 +1,45 @@
+"""docs/python.md runs as written: its ```python blocks are executed in order, in one namespace, in a
+scratch folder (they write a run store there)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import kernelsmith as ks
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "python.md"
+
+
+def python_blocks(text: str):
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def test_the_walk_through_has_its_sections():
+    blocks = python_blocks(DOC.read_text())
+    assert len(blocks) >= 10
+    joined = "\n".join(blocks)
+    for needle in ("ks.devices()", "ks.evolve(", "ks.Run.open(", "plot_progress", "ks.Mutator", "ks.Evaluator"):
+        assert needle in joined
+
+
+def test_python_blocks_of_docs_python_md_run(tmp_path, monkeypatch):
+    if not any(b.available for b in ks.devices()):
+        pytest.skip("no CUDA or OpenCL device (install pocl-opencl-icd)")
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "docs_python_md"}
+    for index, block in enumerate(python_blocks(DOC.read_text())):
+        code = compile(block, f"docs/python.md block {index + 1}", "exec")
+        exec(code, namespace)  # noqa: S102  (the documentation's own examples)
+    # What the blocks did, checked: the run store exists and the Python mutator made the children.
+    assert (tmp_path / "quickstart.db").exists()
+    origins = [row["origin"] for row in namespace["run"]._program_rows()]
+    assert origins[0] == "reference"
+    assert namespace["failed"].ok is False
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
