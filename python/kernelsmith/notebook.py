@@ -96,8 +96,8 @@ def evolve(
 ) -> "Run":
     """Evolves `task` (a Task, a built-in task's name or a task folder) and returns its `Run`.
 
-    backend: 'auto' (the best available), 'cuda' or 'opencl', for the built-in evaluator; ignored
-    when `evaluator` is given. budget: evaluations, the reference and the seeds included. db: the run
+    backend: 'auto' (the best available), 'cuda' or 'opencl', for the built-in evaluator (made with
+    `evaluator_options` when given); ignored when `evaluator` is given. budget: evaluations, the reference and the seeds included. db: the run
     store (SQLite); by default a new file in the temporary folder. mutator: default ParamMutator()
     (no LLM needed). Further keywords set EvolutionConfig fields (islands=2, seed=7, ...).
 
@@ -110,9 +110,11 @@ def evolve(
     db_path = str(db) if db is not None else _default_db(task.name)
     evolution_config = _config(budget, db_path, config)
     if evaluator is None:
-        options = evaluator_options if evaluator_options is not None else core.EvaluatorOptions()
-        options.backend = backend
-        evaluator = core.create_evaluator(options)
+        if evaluator_options is None:
+            evaluator_options = core.EvaluatorOptions(backend=backend)
+        elif backend != "auto":
+            evaluator_options.backend = backend
+        evaluator = core.create_evaluator(evaluator_options)
     if mutator is None:
         mutator = core.ParamMutator()
     evolution = core.Evolution(task, evaluator, mutator, evolution_config)
@@ -177,19 +179,23 @@ class Run:
         self._evolution = evolution
         self._bar = bar
 
+        self._done = threading.Event()
+
         def target() -> None:
             try:
                 self.result = evolution.run()
                 self._run_id = self.result.run_id
             except BaseException as error:  # handed to wait(), which raises it in the caller's thread
                 self._error = error
+            finally:
+                self._done.set()
 
         self._thread = threading.Thread(target=target, name="kernelsmith-evolution", daemon=True)
         self._thread.start()
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._thread is not None and not self._done.is_set()
 
     def stop(self) -> None:
         """Asks the engine to stop after its evaluations in flight, and waits for it."""
@@ -201,12 +207,15 @@ class Run:
         """Waits for the run to end; an interrupt stops it cleanly first. Raises what the run raised."""
         if self._thread is None:
             return self
+        # An Event, not Thread.join: a join interrupted by KeyboardInterrupt can leave the thread
+        # looking finished while it still runs (CPython gh-90882).
         try:
-            while self._thread.is_alive():
-                self._thread.join(0.1)
+            while not self._done.wait(0.1):
+                pass
         except KeyboardInterrupt:
             self._evolution.stop()
-            self._thread.join()
+            while not self._done.wait(0.1):
+                pass
             print("kernelsmith: interrupted; the run stopped cleanly and its store is complete")
         finally:
             if self._bar is not None:

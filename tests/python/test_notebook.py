@@ -181,3 +181,40 @@ def test_without_tqdm_and_pandas_it_still_works(tmp_path, monkeypatch, capsys):
     assert "tqdm is not installed" in capsys.readouterr().out
     programs = run.programs()
     assert isinstance(programs, list) and len(programs) == 3 and programs[0]["origin"] == "reference"
+
+
+class SlowScoringEvaluator(ks.Evaluator):
+    """No device: every candidate is correct, scored from its @tune values, after a short sleep."""
+
+    def evaluate(self, task, candidate):
+        import time
+
+        time.sleep(0.05)
+        evaluation = ks.Evaluation()
+        evaluation.task = task.name
+        evaluation.status = ks.Status.ok
+        values = ks.ParamMutator.values_of(candidate.source)
+        evaluation.speedup = 1.0 + values.get("BLOCK", 0) * values.get("ITEMS", 0) / 4096.0
+        evaluation.fitness = evaluation.speedup
+        return evaluation
+
+    def backend_name(self):
+        return "opencl"
+
+
+def test_an_interrupt_stops_the_run_cleanly(tmp_path):
+    import _thread
+    import threading
+
+    db = tmp_path / "interrupted.db"
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    timer.start()
+    try:
+        run = ks.evolve(small_relu(), budget=10000, db=db, evaluator=SlowScoringEvaluator(), progress=False)
+    finally:
+        timer.cancel()
+    assert not run.running
+    assert run.info()["status"] == "stopped"
+    count = run.evaluation_count()
+    assert 0 < count < 10000
+    assert count == run.result.evaluations  # the store holds every evaluation the engine finished
