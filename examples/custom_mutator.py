@@ -71,7 +71,7 @@ def main(argv=None) -> "ks.Run":
     run = ks.evolve(task, backend=args.backend, budget=args.budget, db=args.db, mutator=mutator,
                     progress=not args.no_progress, seed=1)
     best = run.best()
-    origins = [row["origin"] for row in run._program_rows()]
+    origins = [row["origin"] for row in run.records()]
     print(f"{run.result.evaluations} evaluations ({origins.count('sweep')} from SweepMutator), "
           f"stopped: {run.result.stop_reason}")
     print(f"best speedup: {best.evaluation.speedup:.3f}x ({best.id}, {best.candidate.lineage.origin})")

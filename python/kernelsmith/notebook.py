@@ -279,6 +279,10 @@ class Run:
             programs.append(program)
         return programs
 
+    def records(self) -> List[Dict[str, Any]]:
+        """programs() as a list of dicts, with or without pandas."""
+        return self._program_rows()
+
     def programs(self):
         """Every evaluated program in evaluation order: id, island, generation, origin, parents,
         status, fitness, speedup, message. A pandas DataFrame, or a list of dicts without pandas."""

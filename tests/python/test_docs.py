@@ -37,7 +37,7 @@ def test_python_blocks_of_docs_python_md_run(tmp_path, monkeypatch):
         exec(code, namespace)  # noqa: S102  (the documentation's own examples)
     # What the blocks did, checked: the run store exists and the Python mutator made the children.
     assert (tmp_path / "quickstart.db").exists()
-    origins = [row["origin"] for row in namespace["run"]._program_rows()]
+    origins = [row["origin"] for row in namespace["run"].records()]
     assert origins[0] == "reference"
     assert namespace["failed"].ok is False
     import matplotlib.pyplot as plt

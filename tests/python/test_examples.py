@@ -85,7 +85,7 @@ def test_custom_mutator_example_proposes_the_children(tmp_path):
     assert "best speedup:" in out
     run = ks.Run.open(tmp_path / "custom_mutator.py.db")
     assert run.info()["mutator"] == "sweep"
-    rows = run._program_rows()
+    rows = run.records()
     for row in rows[2:]:
         parent = next(r for r in rows if r["id"] == row["parent_ids"][0])
         child_values = ks.ParamMutator.values_of(run.program(row["id"]).candidate.source)
@@ -98,7 +98,7 @@ def test_custom_evaluator_example_discounts_noise(tmp_path):
     out = run_example("custom_evaluator.py", tmp_path, "--budget", "4")
     assert "4 evaluations on" in out and "best speedup:" in out
     run = ks.Run.open(tmp_path / "custom_evaluator.py.db")
-    for row in run._program_rows():
+    for row in run.records():
         if row["status"] == "ok":
             evaluation = run.program(row["id"]).evaluation
             assert evaluation.fitness == pytest.approx(evaluation.speedup / (1 + evaluation.timing.noise))

@@ -59,7 +59,7 @@ def test_evolve_returns_a_run_that_reads_every_evaluation(finished_run):
 @needs_opencl
 def test_best_is_the_fittest_correct_program(finished_run):
     best = finished_run.best()
-    rows = finished_run._program_rows()
+    rows = finished_run.records()
     correct = [row for row in rows if row["status"] == "ok"]
     assert best is not None and best.correct
     assert best.id == max(correct, key=lambda row: (row["fitness"], -row["sequence"]))["id"]
