@@ -97,9 +97,10 @@ def evolve(
     """Evolves `task` (a Task, a built-in task's name or a task folder) and returns its `Run`.
 
     backend: 'auto' (the best available), 'cuda' or 'opencl', for the built-in evaluator (made with
-    `evaluator_options` when given); ignored when `evaluator` is given. budget: evaluations, the reference and the seeds included. db: the run
-    store (SQLite); by default a new file in the temporary folder. mutator: default ParamMutator()
-    (no LLM needed). Further keywords set EvolutionConfig fields (islands=2, seed=7, ...).
+    `evaluator_options` when given); ignored when `evaluator` is given. budget: evaluations, the
+    reference and the seeds included. db: the run store (SQLite); by default a new file in the
+    temporary folder. mutator: default ParamMutator() (no LLM needed). Further keywords set
+    EvolutionConfig fields (islands=2, seed=7, ...).
 
     With background=False (default) the call returns when the run ends; an interrupt (the notebook's
     stop button) stops the run cleanly and the store keeps every finished evaluation. With
