@@ -143,6 +143,36 @@ LaunchDecl parse_launch(const DirectiveLine& directive) {
   launch.kernel = read_identifier(text, position);
   if (launch.kernel.empty()) directive.fail(fmt::format("{}; the kernel name is missing", kShape));
   skip_spaces(text, position);
+  // Template arguments of a C++ kernel (CUDA): `scale_add<2><<<...>>>`. The name keeps them as written,
+  // "scale_add<2>", which the CUDA backend resolves through NVRTC name expressions.
+  if (position < text.size() && text[position] == '<' && text.compare(position, 3, "<<<") != 0) {
+    const std::size_t open = position;
+    int angles = 0;
+    int parentheses = 0;
+    std::size_t close = std::string::npos;
+    for (std::size_t i = open; i < text.size(); ++i) {
+      const char c = text[i];
+      if (c == '(') ++parentheses;
+      if (c == ')') --parentheses;
+      if (parentheses != 0) continue;
+      if (c == '<') ++angles;
+      if (c == '>' && --angles == 0) {
+        close = i;
+        break;
+      }
+    }
+    if (close == std::string::npos) {
+      directive.fail(fmt::format("{}; the template arguments after the kernel name {} are not closed with \">\"",
+                                 kShape, launch.kernel));
+    }
+    const std::string arguments = trim(text.substr(open + 1, close - open - 1));
+    if (arguments.empty()) {
+      directive.fail(fmt::format("{}; the template argument list of {} is empty", kShape, launch.kernel));
+    }
+    launch.kernel += "<" + arguments + ">";
+    position = close + 1;
+    skip_spaces(text, position);
+  }
   if (text.compare(position, 3, "<<<") != 0) {
     directive.fail(fmt::format("{}; no \"<<<\" after the kernel name {}", kShape, launch.kernel));
   }

@@ -236,6 +236,12 @@ class OpenClBackend final : public Backend {
 
   std::uint64_t kernel(std::uint64_t module, const std::string& name) override {
     cl_program program = program_of(module);
+    if (name.find('<') != std::string::npos) {  // a CUDA template instance such as "scale<2>"
+      const std::string names = kernel_names(program);
+      throw NotFoundError(fmt::format("kernel '{}' names template arguments, but OpenCL C has no templates: launch "
+                                      "a __kernel function by its plain name (its __kernel functions: {})",
+                                      name, names.empty() ? "none" : names));
+    }
     cl_int status = CL_SUCCESS;
     cl_kernel handle = cl_.clCreateKernel(program, name.c_str(), &status);
     if (status == CL_INVALID_KERNEL_NAME || handle == nullptr) {

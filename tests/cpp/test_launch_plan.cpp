@@ -207,3 +207,35 @@ TEST_CASE("the plan examples of docs/candidate-format.md parse and evaluate", "[
   CHECK(tiled.launches.size() == 1);
   CHECK(tiled.launches[0].block[1] == "TILE");
 }
+
+TEST_CASE("plan: template arguments are part of the kernel name", "[launch_plan]") {
+  const LaunchPlan plan = LaunchPlan::parse(
+      "// @launch scale_add<2><<<ceil_div(N, 256), 256>>>(x, y, N)\n"
+      "// @launch gemm< 128, (4 > 2) > <<<dim3(8, 8), 256, 1024>>>(a, b, c)\n"
+      "// @launch reduce<Pair<float, int>><<<1, 32>>>(x)\n"
+      "// @launch plain <<<1, 1>>>()\n");
+  REQUIRE(plan.launches.size() == 4);
+  CHECK(plan.launches[0].kernel == "scale_add<2>");
+  CHECK(plan.launches[0].grid[0] == "ceil_div(N, 256)");
+  CHECK(plan.launches[0].block[0] == "256");
+  REQUIRE(plan.launches[0].args.size() == 3);
+  CHECK(plan.launches[0].args[2] == "N");
+  // Inner spaces are kept as written (NVRTC parses the name as C++); a '>' inside parentheses does not
+  // close the list.
+  CHECK(plan.launches[1].kernel == "gemm<128, (4 > 2)>");
+  CHECK(plan.launches[1].shared_bytes == "1024");
+  CHECK(plan.launches[2].kernel == "reduce<Pair<float, int>>");
+  CHECK(plan.launches[3].kernel == "plain");
+
+  auto message = [](const std::string& source) { return plan_error([&] { LaunchPlan::parse(source); }); };
+  const auto [unclosed, unclosed_line] = message("// @launch k<2<<<1, 1>>>(x)\n");
+  CHECK(contains(unclosed, "template arguments after the kernel name k are not closed"));
+  CHECK(unclosed_line == 1);
+  CHECK(contains(message("// @launch k<><<<1, 1>>>(x)\n").first, "template argument list of k is empty"));
+  CHECK(contains(message("// @launch k<2>(1, 1)(x)\n").first, "no \"<<<\" after the kernel name k<2>"));
+  // The message names its line once.
+  const auto [bad, bad_line] = message("// @launch k<2><<<1>>>(x)\n");
+  CHECK(bad.rfind("line 1: @launch: ", 0) == 0);
+  CHECK(bad.find("line 1:", 1) == std::string::npos);
+  CHECK(bad_line == 1);
+}
