@@ -6,6 +6,12 @@
 #   OUT=/tmp/out tools/gpu-check.sh                      # every step
 #   OUT=/tmp/out tools/gpu-check.sh build unit gpu       # the C++ side (about 5 minutes)
 #   OUT=/tmp/out tools/gpu-check.sh install devices bench   # the Python side and the benchmark
+#   KS_USE_ENV_CXX=1 OUT=/tmp/out tools/gpu-check.sh build gpu   # with the environment's $CXX and $CC
+#
+# The build and install steps use Ubuntu's /usr/bin/g++ and /usr/bin/gcc (libstdc++ linked dynamically)
+# unless KS_USE_ENV_CXX=1: then $CXX and $CC of the environment (the image sets /opt/gcc, which links
+# libstdc++ statically; the library hides its copy, see lib/CMakeLists.txt). Each choice has its own
+# build folders, so the two never mix.
 #
 # Steps: info build gpu unit install devices bench. A failing step does not stop the others (a step
 # that needs an earlier one says so); the exit status is the number of failed steps. Each step runs
@@ -17,7 +23,13 @@ root="$(pwd)"
 OUT="${OUT:-$root/gpu-check-out}"
 logs="$OUT/gpu-check"
 mkdir -p "$logs"
-build="$root/build/gpu"
+if [ "${KS_USE_ENV_CXX:-0}" = 1 ]; then
+  compiler_tag=env
+else
+  export CXX=/usr/bin/g++ CC=/usr/bin/gcc
+  compiler_tag=system
+fi
+build="$root/build/gpu-$compiler_tag"
 # Install into the environment of $python itself: there torch, triton, cupy, pybind11 and
 # scikit-build-core are present (a venv made from a venv would not see them).
 venv="$("${PYTHON:-python3}" -c 'import sys; print(sys.prefix)')"
@@ -30,7 +42,7 @@ steps=("$@")
 summary="$logs/summary.txt"
 failures=0
 note() { echo "$*" | tee -a "$summary"; }
-note "gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) in $root, steps: ${steps[*]}"
+note "gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) in $root, steps: ${steps[*]}, CXX=${CXX:-unset} ($compiler_tag)"
 
 # run_step NAME SECONDS FUNCTION: runs the step function in a child shell under a time limit, logs its
 # output, records the outcome.
@@ -57,7 +69,8 @@ step_info() {
   nvidia-smi || true
   echo "--- toolchain"
   uname -a
-  g++ --version | head -1
+  echo "CXX=${CXX:-unset} CC=${CC:-unset} (KS_USE_ENV_CXX=${KS_USE_ENV_CXX:-0})"
+  "${CXX:-g++}" --version | head -1
   cmake --version | head -1
   command -v ninja && ninja --version
   command -v nvcc && nvcc --version | tail -2
@@ -126,7 +139,8 @@ step_install() {
   # System site packages: torch, triton, cupy, numpy, pybind11 and scikit-build-core come from there.
   CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$venv/bin/python" -m pip install -v --no-index --no-build-isolation \
     --config-settings=cmake.define.SQLITE3_INCLUDE_DIR="$sqlite_dir" \
-    --config-settings=cmake.define.pybind11_DIR="$pybind_dir" . &&
+    --config-settings=cmake.define.pybind11_DIR="$pybind_dir" \
+    --config-settings=build-dir="build/python-$compiler_tag-{wheel_tag}" . &&
     (cd /tmp && "$venv/bin/python" -c 'import kernelsmith, sys; print("imported", kernelsmith.__file__, kernelsmith.__version__)')
 }
 
@@ -147,7 +161,7 @@ step_bench() {
   "$venv/bin/python" bench/bench_evaluator.py --out "$logs/bench_evaluator.json"
 }
 
-export root OUT logs build venv jobs python
+export root OUT logs build venv jobs python compiler_tag
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
   step_devices step_bench
 

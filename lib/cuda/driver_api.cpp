@@ -48,7 +48,7 @@ std::vector<std::string> driver_library_candidates() {
 std::unique_ptr<DriverApi> load_driver_api() {
   static std::mutex libraries_mutex;
   // Each successful load's DynamicLibrary is kept (never freed) so its handle outlives the tables.
-  static std::vector<std::unique_ptr<DynamicLibrary>> libraries;
+  static auto& libraries = *new std::vector<std::unique_ptr<DynamicLibrary>>;  // never destroyed
 
   auto library = std::make_unique<DynamicLibrary>("CUDA driver", driver_library_candidates());
   auto api = std::make_unique<DriverApi>();
@@ -94,19 +94,29 @@ std::unique_ptr<DriverApi> load_driver_api() {
   return api;
 }
 
+// The table, its library and a remembered failure live until the process ends and are never destroyed
+// (allocated once, no static destructor). At exit the driver tears itself down with its own atexit
+// handlers, and backends still alive then (a Python module's, say) must be able to call it until the
+// last moment; a destructor of ours running in between would leave them a dangling table. It also
+// keeps exit clean where the library carries its own copy of libstdc++ (toolchains that link it
+// statically; lib/CMakeLists.txt hides it): no object of ours is torn down at exit by code that may
+// resolve to the executable's copy of the C++ runtime instead of ours.
 const DriverApi& driver() {
-  static std::once_flag once;
-  static std::unique_ptr<DriverApi> api;
-  static std::exception_ptr failure;
-  std::call_once(once, [] {
+  struct Loaded {
+    std::unique_ptr<DriverApi> api;
+    std::exception_ptr failure;
+  };
+  static const Loaded* const loaded = [] {
+    auto* result = new Loaded;
     try {
-      api = load_driver_api();
+      result->api = load_driver_api();
     } catch (...) {
-      failure = std::current_exception();
+      result->failure = std::current_exception();
     }
-  });
-  if (failure) std::rethrow_exception(failure);
-  return *api;
+    return result;
+  }();
+  if (loaded->failure) std::rethrow_exception(loaded->failure);
+  return *loaded->api;
 }
 
 std::string describe_result(CUresult result) {

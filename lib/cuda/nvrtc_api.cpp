@@ -47,7 +47,7 @@ std::vector<std::string> nvrtc_library_candidates() {
 std::unique_ptr<NvrtcApi> load_nvrtc_api() {
   static std::mutex libraries_mutex;
   // Kept for the life of the process, so the table's pointers never dangle.
-  static std::vector<std::unique_ptr<DynamicLibrary>> libraries;
+  static auto& libraries = *new std::vector<std::unique_ptr<DynamicLibrary>>;  // never destroyed
 
   auto library = std::make_unique<DynamicLibrary>("NVRTC", nvrtc_library_candidates());
   auto api = std::make_unique<NvrtcApi>();
@@ -73,19 +73,23 @@ std::unique_ptr<NvrtcApi> load_nvrtc_api() {
   return api;
 }
 
+// Never destroyed, like the driver's table (driver() in driver_api.cpp says why).
 const NvrtcApi& nvrtc() {
-  static std::once_flag once;
-  static std::unique_ptr<NvrtcApi> api;
-  static std::exception_ptr failure;
-  std::call_once(once, [] {
+  struct Loaded {
+    std::unique_ptr<NvrtcApi> api;
+    std::exception_ptr failure;
+  };
+  static const Loaded* const loaded = [] {
+    auto* result = new Loaded;
     try {
-      api = load_nvrtc_api();
+      result->api = load_nvrtc_api();
     } catch (...) {
-      failure = std::current_exception();
+      result->failure = std::current_exception();
     }
-  });
-  if (failure) std::rethrow_exception(failure);
-  return *api;
+    return result;
+  }();
+  if (loaded->failure) std::rethrow_exception(loaded->failure);
+  return *loaded->api;
 }
 
 void throw_nvrtc_error(nvrtcResult result, const char* call, const char* file, int line) {

@@ -57,8 +57,10 @@ int cancel_after_deadline(void* payload, void* /*reserved*/) {
   return 1;
 }
 
+// The regular expressions below are allocated once and never destroyed: no static destructor of this
+// library runs at exit (see driver() in driver_api.cpp for why).
 bool is_identifier(const std::string& text) {
-  static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
+  static const std::regex& identifier = *new std::regex("[A-Za-z_][A-Za-z0-9_]*");
   return std::regex_match(text, identifier);
 }
 
@@ -130,7 +132,7 @@ struct Target {
 };
 
 Target parse_target(const std::string& target, const NvrtcApi& api) {
-  static const std::regex pattern("sm_([0-9]{2,3})([af]?)");
+  static const std::regex& pattern = *new std::regex("sm_([0-9]{2,3})([af]?)");
   std::smatch match;
   if (!std::regex_match(target, match, pattern)) {
     throw ValidationError(fmt::format(
@@ -177,7 +179,8 @@ std::string demangle(const std::string& symbol) {
 
 std::string toolkit_include_directory() {
   static std::once_flag once;
-  static std::string directory;
+  // Never destroyed, like every process-wide object of this backend (see driver() in driver_api.cpp).
+  static std::string& directory = *new std::string;
   std::call_once(once, [] {
     std::vector<std::filesystem::path> candidates;
     for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
@@ -207,13 +210,13 @@ std::string toolkit_include_directory() {
 
 std::vector<KernelResources> parse_ptxas_resources(
     const std::string& log, const std::vector<std::pair<std::string, std::string>>& symbol_to_name) {
-  static const std::regex entry_line(R"(Compiling entry function '([^']+)')");
-  static const std::regex properties_line(R"(Function properties for (\S+))");
-  static const std::regex frame_line(
+  static const std::regex& entry_line = *new std::regex(R"(Compiling entry function '([^']+)')");
+  static const std::regex& properties_line = *new std::regex(R"(Function properties for (\S+))");
+  static const std::regex& frame_line = *new std::regex(
       R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  static const std::regex registers_field(R"(Used (\d+) registers)");
-  static const std::regex shared_field(R"((\d+) bytes smem)");
-  static const std::regex cumulative_stack_field(R"((\d+) bytes cumulative stack size)");
+  static const std::regex& registers_field = *new std::regex(R"(Used (\d+) registers)");
+  static const std::regex& shared_field = *new std::regex(R"((\d+) bytes smem)");
+  static const std::regex& cumulative_stack_field = *new std::regex(R"((\d+) bytes cumulative stack size)");
 
   std::vector<KernelResources> kernels;
   std::vector<std::string> symbols;  // parallel to kernels
