@@ -127,7 +127,10 @@ class CudaBackend final : public Backend {
   const DeviceInfo& device() const override { return info_; }
 
   CompiledProgram compile(const std::string& source, const CompileOptions& options) override {
-    return cuda::compile_with_nvrtc(source, options, options.target.empty() ? compile_target_ : options.target);
+    CompiledProgram program =
+        cuda::compile_with_nvrtc(source, options, options.target.empty() ? compile_target_ : options.target);
+    if (program.report.ok) complete_resources_from_driver(program, options.kernels);
+    return program;
   }
 
   std::uint64_t load(const CompiledProgram& program) override {
@@ -332,6 +335,53 @@ class CudaBackend final : public Backend {
     std::vector<KernelParam> params;
     std::size_t dynamic_shared_limit = kDefaultDynamicSharedLimit;
   };
+
+  // A compile may come back without ptxas's report: NVRTC serves a program from the driver's compute
+  // cache with an empty log (compile_with_nvrtc turns that cache off where NVRTC has --no-cache, but an
+  // older NVRTC or another toolkit may still print nothing). Per-kernel resources must be there after
+  // every successful compile, and the driver knows them once the cubin is loaded: load it, read each
+  // planned kernel's attributes, unload. Spills and the stack frame stay unknown (-1); the local memory
+  // per thread covers both. Kernels the cubin lacks are left out here; load() and kernel() report them.
+  // Only a lost context is an error.
+  void complete_resources_from_driver(CompiledProgram& program, const std::vector<std::string>& kernels) {
+    if (program.target.rfind(info_.architecture, 0) != 0) return;  // a cubin for another device: cannot load
+    std::vector<std::string> missing;
+    for (const auto& name : kernels) {
+      const bool reported = std::any_of(program.report.kernels.begin(), program.report.kernels.end(),
+                                        [&](const KernelResources& k) { return k.name == name; });
+      if (!reported && std::find(missing.begin(), missing.end(), name) == missing.end()) missing.push_back(name);
+    }
+    if (missing.empty() || program.binary.empty()) return;
+    const auto check = [](CUresult result, const char* call) {
+      if (cuda::is_sticky_error(result)) cuda::throw_driver_error(result, call, __FILE__, __LINE__);
+      return result == CUDA_SUCCESS;
+    };
+    bind();
+    CUmodule module = nullptr;
+    if (!check(api_.cuModuleLoadData(&module, program.binary.data()), "cuModuleLoadData")) return;
+    for (const auto& name : missing) {
+      const auto symbol = program.symbols.find(name);
+      const std::string& symbol_name = symbol != program.symbols.end() ? symbol->second : name;
+      CUfunction function = nullptr;
+      if (!check(api_.cuModuleGetFunction(&function, module, symbol_name.c_str()), "cuModuleGetFunction")) continue;
+      KernelResources resources;
+      resources.name = name;
+      int registers = 0;
+      int shared = 0;
+      int local = 0;
+      if (check(api_.cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, function), "cuFuncGetAttribute") &&
+          check(api_.cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function),
+                "cuFuncGetAttribute") &&
+          check(api_.cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, function),
+                "cuFuncGetAttribute")) {
+        resources.registers = registers;
+        resources.shared_bytes = shared;
+        resources.local_bytes = local;
+        program.report.kernels.push_back(resources);
+      }
+    }
+    check(api_.cuModuleUnload(module), "cuModuleUnload");
+  }
 
   // Makes the backend's context current on the calling thread. Cheap (a thread-local store in the
   // driver), and it lets a backend be used from a thread other than the one that created it.

@@ -287,6 +287,11 @@ CompiledProgram compile_with_nvrtc(const std::string& source, const CompileOptio
       "--std=c++17",
       "--ptxas-options=-v",  // registers, spills, stack and shared memory per kernel, in the log
   };
+  // NVRTC 13 keeps compiled programs in the driver's compute cache (~/.nv/ComputeCache) where a driver
+  // is installed, and a program served from there comes with an empty log: no ptxas report, so no
+  // per-kernel resources (seen on an H200 with NVRTC 13.0 and driver 580). The evaluator caches
+  // compiled programs itself, keyed by source and options, so NVRTC's cache is turned off.
+  if (api.version_major >= 13) arguments.emplace_back("--no-cache");
   if (const std::string include = toolkit_include_directory(); !include.empty()) {
     arguments.push_back("--include-path=" + include);
     // CUDA 13 keeps libcu++ and CUB under include/cccl.

@@ -197,6 +197,42 @@ TEST_CASE("targets are checked before compiling", "[cuda][compile]") {
   CHECK(specific.target == "sm_90a");
 }
 
+TEST_CASE("an arch-specific target (sm_90a) reports per-kernel resources", "[cuda][compile]") {
+  // What a device backend compiles for on Hopper. A template kernel too: its report is named as the
+  // plan names it.
+  const char* source = R"(
+extern "C" __global__ void axpy(const float* x, float* y, int a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+template <int SCALE>
+__global__ void scale_add(const float* x, float* y, int n) {
+  __shared__ float tile[128];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  tile[threadIdx.x % 128] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  if (i < n) y[i] += SCALE * tile[threadIdx.x % 128];
+}
+)";
+  CompileOptions options = for_target("sm_90a");
+  options.kernels = {"axpy", "scale_add<2>"};
+  const CompiledProgram program = compile_offline("cuda", source, options);
+  INFO(program.report.log);
+  REQUIRE(program.report.ok);
+  CHECK(program.target == "sm_90a");
+  REQUIRE(program.report.kernels.size() == 2);
+  const KernelResources* axpy = find_kernel(program.report, "axpy");
+  REQUIRE(axpy != nullptr);
+  CHECK(axpy->registers > 0);
+  CHECK(axpy->spill_store_bytes == 0);
+  CHECK(axpy->stack_bytes == 0);
+  const KernelResources* scale_add = find_kernel(program.report, "scale_add<2>");
+  REQUIRE(scale_add != nullptr);
+  CHECK(scale_add->registers > 0);
+  CHECK(scale_add->shared_bytes == 128 * 4);
+  CHECK(program.symbols.count("scale_add<2>") == 1);
+}
+
 TEST_CASE("a compile that runs past its timeout is cancelled", "[cuda][compile]") {
   if (detail::cuda::nvrtc().nvrtcSetFlowCallback == nullptr) {
     WARN("skipped: this NVRTC (" << detail::cuda::nvrtc().description() << ") cannot cancel a compile");
