@@ -122,9 +122,11 @@ def _make_mutator(ks, args: argparse.Namespace):
             "--mutator llm needs --llm-url (an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1) "
             "and --model (e.g. gpt-4o-mini); the API key is read from --api-key-env"
         )
-    from kernelsmith.llm import make_llm_mutator
+    from kernelsmith.llm import mutator_from_cli
 
-    return make_llm_mutator(args.llm_url, args.model, args.api_key_env, seed=args.seed)
+    # Several comma-separated models make an ensemble; its bandit learns from each step's outcome.
+    mutator, args.llm_feedback = mutator_from_cli(args.llm_url, args.model, args.api_key_env, seed=args.seed)
+    return mutator
 
 
 def _program_summary(program) -> dict:
@@ -170,6 +172,8 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     log = sys.stderr if args.json else sys.stdout
 
     def report(progress) -> None:
+        if getattr(args, "llm_feedback", None):
+            args.llm_feedback(progress)
         if progress.program_id:
             status = str(progress.status).split(".")[-1]
             mark = " *" if progress.improved else ""

@@ -559,3 +559,32 @@ def test_the_command_line_glue_and_ensemble_feedback():
     assert stats.reward_sum == pytest.approx(0.5)  # 0.5 improvement over 1000 tokens at 1 per 1k
     callback(Progress())  # an outcome counts once
     assert feedback.ensemble.bandit.stats()["a"].updates == 1
+
+
+@pytest.mark.skipif(not opencl_available(), reason="no OpenCL device (install pocl-opencl-icd)")
+def test_kernelsmith_evolve_with_the_llm_mutator(tmp_path, capsys):
+    """`kernelsmith evolve --mutator llm --llm-url ... --model a,b` on PoCL against the loopback server."""
+    from kernelsmith.cli import main
+
+    task_data = json.loads(kernelsmith.Task.load("relu").to_json())
+    task_data["sizes"] = {"N": 1 << 16}
+    manifest = tmp_path / "task.json"
+    manifest.write_text(json.dumps(task_data))
+    blocks = iter([32, 64, 128, 512, 1024, 16, 8])
+
+    def responder(body, index):
+        return chat_reply(f"Try another work-group size.\n```opencl\n{opencl_relu(next(blocks))}```\n")
+
+    db = tmp_path / "run.db"
+    with LoopbackLlmServer(responder=responder) as server:
+        status = main(["evolve", "--task", str(manifest), "--backend", "opencl", "--mutator", "llm",
+                       "--llm-url", server.url, "--model", "model-a,model-b", "--api-key-env", "",
+                       "--budget", "4", "--islands", "1", "--db", str(db), "--json"])
+    assert status == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["evaluations"] == 4
+    assert [r.body["model"] for r in server.received[:2]] == ["model-a", "model-b"]
+    store = kernelsmith.RunStore(str(db), True)
+    (run,) = store.runs()
+    models = [s.model for s in store.steps(run.id) if s.mutation.startswith("llm")]
+    assert models == [r.body["model"] for r in server.received]
