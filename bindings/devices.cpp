@@ -19,6 +19,7 @@ void bind_devices(py::module_& m) {
       .def_readwrite("vendor", &DeviceInfo::vendor)
       .def_readwrite("platform", &DeviceInfo::platform)
       .def_readwrite("architecture", &DeviceInfo::architecture)
+      .def_readwrite("driver_version", &DeviceInfo::driver_version, "keys the cache of measured peaks; empty when unknown")
       .def_readwrite("compute_units", &DeviceInfo::compute_units, "SMs on CUDA, compute units on OpenCL")
       .def_readwrite("warp_size", &DeviceInfo::warp_size)
       .def_readwrite("max_threads_per_block", &DeviceInfo::max_threads_per_block)

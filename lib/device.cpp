@@ -80,6 +80,7 @@ std::string to_json(const std::vector<BackendInfo>& backends) {
                                   {"vendor", d.vendor},
                                   {"platform", d.platform},
                                   {"architecture", d.architecture},
+                                  {"driver_version", d.driver_version},
                                   {"compute_units", d.compute_units},
                                   {"warp_size", d.warp_size},
                                   {"max_threads_per_block", d.max_threads_per_block},
