@@ -9,8 +9,8 @@
 #include <unordered_set>
 
 #include "detail/random.hpp"
+#include "detail/source_digest.hpp"
 #include "kernelsmith/error.hpp"
-#include "kernelsmith/novelty.hpp"
 
 namespace kernelsmith {
 
@@ -99,6 +99,7 @@ struct MapElitesArchive::State {
   struct Holder {
     Program program;
     std::vector<int> bins;
+    std::string code_hash;  // normalised source hash
     int references = 0;
   };
   struct Island {
@@ -127,39 +128,49 @@ MapElitesArchive::MapElitesArchive(ArchiveConfig config) : config_(std::move(con
 
 MapElitesArchive::~MapElitesArchive() = default;
 
-std::vector<double> MapElitesArchive::features(const Program& program) const {
+namespace {
+
+// Descriptor values; `tokens` < 0 means not yet counted (counted here when "complexity" needs it).
+std::vector<double> compute_features(const ArchiveConfig& config, const Program& program, double tokens,
+                                     double reference_tokens) {
   std::vector<double> values;
-  values.reserve(config_.features.size());
-  double tokens = -1.0;
-  for (const FeatureDescriptor& feature : config_.features) {
+  values.reserve(config.features.size());
+  for (const FeatureDescriptor& feature : config.features) {
     if (feature.compute) {
       values.push_back(feature.compute(program));
       continue;
     }
     if (feature.name == "complexity" && tokens < 0.0) {
-      tokens = static_cast<double>(source_tokens(program.candidate.source).size());
+      tokens = static_cast<double>(detail::digest_source(program.candidate.language, program.candidate.source).tokens);
     }
-    values.push_back(builtin_feature(feature.name, program, tokens, state_->reference_tokens));
+    values.push_back(builtin_feature(feature.name, program, tokens, reference_tokens));
   }
   return values;
 }
 
-std::vector<int> MapElitesArchive::cell_of(const Program& program) const {
-  const std::vector<double> values = features(program);
+std::vector<int> bins_of(const ArchiveConfig& config, const std::vector<double>& values) {
   std::vector<int> bins(values.size());
   for (std::size_t d = 0; d < values.size(); ++d) {
-    const FeatureDescriptor& feature = config_.features[d];
+    const FeatureDescriptor& feature = config.features[d];
     const double value = values[d];
     int bin = 0;
-    if (std::isnan(value)) {
-      bin = 0;
-    } else {
+    if (!std::isnan(value)) {
       const double position = (value - feature.min) / (feature.max - feature.min) * feature.bins;
       bin = position <= 0.0 ? 0 : position >= feature.bins ? feature.bins - 1 : static_cast<int>(position);
     }
     bins[d] = bin;
   }
   return bins;
+}
+
+}  // namespace
+
+std::vector<double> MapElitesArchive::features(const Program& program) const {
+  return compute_features(config_, program, -1.0, state_->reference_tokens);
+}
+
+std::vector<int> MapElitesArchive::cell_of(const Program& program) const {
+  return bins_of(config_, features(program));
 }
 
 namespace {
@@ -185,16 +196,19 @@ bool MapElitesArchive::add(const Program& program) {
   }
   State& state = *state_;
   State::Island& island = state.islands[static_cast<std::size_t>(program.island)];
-  island.code_hashes.insert(normalized_source_hash(program.candidate.language, program.candidate.source));
+  // One pass over the source gives the code hash and the token count.
+  const detail::SourceDigest digest = detail::digest_source(program.candidate.language, program.candidate.source);
+  island.code_hashes.insert(digest.hash);
   if (state.reference_tokens <= 0.0) {
     // The first program offered (the task's reference, in a run) sets the complexity scale.
-    state.reference_tokens = static_cast<double>(std::max<std::size_t>(1, source_tokens(program.candidate.source).size()));
+    state.reference_tokens = static_cast<double>(std::max<std::size_t>(1, digest.tokens));
   }
   if (!program.correct()) return false;
 
   const std::string key = State::key(program);
   if (state.holders.count(key) != 0) return false;  // already held on this island
-  std::vector<int> bins = cell_of(program);
+  std::vector<int> bins =
+      bins_of(config_, compute_features(config_, program, static_cast<double>(digest.tokens), state.reference_tokens));
   const std::int64_t cell_key = flatten(bins, config_.features);
 
   bool entered = false;
@@ -203,6 +217,7 @@ bool MapElitesArchive::add(const Program& program) {
     State::Holder& holder = state.holders[key];
     holder.program = program;
     holder.bins = bins;
+    holder.code_hash = digest.hash;
     ++holder.references;
     if (occupant != island.cells.end()) {
       const std::string previous = occupant->second;
@@ -229,6 +244,7 @@ bool MapElitesArchive::add(const Program& program) {
       if (holder.references == 0) {
         holder.program = program;
         holder.bins = bins;
+        holder.code_hash = digest.hash;
       }
       ++holder.references;
       state.elites.insert(position, key);
@@ -249,7 +265,12 @@ std::vector<std::pair<const Program*, std::string>> MapElitesArchive::inspiratio
   if (count <= 0) return chosen;
   const State& state = *state_;
   std::unordered_set<std::string> taken{parent.id()};
-  const std::string parent_hash = normalized_source_hash(parent.candidate.language, parent.candidate.source);
+  // The parent's code hash and cell: from its holder when the archive has it, else computed.
+  auto parent_holder = state.holders.find(State::key(parent));
+  const bool parent_held = parent_holder != state.holders.end();
+  const std::string parent_hash =
+      parent_held ? parent_holder->second.code_hash
+                  : detail::digest_source(parent.candidate.language, parent.candidate.source).hash;
   auto take = [&](const Program* program, const char* reason) {
     if (program == nullptr || static_cast<int>(chosen.size()) >= count) return false;
     if (!taken.insert(program->id()).second) return false;
@@ -272,9 +293,9 @@ std::vector<std::pair<const Program*, std::string>> MapElitesArchive::inspiratio
   }
 
   // Nearby: occupants of the island's cells closest to the parent's cell (within distance 2).
-  const std::vector<int> parent_bins = cell_of(parent);
+  const std::vector<int> parent_bins = parent_held ? parent_holder->second.bins : cell_of(parent);
   std::vector<std::pair<int, const Program*>> near;
-  std::vector<const Program*> far;
+  std::vector<const State::Holder*> far;
   for (const auto& [cell_key, holder_key] : island.cells) {
     (void)cell_key;
     const State::Holder& holder = state.holders.at(holder_key);
@@ -282,7 +303,7 @@ std::vector<std::pair<const Program*, std::string>> MapElitesArchive::inspiratio
     if (distance <= 2) {
       near.emplace_back(distance, &holder.program);
     } else {
-      far.push_back(&holder.program);
+      far.push_back(&holder);
     }
   }
   std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) {
@@ -298,25 +319,25 @@ std::vector<std::pair<const Program*, std::string>> MapElitesArchive::inspiratio
 
   // Diverse: random occupants of distant cells, then of other islands' cells. Sorted first so that
   // the draw does not depend on hash-table order.
-  auto by_rank = [](const Program* a, const Program* b) { return better_program(*a, *b); };
+  auto by_rank = [](const State::Holder* a, const State::Holder* b) { return better_program(a->program, b->program); };
   std::sort(far.begin(), far.end(), by_rank);
-  std::vector<const Program*> elsewhere;
+  std::vector<const State::Holder*> elsewhere;
   for (int other = 0; other < config_.islands; ++other) {
     if (other == island_number) continue;
     for (const auto& [cell_key, holder_key] : state.islands[static_cast<std::size_t>(other)].cells) {
       (void)cell_key;
-      elsewhere.push_back(&state.holders.at(holder_key).program);
+      elsewhere.push_back(&state.holders.at(holder_key));
     }
   }
   std::sort(elsewhere.begin(), elsewhere.end(), by_rank);
-  for (std::vector<const Program*>* pool : {&far, &elsewhere}) {
+  for (std::vector<const State::Holder*>* pool : {&far, &elsewhere}) {
     while (!pool->empty() && static_cast<int>(chosen.size()) < count) {
       const std::size_t pick = detail::uniform_index(rng, pool->size());
-      const Program* program = (*pool)[pick];
+      const State::Holder* holder = (*pool)[pick];
       (*pool)[pick] = pool->back();
       pool->pop_back();
-      if (normalized_source_hash(program->candidate.language, program->candidate.source) == parent_hash) continue;
-      take(program, "diverse");
+      if (holder->code_hash == parent_hash) continue;
+      take(&holder->program, "diverse");
     }
   }
   // Too few distant programs: fill with what is left near and at the top.
@@ -368,8 +389,14 @@ std::vector<const Program*> MapElitesArchive::island_cells(int island) const {
 }
 
 const Program* MapElitesArchive::island_best(int island) const {
-  const std::vector<const Program*> programs = island_cells(island);
-  return programs.empty() ? nullptr : programs.front();
+  if (island < 0 || island >= config_.islands) return nullptr;
+  const Program* best = nullptr;
+  for (const auto& [cell_key, holder_key] : state_->islands[static_cast<std::size_t>(island)].cells) {
+    (void)cell_key;
+    const Program& program = state_->holders.at(holder_key).program;
+    if (best == nullptr || better_program(program, *best)) best = &program;
+  }
+  return best;
 }
 
 double MapElitesArchive::coverage(int island) const {
@@ -381,7 +408,7 @@ double MapElitesArchive::coverage(int island) const {
 bool MapElitesArchive::island_has_code(int island, const Program& program) const {
   if (island < 0 || island >= config_.islands) return false;
   return state_->islands[static_cast<std::size_t>(island)].code_hashes.count(
-             normalized_source_hash(program.candidate.language, program.candidate.source)) != 0;
+             detail::digest_source(program.candidate.language, program.candidate.source).hash) != 0;
 }
 
 std::vector<Program> MapElitesArchive::migrate() {
@@ -389,18 +416,24 @@ std::vector<Program> MapElitesArchive::migrate() {
   if (config_.islands < 2 || config_.migration.rate <= 0.0) return migrants;
   for (int from = 0; from < config_.islands; ++from) {
     const int to = (from + 1) % config_.islands;
-    std::vector<const Program*> sources;
-    for (const Program* program : island_cells(from)) {
-      if (!program->migrant) sources.push_back(program);
+    std::vector<const State::Holder*> sources;
+    for (const auto& [cell_key, holder_key] : state_->islands[static_cast<std::size_t>(from)].cells) {
+      (void)cell_key;
+      const State::Holder& holder = state_->holders.at(holder_key);
+      if (!holder.program.migrant) sources.push_back(&holder);
     }
+    std::sort(sources.begin(), sources.end(), [](const State::Holder* a, const State::Holder* b) {
+      return better_program(a->program, b->program);
+    });
+    const auto& target_codes = state_->islands[static_cast<std::size_t>(to)].code_hashes;
     if (sources.empty()) continue;
     const auto quota = std::max<std::size_t>(
         1, static_cast<std::size_t>(std::llround(config_.migration.rate * static_cast<double>(sources.size()))));
     std::size_t sent = 0;
-    for (const Program* program : sources) {
+    for (const State::Holder* holder : sources) {
       if (sent >= quota) break;
-      if (island_has_code(to, *program)) continue;
-      Program copy = *program;
+      if (target_codes.count(holder->code_hash) != 0) continue;
+      Program copy = holder->program;
       copy.island = to;
       copy.migrant = true;
       copy.children = 0;
