@@ -65,6 +65,8 @@ def _task_summary(task) -> dict:
             "flops_at_timing_sizes": task.flops(sizes),
             "bytes_at_timing_sizes": task.min_bytes(sizes),
         },
+        "seeds": sorted(task.seeds),
+        "pytorch": task.pytorch,
         "folder": str(task.folder),
     }
 
