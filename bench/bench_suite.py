@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""The built-in task suite on a CUDA GPU: a short evolution per task, the best kernel measured side by
+side with the task's reference, PyTorch eager and torch.compile.
+
+For each task (tasks/*/task.json with a CUDA reference):
+
+1. An evolution through the Python API (``kernelsmith.Evolution``) with the parameter mutator, which
+   varies the seed's ``// @tune`` parameters: a fixed evaluation budget, screen-mode timing, and a wall
+   time share of the whole run's limit.
+2. The best candidate evaluated again in strict mode (the final numbers): its median time, its speedup
+   over the task's reference (timed by the same protocol in the same evaluation) and its speed of light
+   (the fraction of the device's measured peak bandwidth or fp32 throughput, from ``Evaluation.sol``).
+3. The task's ``pytorch`` expression on inputs drawn from the task's distributions at the timing sizes,
+   timed eager and under ``torch.compile`` (``triton.testing.do_bench``, median, L2 flushed between
+   runs, as the evaluator flushes it).
+
+Prints one table, and with ``--json`` writes every number. A task that fails is reported with its error
+and the run goes on. Targets checked in the last column: memory-bound tasks at >= 80% of the measured
+peak bandwidth, half-precision matrix products at >= 50% of cuBLAS (torch.matmul).
+
+    python3 bench/bench_suite.py                   # every task, about 8 minutes on an H100
+    python3 bench/bench_suite.py --tasks relu,softmax --budget 12 --json suite.json
+    python3 bench/bench_suite.py --backend opencl --no-pytorch --tasks relu --budget 4   # smoke test, no GPU
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+REPO = Path(__file__).resolve().parents[1]
+
+TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
+                "int8": "int8", "uint8": "uint8", "int32": "int32", "int64": "int64"}
+
+# Tasks whose targets are relative to cuBLAS rather than to the device's bandwidth.
+CUBLAS_TASKS = {"matmul_fp16", "matmul_bf16"}
+MEMORY_BOUND_TARGET = 0.80
+CUBLAS_TARGET = 0.50
+# Below this many flops per byte at the timing sizes a task is memory-bound on an H100.
+MEMORY_BOUND_INTENSITY = 10.0
+
+
+@dataclass
+class TaskResult:
+    task: str
+    status: str = "ok"  # "ok", or "failed: <what>"
+    evaluations: int = 0
+    evolution_seconds: float = 0.0
+    stop_reason: str = ""
+    best_id: str = ""
+    best_params: Dict[str, int] = field(default_factory=dict)
+    best_ms: float = math.nan
+    best_noise: float = math.nan
+    reference_ms: float = math.nan
+    speedup_vs_reference: float = math.nan
+    eager_ms: float = math.nan
+    compiled_ms: float = math.nan
+    speedup_vs_eager: float = math.nan
+    speedup_vs_compiled: float = math.nan
+    bandwidth_fraction: float = math.nan
+    compute_fraction: float = math.nan
+    achieved_gbps: float = math.nan
+    achieved_gflops: float = math.nan
+    memory_bound: bool = False
+    target: str = ""
+    target_met: Optional[bool] = None
+    notes: List[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------ the tasks
+
+
+def task_manifests(names: Optional[List[str]]) -> Dict[str, Dict[str, Any]]:
+    manifests = {}
+    for path in sorted((REPO / "tasks").glob("*/task.json")):
+        manifest = json.loads(path.read_text())
+        if names and manifest["name"] not in names:
+            continue
+        if "cuda" not in manifest.get("references", {}):
+            continue
+        manifest["_folder"] = str(path.parent)
+        manifests[manifest["name"]] = manifest
+    if names:
+        missing = sorted(set(names) - set(manifests))
+        if missing:
+            raise SystemExit(f"unknown or non-CUDA tasks: {', '.join(missing)}")
+    return manifests
+
+
+def evaluate_expression(expression: str, sizes: Dict[str, int]) -> int:
+    allowed = set("0123456789+-*/() ") | set("".join(sizes))
+    if not set(str(expression)) <= allowed:
+        raise ValueError(f"cannot evaluate {expression!r} here")
+    return int(eval(str(expression).replace("/", "//"), {"__builtins__": {}}, dict(sizes)))  # noqa: S307
+
+
+# ------------------------------------------------------------------------------------------ PyTorch side
+
+
+def make_inputs(manifest: Dict[str, Any], seed: int) -> Dict[str, Any]:
+    import torch
+
+    generator = torch.Generator(device="cuda")
+    generator.manual_seed(seed)
+    sizes = manifest["sizes"]
+    tensors = {}
+    for spec in manifest["tensors"]:
+        if spec.get("role", "input") != "input":
+            continue
+        shape = [evaluate_expression(e, sizes) for e in spec["shape"]]
+        dtype = getattr(torch, TORCH_DTYPES[spec.get("dtype", "float32")])
+        dist = spec.get("distribution", {"kind": "normal", "a": 0.0, "b": 1.0})
+        a, b = float(dist.get("a", 0.0)), float(dist.get("b", 1.0))
+        if dist.get("kind") == "integers":
+            value = torch.randint(int(a), int(b) + 1, shape, generator=generator, device="cuda")
+        elif dist.get("kind") == "uniform":
+            value = torch.rand(shape, generator=generator, device="cuda") * (b - a) + a
+        else:
+            value = torch.randn(shape, generator=generator, device="cuda") * b + a
+        tensors[spec["name"]] = value.to(dtype).contiguous()
+    return tensors
+
+
+def time_pytorch(manifest: Dict[str, Any], compile_too: bool) -> Dict[str, float]:
+    """Median times of the task's PyTorch expression, eager and compiled."""
+    import torch
+    from triton.testing import do_bench
+
+    inputs = make_inputs(manifest, seed=1)
+    expression = manifest["pytorch"]
+    scope = {"torch": torch, "math": math, **manifest["sizes"]}
+    names = list(inputs)
+    code = compile(expression, f"<{manifest['name']}.pytorch>", "eval")
+
+    def eager(*tensors):
+        return eval(code, scope, dict(zip(names, tensors)))  # the manifest's own expression  # noqa: S307
+
+    arguments = [inputs[n] for n in names]
+    times = {}
+    with torch.no_grad():
+        eager(*arguments)
+        torch.cuda.synchronize()
+        times["eager_ms"] = do_bench(lambda: eager(*arguments), warmup=25, rep=200, return_mode="median")
+        if compile_too:
+            compiled = torch.compile(eager, dynamic=False)
+            compiled(*arguments)  # the compile, outside the timing
+            torch.cuda.synchronize()
+            times["compiled_ms"] = do_bench(lambda: compiled(*arguments), warmup=25, rep=200, return_mode="median")
+    return times
+
+
+# ------------------------------------------------------------------------------------------ kernelsmith side
+
+
+def kernelsmith_module():
+    import kernelsmith
+
+    needed = ["Task", "EvaluatorOptions", "create_evaluator", "ParamMutator", "EvolutionConfig", "Evolution"]
+    missing = [name for name in needed if not hasattr(kernelsmith, name)]
+    if missing:
+        raise SystemExit(f"this kernelsmith build lacks the Python bindings {', '.join(missing)}; "
+                         "build the _core target with the search and evaluator bindings")
+    return kernelsmith
+
+
+def make_evaluator(ks, backend: str, mode: str, cache_dir: str):
+    options = ks.EvaluatorOptions()
+    options.backend = backend
+    options.mode = mode
+    options.cache_dir = cache_dir
+    return ks.create_evaluator(options)
+
+
+def run_task(ks, manifest: Dict[str, Any], screen, strict, args, wall_seconds: float) -> TaskResult:
+    result = TaskResult(task=manifest["name"])
+    sizes = manifest["sizes"]
+    flops = evaluate_expression(manifest["work"]["flops"], sizes)
+    min_bytes = evaluate_expression(manifest["work"]["bytes"], sizes)
+    result.memory_bound = manifest["name"] not in CUBLAS_TASKS and flops / max(min_bytes, 1) < MEMORY_BOUND_INTENSITY
+
+    task = ks.Task.load(manifest["_folder"])
+    config = ks.EvolutionConfig()
+    config.budget = args.budget
+    config.wall_seconds = wall_seconds
+    config.islands = 1
+    config.mutations_in_flight = 2
+    config.seed = args.seed
+    config.language = args.backend
+    config.db_path = ":memory:"
+    evolution = ks.Evolution(task, screen, ks.ParamMutator(), config)
+    started = time.perf_counter()
+    outcome = evolution.run()
+    result.evolution_seconds = time.perf_counter() - started
+    result.evaluations = int(outcome.evaluations)
+    result.stop_reason = str(outcome.stop_reason)
+    if outcome.best is None:
+        raise RuntimeError(f"no correct candidate after {outcome.evaluations} evaluations ({outcome.stop_reason})")
+    best = outcome.best.candidate
+    result.best_id = best.id()
+    result.best_params = dict(ks.ParamMutator.values_of(best.source))
+
+    # The final numbers: strict mode, the reference timed by the same protocol in the same evaluation.
+    final = strict.evaluate(task, best)
+    if not final.ok:
+        raise RuntimeError(f"the best candidate failed its strict evaluation: {final.message}")
+    result.best_ms = final.timing.median_ms
+    result.best_noise = final.timing.noise
+    result.reference_ms = final.baseline_timing.median_ms
+    result.speedup_vs_reference = final.speedup
+    if final.sol is not None:
+        result.bandwidth_fraction = final.sol.bandwidth_fraction
+        result.compute_fraction = final.sol.compute_fraction
+        result.achieved_gbps = final.sol.achieved_gbps
+        result.achieved_gflops = final.sol.achieved_gflops
+    for flag in final.integrity.flags:
+        result.notes.append(f"integrity: {flag}")
+
+    if manifest.get("pytorch") and not args.no_pytorch:
+        try:
+            times = time_pytorch(manifest, compile_too=not args.no_compile)
+            result.eager_ms = times["eager_ms"]
+            result.speedup_vs_eager = result.eager_ms / result.best_ms
+            if "compiled_ms" in times:
+                result.compiled_ms = times["compiled_ms"]
+                result.speedup_vs_compiled = result.compiled_ms / result.best_ms
+        except Exception as error:  # noqa: BLE001 - PyTorch trouble costs the comparison, not the task
+            result.notes.append(f"pytorch: {type(error).__name__}: {error}")
+
+    if manifest["name"] in CUBLAS_TASKS:
+        result.target = f">= {CUBLAS_TARGET:.0%} of cuBLAS"
+        if not math.isnan(result.speedup_vs_eager):
+            result.target_met = result.speedup_vs_eager >= CUBLAS_TARGET
+    elif result.memory_bound:
+        result.target = f">= {MEMORY_BOUND_TARGET:.0%} of peak bandwidth"
+        if not math.isnan(result.bandwidth_fraction):
+            result.target_met = result.bandwidth_fraction >= MEMORY_BOUND_TARGET
+    return result
+
+
+# ------------------------------------------------------------------------------------------ report
+
+
+def fmt(value: float, spec: str, missing: str = "-") -> str:
+    return missing if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+
+
+def print_table(results: List[TaskResult], device: str, seconds: float) -> None:
+    header = ["task", "evals", "best ms", "noise", "ref ms", "x ref", "eager ms", "x eager", "compile ms",
+              "x compile", "% BW", "% fp32", "target"]
+    rows = []
+    for r in results:
+        if r.status != "ok":
+            rows.append([r.task, str(r.evaluations)] + ["-"] * 10 + [r.status[:60]])
+            continue
+        target = "" if r.target_met is None else ("MET " if r.target_met else "MISSED ") + r.target
+        rows.append([
+            r.task, str(r.evaluations), fmt(r.best_ms, ".4f"), fmt(r.best_noise * 100, ".1f") + "%",
+            fmt(r.reference_ms, ".4f"), fmt(r.speedup_vs_reference, ".2f"), fmt(r.eager_ms, ".4f"),
+            fmt(r.speedup_vs_eager, ".2f"), fmt(r.compiled_ms, ".4f"), fmt(r.speedup_vs_compiled, ".2f"),
+            fmt(r.bandwidth_fraction * 100, ".0f"), fmt(r.compute_fraction * 100, ".0f"), target,
+        ])
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(header)]
+    print(f"\nkernelsmith task suite on {device}: {len(results)} tasks in {seconds:.0f} s")
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)))
+    print("\nx ref / x eager / x compile: the best candidate's speedup (time ratio) over the task's naive "
+          "reference, PyTorch eager and torch.compile; % BW and % fp32: achieved over the device's measured "
+          "peak copy bandwidth and fp32 FMA throughput.")
+    for r in results:
+        for note in r.notes:
+            print(f"  {r.task}: {note}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", default="", help="comma-separated task names (default: every task)")
+    parser.add_argument("--budget", type=int, default=16, help="evaluations per task's evolution")
+    parser.add_argument("--time-limit", type=float, default=420.0,
+                        help="seconds for the whole run; each task gets an equal share of what is left")
+    parser.add_argument("--max-task-seconds", type=float, default=40.0, help="cap on one task's evolution")
+    parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--no-pytorch", action="store_true", help="skip the PyTorch comparison altogether")
+    parser.add_argument("--backend", default="cuda", choices=["cuda", "opencl"],
+                        help="opencl runs the kernelsmith side on PoCL, a smoke test of this script without a GPU")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cache-dir", default="", help="the evaluator's cache (default: a fresh temporary one)")
+    parser.add_argument("--json", metavar="FILE", help="write every number as JSON")
+    args = parser.parse_args(argv)
+
+    names = [n for n in args.tasks.split(",") if n]
+    manifests = task_manifests(names or None)
+    ks = kernelsmith_module()
+    import tempfile
+
+    torch_version = ""
+    if args.backend == "cuda" or not args.no_pytorch:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise SystemExit("no CUDA device: this benchmark runs on a GPU machine")
+        torch_version = torch.__version__
+    cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="kernelsmith-bench-suite-")
+    screen = make_evaluator(ks, args.backend, "screen", cache_dir)
+    strict = make_evaluator(ks, args.backend, "strict", cache_dir)
+    device = strict.device_name() or (torch.cuda.get_device_name(0) if torch_version else args.backend)
+
+    started = time.perf_counter()
+    results: List[TaskResult] = []
+    for index, (name, manifest) in enumerate(manifests.items()):
+        elapsed = time.perf_counter() - started
+        left = args.time_limit - elapsed
+        share = min(args.max_task_seconds, max(left, 0.0) / (len(manifests) - index) * 0.6)
+        if left <= 5.0:
+            results.append(TaskResult(task=name, status="failed: skipped, the run's time limit is spent"))
+            continue
+        print(f"[{elapsed:5.0f} s] {name}: evolving for up to {share:.0f} s ...", flush=True)
+        try:
+            results.append(run_task(ks, manifest, screen, strict, args, wall_seconds=max(share, 5.0)))
+        except Exception as error:  # noqa: BLE001 - a failing task is reported, never fatal
+            result = TaskResult(task=name, status=f"failed: {type(error).__name__}: {error}")
+            result.notes.append(traceback.format_exc(limit=3).strip().replace("\n", " | "))
+            results.append(result)
+    seconds = time.perf_counter() - started
+
+    print_table(results, device, seconds)
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            {"device": device, "seconds": seconds, "kernelsmith": getattr(ks, "__version__", ""),
+             "torch": torch_version, "results": [asdict(r) for r in results]}, indent=2, default=str))
+        print(f"\nwrote {args.json}")
+    return 0 if all(r.status == "ok" for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
