@@ -152,12 +152,12 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     if args.budget < 1:
         raise ks.ValidationError(f"--budget {args.budget}: give at least 1 evaluation")
     task = ks.Task.load(args.task)
+    mutator = _make_mutator(ks, args)  # before the evaluator: a missing LLM option fails at once
     options = ks.EvaluatorOptions()
     options.backend = args.backend
     options.device = args.device
     options.seed = args.seed
     evaluator = ks.create_evaluator(options)
-    mutator = _make_mutator(ks, args)
 
     config = ks.EvolutionConfig()
     config.budget = args.budget
