@@ -1,8 +1,10 @@
-// Layer norm seed: one block of BLOCK threads per row. Pass 1 reads the row once and sums d = x - x[0]
-// and d * d (shifting by the row's first value keeps the one-pass variance accurate when the mean is
-// far from zero); the sums are reduced with warp shuffles, then across warps through shared memory.
-// Pass 2 reads the row again (from L2: it was just read) with gamma and beta and writes y. Rows whose
-// length is a multiple of VEC use VEC-wide loads and stores.
+// Layer norm seed: one block of BLOCK threads per row, three passes over the row: the first (from
+// memory) sums it for a rough mean m0; the second (from L1/L2: the row was just read) sums x - m0 and
+// (x - m0)^2, which refine the mean and give the variance without the cancellation of a one-pass
+// E[x^2] - E[x]^2 (m0 is already close to the mean); the third reads the row with gamma and beta and
+// writes y. A constant row gets exactly beta, as in the reference. Sums go through warp shuffles, then
+// across warps through shared memory. Rows whose length is a multiple of VEC use VEC-wide loads and
+// stores.
 // @tune BLOCK = 256 in {64, 128, 256, 512, 1024}
 // @tune VEC = 4 in {1, 2, 4}
 // @require BLOCK <= MAX_THREADS_PER_BLOCK
@@ -13,23 +15,20 @@ template <> struct Vector<1> { using type = float; };
 template <> struct Vector<2> { using type = float2; };
 template <> struct Vector<4> { using type = float4; };
 
-__device__ __forceinline__ float2 block_sum2(float2 value) {
-  __shared__ float2 warp_results[32];
-  __shared__ float2 result;
-  for (int offset = 16; offset > 0; offset /= 2) {
-    value.x += __shfl_xor_sync(0xffffffffu, value.x, offset);
-    value.y += __shfl_xor_sync(0xffffffffu, value.y, offset);
-  }
+// The block's sum of one value per thread; every thread gets it. Safe to call repeatedly: the barrier
+// at the start keeps a new call from overwriting what threads of the previous one still read.
+__device__ __forceinline__ float block_sum(float value) {
+  __shared__ float warp_results[32];
+  __shared__ float result;
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
+  __syncthreads();
   if (lane == 0) warp_results[warp] = value;
   __syncthreads();
   if (warp == 0) {
-    value = lane < BLOCK / 32 ? warp_results[lane] : make_float2(0.0f, 0.0f);
-    for (int offset = 16; offset > 0; offset /= 2) {
-      value.x += __shfl_xor_sync(0xffffffffu, value.x, offset);
-      value.y += __shfl_xor_sync(0xffffffffu, value.y, offset);
-    }
+    value = lane < BLOCK / 32 ? warp_results[lane] : 0.0f;
+    for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
     if (lane == 0) result = value;
   }
   __syncthreads();
@@ -43,30 +42,41 @@ layernorm(const float* __restrict__ x, const float* __restrict__ gamma, const fl
   const float* row = x + (long long)blockIdx.x * N;
   float* out = y + (long long)blockIdx.x * N;
   const bool vectorised = N % VEC == 0;
-  const float shift = row[0];
-  float2 sums = make_float2(0.0f, 0.0f);  // (sum of d, sum of d * d)
+  float sum = 0.0f;
   if (vectorised) {
     for (int v = threadIdx.x; v < N / VEC; v += BLOCK) {
-      V values = reinterpret_cast<const V*>(row)[v];
+      const V values = reinterpret_cast<const V*>(row)[v];
+      const float* lanes = reinterpret_cast<const float*>(&values);
+#pragma unroll
+      for (int lane = 0; lane < VEC; ++lane) sum += lanes[lane];
+    }
+  } else {
+    for (int i = threadIdx.x; i < N; i += BLOCK) sum += row[i];
+  }
+  const float rough_mean = block_sum(sum) / N;
+  float residuals = 0.0f;
+  float squares = 0.0f;
+  if (vectorised) {
+    for (int v = threadIdx.x; v < N / VEC; v += BLOCK) {
+      const V values = reinterpret_cast<const V*>(row)[v];
       const float* lanes = reinterpret_cast<const float*>(&values);
 #pragma unroll
       for (int lane = 0; lane < VEC; ++lane) {
-        const float d = lanes[lane] - shift;
-        sums.x += d;
-        sums.y += d * d;
+        const float d = lanes[lane] - rough_mean;
+        residuals += d;
+        squares += d * d;
       }
     }
   } else {
     for (int i = threadIdx.x; i < N; i += BLOCK) {
-      const float d = row[i] - shift;
-      sums.x += d;
-      sums.y += d * d;
+      const float d = row[i] - rough_mean;
+      residuals += d;
+      squares += d * d;
     }
   }
-  const float2 total = block_sum2(sums);
-  const float mean_d = total.x / N;
-  const float variance = fmaxf(total.y / N - mean_d * mean_d, 0.0f);
-  const float mean = shift + mean_d;
+  const float correction = block_sum(residuals) / N;
+  const float mean = rough_mean + correction;
+  const float variance = fmaxf(block_sum(squares) / N - correction * correction, 0.0f);
   const float inverse_std = rsqrtf(variance + 1e-5f);
   if (vectorised) {
     for (int v = threadIdx.x; v < N / VEC; v += BLOCK) {
