@@ -1,14 +1,14 @@
 // Half-precision matrix product seed: TILE x TILE work-items compute a TILE x (TILE * WPT) block of C,
 // each work-item WPT columns TILE apart, staging tiles of A and B through local memory as float
-// (converted once by vload_half) so that each value loaded from global memory is reused. Float32
-// accumulation, one rounding to float16 at the end.
+// (converted once by vload_half) so that each value loaded from global memory is reused; float32
+// accumulation and output.
 // @tune TILE = 16 in {4, 8, 16}
 // @tune WPT = 2 in {1, 2, 4}
 // @require TILE * TILE <= MAX_THREADS_PER_BLOCK
 // @launch matmul_fp16<<<dim3(ceil_div(N, TILE * WPT), ceil_div(M, TILE)), dim3(TILE, TILE)>>>(A, B, C, M, N, K)
 
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
-void matmul_fp16(__global const half* restrict A, __global const half* restrict B, __global half* restrict C,
+void matmul_fp16(__global const half* restrict A, __global const half* restrict B, __global float* restrict C,
                  int M, int N, int K) {
   __local float a_tile[TILE][TILE];
   __local float b_tile[TILE][TILE * WPT];
@@ -34,6 +34,6 @@ void matmul_fp16(__global const half* restrict A, __global const half* restrict 
   }
   for (int w = 0; w < WPT; ++w) {
     const int col = col0 + w * TILE;
-    if (row < M && col < N) vstore_half_rte(sums[w], (long)row * N + col, C);
+    if (row < M && col < N) C[(long)row * N + col] = sums[w];
   }
 }

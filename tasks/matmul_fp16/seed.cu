@@ -4,8 +4,8 @@
 // step's A and B tiles are loaded from global memory into registers (16-byte vectors where rows are
 // aligned) while the tensor cores work on the current one from shared memory, which is double-buffered
 // so one barrier per step suffices. Rows in shared memory are padded by 8 halves against bank
-// conflicts. Edges load as zeros; the epilogue goes through a per-warp scratch tile to round to float16
-// and store only the elements inside C.
+// conflicts. Edges load as zeros; the epilogue goes through a per-warp scratch tile to store only the
+// elements inside C.
 // @tune BM = 128 in {64, 128, 256}
 // @tune BN = 128 in {64, 128, 256}
 // @tune WM = 64 in {32, 64}
@@ -50,7 +50,7 @@ __device__ __forceinline__ uint4 load8(const __half* __restrict__ matrix, int ro
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-matmul_fp16(const __half* __restrict__ A, const __half* __restrict__ B, __half* __restrict__ C, int M, int N, int K) {
+matmul_fp16(const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
   // Two stages of A and B tiles; the epilogue reuses the space as per-warp float scratch tiles.
   constexpr int kStageHalves = BM * A_STRIDE + BK * B_STRIDE;
   constexpr int kPipelineBytes = 2 * kStageHalves * 2;
@@ -67,6 +67,7 @@ matmul_fp16(const __half* __restrict__ A, const __half* __restrict__ B, __half* 
   const int block_n = blockIdx.x * BN;
   const bool a_aligned = K % 8 == 0;
   const bool b_aligned = N % 8 == 0;
+  const bool c_aligned = N % 4 == 0;
 
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FRAGS_M][FRAGS_N];
 #pragma unroll
@@ -152,8 +153,8 @@ matmul_fp16(const __half* __restrict__ A, const __half* __restrict__ B, __half* 
     __syncthreads();
   }
 
-  // Epilogue: each fragment goes through the warp's scratch tile; lane l rounds and stores 8 halves of
-  // row l / 2 (16-byte stores where the row is inside C and aligned).
+  // Epilogue: each fragment goes through the warp's scratch tile; lane l stores 8 floats of row l / 2
+  // (two 16-byte stores where the row is inside C and aligned).
   float* scratch = reinterpret_cast<float*>(shared) + warp * 256;
   const int r = lane / 2;
   const int c0 = (lane % 2) * 8;
@@ -166,18 +167,14 @@ matmul_fp16(const __half* __restrict__ A, const __half* __restrict__ B, __half* 
       const int row = block_m + warp_m * WM + i * 16 + r;
       const int col = block_n + warp_n * WN + j * 16 + c0;
       if (row < M) {
-        if (b_aligned && col + 8 <= N) {
-          union {
-            uint4 vector;
-            __half2 pairs[4];
-          } out;
-#pragma unroll
-          for (int p = 0; p < 4; ++p) out.pairs[p] = __floats2half2_rn(scratch[r * 16 + c0 + 2 * p], scratch[r * 16 + c0 + 2 * p + 1]);
-          *reinterpret_cast<uint4*>(C + (long long)row * N + col) = out.vector;
+        if (c_aligned && col + 8 <= N) {
+          float4* out = reinterpret_cast<float4*>(C + (long long)row * N + col);
+          out[0] = *reinterpret_cast<const float4*>(scratch + r * 16 + c0);
+          out[1] = *reinterpret_cast<const float4*>(scratch + r * 16 + c0 + 4);
         } else {
 #pragma unroll
           for (int e = 0; e < 8; ++e) {
-            if (col + e < N) C[(long long)row * N + col + e] = __float2half_rn(scratch[r * 16 + c0 + e]);
+            if (col + e < N) C[(long long)row * N + col + e] = scratch[r * 16 + c0 + e];
           }
         }
       }
