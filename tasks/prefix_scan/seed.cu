@@ -1,14 +1,15 @@
 // Inclusive scan seed: a single pass with decoupled look-back. Each block takes the next tile of
 // BLOCK * ITEMS values from a ticket counter (so every tile it waits on belongs to a block that is
 // already running), scans the tile in shared memory and registers, publishes its tile's sum, and looks
-// back over the predecessors' published sums until it meets an inclusive prefix; then it publishes its
-// own inclusive prefix and writes its tile. x is read once and y written once.
+// back over the predecessors' published sums, a warp-wide window at a time, until it meets an
+// inclusive prefix; then it publishes its own inclusive prefix and writes its tile. x is read once and
+// y written once.
 //
 // A tile's state is one 64-bit word, written atomically: the flag in the high half (0 nothing yet,
 // 1 the tile's own sum, 2 the inclusive prefix up to and including the tile), the value in the low half.
 // The first kernel clears the states and the ticket counter.
 // @tune BLOCK = 256 in {128, 256, 512, 1024}
-// @tune ITEMS = 8 in {1, 2, 4, 8, 16}
+// @tune ITEMS = 16 in {1, 2, 4, 8, 16}
 // @require BLOCK <= MAX_THREADS_PER_BLOCK
 // @require BLOCK * ITEMS * 4 <= 32768
 // @workspace states: int64[ceil_div(N, BLOCK * ITEMS)]
@@ -83,25 +84,36 @@ scan(const int* __restrict__ x, int* __restrict__ y, unsigned long long* states,
   __syncthreads();
   const int thread_prefix = warp_totals[warp] + inclusive - running;
 
-  // The tile's sum is the last thread's inclusive value; thread BLOCK - 1 publishes and looks back.
-  if (tid == BLOCK - 1) {
-    const int aggregate = thread_prefix + running;
+  // The tile's sum is the last thread's inclusive value. The last warp publishes it and looks back
+  // over 32 predecessors at a time: when all 32 have published, the nearest inclusive prefix among them
+  // (the lowest lane) ends the look-back, else all 32 sums are added and the window moves back.
+  if (warp == WARPS - 1) {
+    const int aggregate = __shfl_sync(0xffffffffu, thread_prefix + running, 31);
     int prefix = 0;
     if (tile == 0) {
-      atomicExch(&states[0], pack(2u, aggregate));
+      if (lane == 31) atomicExch(&states[0], pack(2u, aggregate));
     } else {
-      atomicExch(&states[tile], pack(1u, aggregate));
-      for (int predecessor = tile - 1; predecessor >= 0;) {
-        const unsigned long long state = *reinterpret_cast<volatile unsigned long long*>(&states[predecessor]);
+      if (lane == 31) atomicExch(&states[tile], pack(1u, aggregate));
+      int nearest = tile - 1;  // the predecessor lane 0 reads
+      while (true) {
+        const int predecessor = nearest - lane;
+        // Before tile 0 there is nothing: an inclusive prefix of 0 (tile 0's lane ends the window first).
+        const unsigned long long state =
+            predecessor >= 0 ? *reinterpret_cast<volatile unsigned long long*>(&states[predecessor]) : pack(2u, 0);
         const unsigned flag = (unsigned)(state >> 32);
-        if (flag == 0u) continue;  // not published yet: read again
-        prefix += (int)(unsigned)(state & 0xffffffffull);
-        if (flag == 2u) break;
-        --predecessor;
+        if (__any_sync(0xffffffffu, flag == 0u)) continue;  // one is not published yet: read the window again
+        const unsigned inclusive = __ballot_sync(0xffffffffu, flag == 2u);
+        const int last = inclusive != 0u ? __ffs(inclusive) - 1 : 31;
+        int value = lane <= last ? (int)(unsigned)(state & 0xffffffffull) : 0;
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+        prefix += value;
+        if (inclusive != 0u) break;
+        nearest -= 32;
       }
-      atomicExch(&states[tile], pack(2u, prefix + aggregate));
+      if (lane == 31) atomicExch(&states[tile], pack(2u, prefix + aggregate));
     }
-    tile_prefix = prefix;
+    if (lane == 31) tile_prefix = prefix;
   }
   __syncthreads();
 
