@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "detail/backend_registry.hpp"
+#include "detail/device_json.hpp"
 #include "kernelsmith/error.hpp"
 
 namespace kernelsmith {
@@ -74,22 +75,7 @@ std::string to_json(const std::vector<BackendInfo>& backends) {
                             {"reason", backend.reason},       {"can_compile", backend.can_compile},
                             {"details", backend.details},     {"devices", nlohmann::json::array()}};
     for (const auto& d : backend.devices) {
-      entry["devices"].push_back({{"backend", d.backend},
-                                  {"index", d.index},
-                                  {"name", d.name},
-                                  {"vendor", d.vendor},
-                                  {"platform", d.platform},
-                                  {"architecture", d.architecture},
-                                  {"driver_version", d.driver_version},
-                                  {"compute_units", d.compute_units},
-                                  {"warp_size", d.warp_size},
-                                  {"max_threads_per_block", d.max_threads_per_block},
-                                  {"shared_per_block", d.shared_per_block},
-                                  {"shared_per_block_optin", d.shared_per_block_optin},
-                                  {"l2_bytes", d.l2_bytes},
-                                  {"global_memory_bytes", d.global_memory_bytes},
-                                  {"clock_mhz", d.clock_mhz},
-                                  {"is_gpu", d.is_gpu}});
+      entry["devices"].push_back(detail::device_to_json(d));
     }
     list.push_back(std::move(entry));
   }
