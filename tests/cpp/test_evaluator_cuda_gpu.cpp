@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "harness_test_support.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/evaluator.hpp"
@@ -39,36 +40,11 @@ std::string cuda_unavailable_reason() {
     }                                                       \
   } while (false)
 
-// y[i] = 2 * a[i] + b[i] over N = 4096 floats, checked also at N = 1 and N = 1000.
-Task small_task() { return Task::load(std::string(KERNELSMITH_TEST_DATA_DIR) + "/harness_task"); }
+Task small_task() { return test::small_task(); }
 
-Candidate cuda(const std::string& source) {
-  Candidate candidate;
-  candidate.language = "cuda";
-  candidate.source = source;
-  return candidate;
-}
+Candidate cuda(const std::string& source) { return test::candidate_in("cuda", source); }
 
-std::string test_cache_dir() {
-  const auto dir = std::filesystem::temp_directory_path() / "kernelsmith-test-cache";
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
-EvaluatorOptions fast_options(bool isolate) {
-  EvaluatorOptions options;
-  options.backend = "cuda";
-  options.isolate = isolate;
-  options.correctness_trials = 2;
-  options.min_samples = 3;
-  options.max_samples = 20;
-  options.screen_budget_seconds = 0.05;
-  options.strict_budget_seconds = 0.1;
-  options.deadline_seconds = 60.0;
-  options.compile_threads = 2;
-  options.cache_dir = test_cache_dir();
-  return options;
-}
+EvaluatorOptions fast_options(bool isolate) { return test::fast_options("cuda", isolate, 2); }
 
 // Correct and different from the reference: a + a is exactly 2 * a, so the sum rounds the same way.
 const char* kCorrect = R"(// @launch add2<<<ceil_div(N, 128), 128>>>(y, a, b, N)

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "catch.hpp"
+#include "harness_test_support.hpp"
 #include "detail/harness.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
@@ -32,36 +33,11 @@ std::string opencl_reason() {
   return "not built";
 }
 
-Task small_task() { return Task::load(std::string(KERNELSMITH_TEST_DATA_DIR) + "/harness_task"); }
+Task small_task() { return test::small_task(); }
 
-Candidate opencl(const std::string& source) {
-  Candidate candidate;
-  candidate.language = "opencl";
-  candidate.source = source;
-  return candidate;
-}
+Candidate opencl(const std::string& source) { return test::candidate_in("opencl", source); }
 
-std::string test_cache_dir() {
-  // Shared by the test runs, so that the device peaks are measured once per machine.
-  const auto dir = std::filesystem::temp_directory_path() / "kernelsmith-test-cache";
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
-EvaluatorOptions fast_options(bool isolate) {
-  EvaluatorOptions options;
-  options.backend = "opencl";
-  options.isolate = isolate;
-  options.correctness_trials = 2;
-  options.min_samples = 3;
-  options.max_samples = 20;
-  options.screen_budget_seconds = 0.05;
-  options.strict_budget_seconds = 0.1;
-  options.deadline_seconds = 60.0;
-  options.compile_threads = 1;
-  options.cache_dir = test_cache_dir();
-  return options;
-}
+EvaluatorOptions fast_options(bool isolate) { return test::fast_options("opencl", isolate, 1); }
 
 // A correct candidate that differs from the reference (a + a is exactly 2 * a in float32).
 const char* kCorrect = R"(// @launch add2<<<ceil_div(N, 128), 128>>>(y, a, b, N)
