@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "gpu_test_support.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"
@@ -24,25 +25,6 @@
 namespace {
 
 using namespace kernelsmith;
-
-// Why the CUDA backend cannot run here, or "" when it can.
-std::string cuda_unavailable_reason() {
-  for (const auto& backend : devices()) {
-    if (backend.name != "cuda") continue;
-    if (backend.available && !backend.devices.empty()) return {};
-    return backend.reason.empty() ? "no CUDA device" : backend.reason;
-  }
-  return "this build has no CUDA backend";
-}
-
-#define KERNELSMITH_REQUIRE_CUDA_DEVICE()                   \
-  do {                                                      \
-    const std::string reason_ = cuda_unavailable_reason();  \
-    if (!reason_.empty()) {                                 \
-      WARN("skipped: " << reason_);                         \
-      return;                                               \
-    }                                                       \
-  } while (false)
 
 // Compiles and loads; the module stays loaded for the backend's lifetime.
 std::uint64_t load_kernel(Backend& backend, const std::string& source, const std::string& name) {

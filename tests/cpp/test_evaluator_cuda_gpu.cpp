@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "gpu_test_support.hpp"
 #include "harness_test_support.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"
@@ -21,24 +22,6 @@
 using namespace kernelsmith;
 
 namespace {
-
-std::string cuda_unavailable_reason() {
-  for (const auto& backend : devices()) {
-    if (backend.name != "cuda") continue;
-    if (backend.available && !backend.devices.empty()) return {};
-    return backend.reason.empty() ? "no CUDA device" : backend.reason;
-  }
-  return "this build has no CUDA backend";
-}
-
-#define KERNELSMITH_REQUIRE_CUDA_DEVICE()                   \
-  do {                                                      \
-    const std::string reason_ = cuda_unavailable_reason();  \
-    if (!reason_.empty()) {                                 \
-      WARN("skipped: " << reason_);                         \
-      return;                                               \
-    }                                                       \
-  } while (false)
 
 Task small_task() { return test::small_task(); }
 

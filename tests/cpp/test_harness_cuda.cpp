@@ -5,6 +5,7 @@
 #include <string>
 
 #include "catch.hpp"
+#include "gpu_test_support.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/evaluator.hpp"
@@ -13,13 +14,6 @@
 using namespace kernelsmith;
 
 namespace {
-
-std::string cuda_unavailable_reason() {
-  for (const auto& backend : devices()) {
-    if (backend.name == "cuda") return backend.available ? std::string() : backend.reason;
-  }
-  return "the CUDA backend is not built";
-}
 
 Task small_task() { return Task::load(std::string(KERNELSMITH_TEST_DATA_DIR) + "/harness_task"); }
 
@@ -78,7 +72,7 @@ extern "C" __global__ void boom(float* out, const float* x, const float* z, int 
 }  // namespace
 
 TEST_CASE("CUDA: compile cache, resources, measured peaks, and a trap contained by the worker", "[gpu][harness]") {
-  const std::string reason = cuda_unavailable_reason();
+  const std::string reason = test::cuda_unavailable_reason();
   if (!reason.empty()) {
     WARN("skipped: " << reason);
     return;
@@ -114,7 +108,7 @@ TEST_CASE("CUDA: compile cache, resources, measured peaks, and a trap contained 
 }
 
 TEST_CASE("CUDA: an in-process evaluator reports a lost context and never crashes the caller", "[gpu][harness]") {
-  const std::string reason = cuda_unavailable_reason();
+  const std::string reason = test::cuda_unavailable_reason();
   if (!reason.empty()) {
     WARN("skipped: " << reason);
     return;
