@@ -11,5 +11,6 @@ void bind_devices(pybind11::module_& m);
 void bind_evaluator(pybind11::module_& m);
 void bind_search(pybind11::module_& m);  // Mutator, Population, Archive, Evolution, RunStore
 void bind_llm(pybind11::module_& m);     // PromptBuilder, parse_response, LlmClient, LlmMutator (after bind_search)
+void bind_arrays(pybind11::module_& m);  // KernelRunner, run_kernel, Task.add_case (after core types)
 
 }  // namespace kernelsmith::python

@@ -11,4 +11,5 @@ PYBIND11_MODULE(_core, m) {
   kernelsmith::python::bind_evaluator(m);
   kernelsmith::python::bind_search(m);
   kernelsmith::python::bind_llm(m);
+  kernelsmith::python::bind_arrays(m);
 }

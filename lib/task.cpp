@@ -14,6 +14,7 @@
 #include "detail/dynamic_library.hpp"
 #include "detail/expression.hpp"
 #include "detail/json_util.hpp"
+#include "detail/task_cases.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/launch_plan.hpp"
 
@@ -394,7 +395,7 @@ Task Task::from_json(const std::string& json_text, const std::string& origin, co
   const Json document = detail::parse_json(json_text, origin);
   const JsonField root(document, origin);
   root.expect_object({"schema", "name", "description", "sizes", "check_sizes", "tensors", "tolerance", "work",
-                      "references", "seeds", "pytorch"});
+                      "references", "seeds", "pytorch", "cases"});
   const JsonField schema = root["schema"];
   if (schema.string() != kTaskSchema) schema.fail_expected(fmt::format("\"{}\"", kTaskSchema));
 
@@ -444,6 +445,7 @@ Task Task::from_json(const std::string& json_text, const std::string& origin, co
   task.references = read_sources(root["references"], folder);
   if (auto seeds = root.optional("seeds")) task.seeds = read_sources(*seeds, folder);
   if (auto pytorch = root.optional("pytorch")) task.pytorch = pytorch->string();
+  if (auto cases = root.optional("cases")) task.cases = detail::cases_from_json(*cases);
   task.validate(origin);
   return task;
 }
@@ -473,6 +475,7 @@ std::string Task::to_json() const {
   json["references"] = sources_json(references);
   json["seeds"] = sources_json(seeds);
   json["pytorch"] = pytorch;
+  if (!cases.empty()) json["cases"] = detail::cases_to_json(cases);
   return json.dump(2);
 }
 
@@ -490,6 +493,7 @@ void Task::validate(const std::string& origin) const {
   }
   check_work(checker, *this);
   check_sources(checker, *this);
+  detail::validate_cases(*this, origin);
 }
 
 const TensorSpec& Task::tensor(const std::string& tensor_name) const {

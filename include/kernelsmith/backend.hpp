@@ -89,6 +89,16 @@ class Backend {
   /// Fills with a repeated byte (poisoning, L2 flush).
   virtual void fill(std::uint64_t buffer, std::uint8_t byte, std::size_t bytes) = 0;
 
+  /// Makes the caller's device memory (`bytes` at `device_address`, on this backend's device) usable as a
+  /// buffer without copying; free() then forgets it without releasing the memory, which stays the
+  /// caller's. Backends whose buffers are not plain device addresses throw NotSupportedError.
+  virtual std::uint64_t adopt_external(std::uint64_t device_address, std::size_t bytes) {
+    (void)device_address;
+    (void)bytes;
+    throw NotSupportedError("the " + name() + " backend cannot use external device memory in place; pass host "
+                            "arrays (they are copied)");
+  }
+
   /// Enqueues a launch. Throws LaunchError on a launch the device rejects.
   virtual void launch(std::uint64_t kernel, Dim3 grid, Dim3 block, std::size_t shared_bytes,
                       const std::vector<KernelArg>& args) = 0;

@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kernelsmith/dtype.hpp"
+#include "kernelsmith/tensor.hpp"
 
 namespace kernelsmith {
 
@@ -65,6 +67,16 @@ struct KernelSource {
   std::string path;
 };
 
+/// A case of the caller's own data (Task::add_case): values for every input tensor and, optionally, the
+/// expected values of some outputs (the reference computes the others), at one of the task's size
+/// configurations. The evaluator checks every candidate on it after its own checks. Bytes are C order.
+struct DataCase {
+  std::string name;   ///< "user case 0", "user case 1", ...
+  std::string sizes;  ///< the name of the size configuration it runs at
+  std::map<std::string, std::shared_ptr<const std::vector<std::uint8_t>>> inputs;
+  std::map<std::string, std::shared_ptr<const std::vector<std::uint8_t>>> expected;
+};
+
 struct Task {
   std::string name;
   std::string description;
@@ -84,6 +96,8 @@ struct Task {
   std::string pytorch;
   /// The folder the task was loaded from; empty for a task built in code.
   std::filesystem::path folder;
+  /// The caller's own data cases, checked after the built-in ones (manifest key "cases").
+  std::vector<DataCase> cases;
 
   /// Loads a task by folder path (holding task.json), by manifest path, or by built-in name.
   /// Throws NotFoundError (unknown name) or ValidationError (naming the file and the field).
@@ -108,6 +122,21 @@ struct Task {
   /// Number of elements of a tensor under the given sizes.
   std::int64_t element_count(const TensorSpec& tensor, const SizeMap& sizes) const;
   Tolerance tolerance_for(DType dtype) const;
+
+  /// The sizes under which the tensors have these shapes: a dimension written as a plain size name
+  /// ("M") gives that size; `given` supplies sizes no shape names alone (e.g. one used as "2*N") and
+  /// must agree with the shapes. Throws ValidationError naming the tensor for an unknown tensor, a wrong
+  /// rank, two values for one size, a dimension that disagrees, or a size left unknown.
+  SizeMap infer_sizes(const std::map<std::string, std::vector<std::int64_t>>& shapes,
+                      const SizeMap& given = {}) const;
+
+  /// Adds a data case: `inputs` holds every input tensor (host memory), `expected` any outputs whose
+  /// values are known (the reference computes the rest). Sizes are inferred from the shapes; when no
+  /// size configuration has them, a check configuration named after the case is added (so candidates
+  /// are also checked on random inputs of those sizes). Throws ValidationError naming the tensor for a
+  /// missing or unknown tensor, a wrong dtype or shape, or device memory.
+  const DataCase& add_case(const std::map<std::string, TensorRef>& inputs,
+                           const std::map<std::string, TensorRef>& expected = {}, const SizeMap& sizes = {});
   double flops(const SizeMap& sizes) const;
   double min_bytes(const SizeMap& sizes) const;
 };

@@ -234,9 +234,45 @@ class CudaBackend final : public Backend {
   void free(std::uint64_t buffer) override {
     const auto found = buffers_.find(static_cast<CUdeviceptr>(buffer));
     if (found == buffers_.end()) throw NotFoundError(fmt::format("free: 0x{:x} is not a CUDA buffer of this backend", buffer));
-    bind();
     buffers_.erase(found);
+    if (external_.erase(static_cast<CUdeviceptr>(buffer)) > 0) return;  // the caller's memory: only forgotten
+    bind();
     KERNELSMITH_CU_CALL(api_.cuMemFree(static_cast<CUdeviceptr>(buffer)));
+  }
+
+  std::uint64_t adopt_external(std::uint64_t device_address, std::size_t bytes) override {
+    const auto pointer = static_cast<CUdeviceptr>(device_address);
+    if (pointer == 0 || bytes == 0) {
+      throw ValidationError("adopt_external: a device tensor needs a non-null address and at least one byte");
+    }
+    bind();
+    int ordinal = -1;
+    const CUresult where = api_.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, pointer);
+    if (where != CUDA_SUCCESS) {
+      throw ValidationError(fmt::format("0x{:x} is not CUDA device memory the driver knows ({}); pass a CUDA "
+                                        "tensor or a host array",
+                                        device_address, cuda::describe_result(where)));
+    }
+    if (ordinal != info_.index) {
+      throw ValidationError(fmt::format("the tensor at 0x{:x} lives on CUDA device {}, but this backend runs on "
+                                        "device {} ({}); move it there or choose device={}",
+                                        device_address, ordinal, info_.index, info_.name, ordinal));
+    }
+    CUdeviceptr base = 0;
+    std::size_t size = 0;
+    KERNELSMITH_CU_CALL(api_.cuMemGetAddressRange(&base, &size, pointer));
+    if (pointer + bytes > base + size) {
+      throw ValidationError(fmt::format("the tensor at 0x{:x} needs {} bytes, but its allocation ends {} bytes "
+                                        "after it",
+                                        device_address, bytes, base + size - pointer));
+    }
+    if (buffers_.count(pointer) > 0) {
+      throw ValidationError(fmt::format("0x{:x} is already a buffer of this backend; pass each tensor once",
+                                        device_address));
+    }
+    buffers_[pointer] = bytes;
+    external_.insert(pointer);
+    return static_cast<std::uint64_t>(pointer);
   }
 
   void write(std::uint64_t buffer, const void* host, std::size_t bytes) override {
@@ -490,7 +526,9 @@ class CudaBackend final : public Backend {
 
   std::size_t allocated_bytes() const {
     std::size_t total = 0;
-    for (const auto& [pointer, size] : buffers_) total += size;
+    for (const auto& [pointer, size] : buffers_) {
+      if (external_.count(pointer) == 0) total += size;
+    }
     return total;
   }
 
@@ -498,8 +536,11 @@ class CudaBackend final : public Backend {
   void release() noexcept {
     if (context_ == nullptr) return;
     KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuCtxSetCurrent(context_));
-    for (const auto& [pointer, size] : buffers_) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuMemFree(pointer));
+    for (const auto& [pointer, size] : buffers_) {
+      if (external_.count(pointer) == 0) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuMemFree(pointer));
+    }
     buffers_.clear();
+    external_.clear();
     for (const auto& [module, symbols] : modules_) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuModuleUnload(module));
     modules_.clear();
     kernels_.clear();
@@ -522,6 +563,7 @@ class CudaBackend final : public Backend {
   CUevent timer_stop_ = nullptr;
   bool timer_running_ = false;
   std::map<CUdeviceptr, std::size_t> buffers_;
+  std::set<CUdeviceptr> external_;  ///< the caller's memory (adopt_external): never freed here
   std::map<CUmodule, std::map<std::string, std::string>> modules_;
   std::map<CUfunction, KernelEntry> kernels_;
 };

@@ -47,6 +47,8 @@ namespace kernelsmith::detail::cuda {
   X(cuMemcpyHtoD)                            \
   X(cuMemcpyDtoH)                            \
   X(cuMemsetD8Async)                         \
+  X(cuMemGetAddressRange)                    \
+  X(cuPointerGetAttribute)                   \
   X(cuLaunchKernel)                          \
   X(cuEventCreate)                           \
   X(cuEventDestroy)                          \

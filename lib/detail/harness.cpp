@@ -572,8 +572,9 @@ class EvaluationRun {
 
   ReferenceState& reference(const std::string& task_key);
   void check_reference_spread(ReferenceState& reference);
+  /// With `user`, the inputs are the caller's data case and its expected outputs replace the reference's.
   const CaseData& reference_case(ReferenceState& reference, const SizeConfig& config, InputKind kind,
-                                 std::uint64_t seed);
+                                 std::uint64_t seed, const DataCase* user = nullptr);
   CorrectnessReport check_candidate(ReferenceState& reference, const std::map<std::string, BoundPlan>& bound,
                                     IntegrityReport& integrity);
   /// Times a plan on the case's inputs; with `timed_output_problem`, also checks the outputs of the
@@ -723,14 +724,19 @@ ReferenceState& EvaluationRun::reference(const std::string& key) {
 }
 
 const CaseData& EvaluationRun::reference_case(ReferenceState& reference, const SizeConfig& config, InputKind kind,
-                                               std::uint64_t seed) {
-  const std::string key = fmt::format("{}|{}|{}|{}", reference.key, config.name, to_string(kind), seed);
+                                               std::uint64_t seed, const DataCase* user) {
+  const std::string key = user != nullptr ? fmt::format("{}|{}|{}", reference.key, config.name, user->name)
+                                          : fmt::format("{}|{}|{}|{}", reference.key, config.name, to_string(kind), seed);
   if (const CaseData* cached = state_.cases.find(key)) return *cached;
   const BoundPlan& plan = reference.bound.at(config.name);
   CaseData data;
   for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec& buffer = plan.buffers[i];
     if (buffer.role != BufferSpec::Role::input) continue;
+    if (user != nullptr) {
+      data.inputs.push_back(*user->inputs.at(buffer.name));
+      continue;
+    }
     data.inputs.push_back(generate_input(task_.tensors[buffer.tensor_index], buffer.count, kind,
                                          mix_seed(seed, buffer.tensor_index)));
   }
@@ -752,6 +758,7 @@ const CaseData& EvaluationRun::reference_case(ReferenceState& reference, const S
       if (buffer.role != BufferSpec::Role::output) continue;
       Bytes out(buffer.bytes);
       backend_.read(buffers[i], out.data(), buffer.bytes);
+      if (user != nullptr && user->expected.count(buffer.name) > 0) out = *user->expected.at(buffer.name);
       data.expected.push_back(std::move(out));
     }
   } catch (const DeviceFault&) {
@@ -815,22 +822,34 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
   CorrectnessReport report;
   report.passed = true;
   const auto configs = task_.all_size_configs();
-  for (std::size_t ci = 0; ci < configs.size(); ++ci) {
+  // Two passes over the configurations: the built-in cases, then the caller's data cases (Task::add_case).
+  for (std::size_t step = 0; step < 2 * configs.size(); ++step) {
+    const std::size_t ci = step % configs.size();
+    const bool user_pass = step >= configs.size();
     const SizeConfig& config = configs[ci];
     const BoundPlan& plan = bound.at(config.name);
     std::vector<std::pair<InputKind, int>> cases;
     const int random_trials = ci == 0 ? std::max(options_.correctness_trials, 1) : 1;
-    for (int trial = 0; trial < random_trials; ++trial) cases.emplace_back(InputKind::random, trial);
-    if (options_.adversarial_inputs) {
+    if (user_pass) {
+      // In this pass the second member is the index of the data case in task_.cases.
+      for (std::size_t u = 0; u < task_.cases.size(); ++u) {
+        if (task_.cases[u].sizes == config.name) cases.emplace_back(InputKind::random, static_cast<int>(u));
+      }
+      if (cases.empty()) continue;
+    } else {
+      for (int trial = 0; trial < random_trials; ++trial) cases.emplace_back(InputKind::random, trial);
+    }
+    if (!user_pass && options_.adversarial_inputs) {
       for (InputKind kind : adversarial_input_kinds()) cases.emplace_back(kind, 0);
     }
     DeviceBuffers buffers(backend_, plan.buffers);
     for (const auto& [kind, trial] : cases) {
-      const std::uint64_t seed = case_seed(options_.seed, config.name, kind, trial);
-      const CaseData& data = reference_case(reference, config, kind, seed);
+      const DataCase* user = user_pass ? &task_.cases[static_cast<std::size_t>(trial)] : nullptr;
+      const std::uint64_t seed = user != nullptr ? 0 : case_seed(options_.seed, config.name, kind, trial);
+      const CaseData& data = reference_case(reference, config, kind, seed, user);
       CorrectnessCheck check;
       check.sizes = config.name;
-      check.inputs = to_string(kind);
+      check.inputs = user != nullptr ? user->name : to_string(kind);
       check.seed = seed;
 
       auto upload_inputs = [&] {
@@ -921,8 +940,9 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
       if (!passed) {
         const CorrectnessCheck& failed = report.checks.back();
         report.passed = false;
-        report.message = fmt::format("sizes '{}', {} inputs (seed {}): {}", failed.sizes, failed.inputs, failed.seed,
-                                     failed.message);
+        report.message = user_pass ? fmt::format("{} (sizes '{}'): {}", failed.inputs, failed.sizes, failed.message)
+                                   : fmt::format("sizes '{}', {} inputs (seed {}): {}", failed.sizes, failed.inputs,
+                                                 failed.seed, failed.message);
         return report;
       }
     }
@@ -1206,6 +1226,63 @@ std::vector<Bytes> PlanRunner::run(const std::string& config, const std::vector<
     outputs.push_back(std::move(out));
   }
   return outputs;
+}
+
+void PlanRunner::run_with_buffers(const std::string& config, const std::vector<std::uint64_t>& tensor_buffers) {
+  const auto found = loaded_->bound.find(config);
+  if (found == loaded_->bound.end()) {
+    throw NotFoundError(fmt::format("no size configuration named '{}' in the task", config));
+  }
+  const BoundPlan& plan = found->second;
+  // Workspaces are this runner's; tensors are the caller's (in task order, they come first in the plan).
+  std::vector<std::uint64_t> handles;
+  std::vector<std::uint64_t> workspaces;
+  struct FreeWorkspaces {
+    Backend& backend;
+    std::vector<std::uint64_t>& handles;
+    ~FreeWorkspaces() {
+      for (auto handle : handles) {
+        try {
+          backend.free(handle);
+        } catch (...) {
+        }
+      }
+    }
+  } free_workspaces{backend_, workspaces};
+  for (const BufferSpec& buffer : plan.buffers) {
+    if (buffer.role == BufferSpec::Role::workspace) {
+      if (buffer.bytes == 0) {
+        handles.push_back(0);
+        continue;
+      }
+      workspaces.push_back(backend_.allocate(buffer.bytes));
+      handles.push_back(workspaces.back());
+      backend_.fill(handles.back(), kPoisonFirst, buffer.bytes);
+      continue;
+    }
+    if (buffer.tensor_index >= tensor_buffers.size()) {
+      throw ValidationError(fmt::format("got {} tensor buffers; the task has {} tensors", tensor_buffers.size(),
+                                        buffer.tensor_index + 1));
+    }
+    handles.push_back(tensor_buffers[buffer.tensor_index]);
+    if (buffer.role == BufferSpec::Role::output) backend_.fill(handles.back(), kPoisonFirst, buffer.bytes);
+  }
+  for (const BoundLaunch& launch : plan.launches) {
+    std::vector<KernelArg> args;
+    args.reserve(launch.args.size());
+    for (const BoundArg& arg : launch.args) {
+      KernelArg out;
+      out.kind = arg.is_buffer ? KernelArg::Kind::buffer : arg.kind;
+      if (arg.is_buffer) {
+        out.buffer = handles[arg.buffer];
+      } else {
+        out.value = arg.value;
+      }
+      args.push_back(out);
+    }
+    backend_.launch(launch.handle, launch.grid, launch.block, launch.shared_bytes, args);
+  }
+  backend_.synchronize();
 }
 
 }  // namespace kernelsmith::detail

@@ -99,6 +99,11 @@ class PlanRunner {
   std::vector<std::vector<std::uint8_t>> run(const std::string& config,
                                              const std::vector<std::vector<std::uint8_t>>& inputs);
 
+  /// Runs the plan once on the caller's device buffers: `tensor_buffers` holds a Backend buffer handle per
+  /// task tensor, in task order, sized for `config` (the caller's checks). Outputs and workspaces are
+  /// filled with kPoisonFirst first; workspaces are allocated here. Synchronizes before returning.
+  void run_with_buffers(const std::string& config, const std::vector<std::uint64_t>& tensor_buffers);
+
   const CompileReport& compile_report() const;
 
   struct Loaded;  ///< the loaded modules and the bound plans (opaque)
