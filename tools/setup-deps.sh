@@ -33,12 +33,12 @@ need_pip=0
 .venv/bin/python - <<'PY' || need_pip=1
 import importlib.util, sys
 mods = ["pybind11", "scikit_build_core", "numpy", "pytest", "datasets",
-        "tqdm", "matplotlib", "pandas", "nbclient", "ipykernel"]
+        "tqdm", "matplotlib", "pandas", "nbclient", "ipykernel", "pybind11_stubgen"]
 sys.exit(0 if all(importlib.util.find_spec(m) for m in mods) else 1)
 PY
 if [ "$need_pip" -eq 1 ]; then
   echo "setup: installing Python build and test requirements into .venv"
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q "pybind11>=2.10" "scikit-build-core>=0.10" "numpy>=1.22" "pytest>=7" "datasets>=2.14" \
-    tqdm matplotlib pandas nbclient ipykernel
+    tqdm matplotlib pandas nbclient ipykernel pybind11-stubgen
 fi

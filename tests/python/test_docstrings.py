@@ -1,0 +1,122 @@
+"""Every public class, function, method and property of the compiled core and of the public Python
+modules has a docstring (pybind11's generated signature line alone does not count).
+
+docstrings_todo.txt lists the names that still lack one; it may only shrink: a new name without a
+docstring fails, and so does a listed name that has one now (delete its line)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+
+from pathlib import Path
+
+import kernelsmith._core as core
+
+TODO = Path(__file__).with_name("docstrings_todo.txt")
+
+PUBLIC_MODULES = ["kernelsmith", "kernelsmith.notebook", "kernelsmith.llm", "kernelsmith.training", "kernelsmith.rl"]
+
+# What pybind11 and the standard types add to every class: not ours to document.
+INHERITED_NOISE = {"name", "value"}  # members pybind11 gives each enum
+
+
+def is_public(name: str) -> bool:
+    return not name.startswith("_")
+
+
+def has_text(doc: str | None, name: str) -> bool:
+    """True when the docstring says something beyond pybind11's signature lines."""
+    if not doc:
+        return False
+    lines = []
+    for line in doc.strip().splitlines():
+        stripped = line.strip()
+        if re.match(rf"^(\d+\. )?{re.escape(name)}\(.*\)( -> .*)?$", stripped):
+            continue  # a signature line
+        if stripped == "Overloaded function.":
+            continue
+        lines.append(stripped)
+    return any(lines)
+
+
+def undocumented_members(cls, qualified: str):
+    missing = []
+    for name, member in vars(cls).items():
+        if not is_public(name) or name in INHERITED_NOISE:
+            continue
+        where = f"{qualified}.{name}"
+        if isinstance(member, property):
+            if not has_text(member.__doc__, name):
+                missing.append(f"{where} (property)")
+        elif isinstance(member, (staticmethod, classmethod)):
+            if not has_text(member.__func__.__doc__, name):
+                missing.append(f"{where} (method)")
+        elif callable(member) and not inspect.isclass(member):
+            if not has_text(getattr(member, "__doc__", None), name):
+                missing.append(f"{where} (method)")
+    return missing
+
+
+def undocumented_in(module, names, prefix: str, own_module: str | None):
+    missing = []
+    for name in names:
+        obj = getattr(module, name)
+        if inspect.isclass(obj):
+            if own_module is not None and not _defined_in_python_layer(obj):
+                continue
+            if not has_text(obj.__doc__, name):
+                missing.append(f"{prefix}.{name} (class)")
+            missing += undocumented_members(obj, f"{prefix}.{name}")
+        elif inspect.isfunction(obj) or inspect.isbuiltin(obj) or type(obj).__name__ == "builtin_function_or_method":
+            if own_module is not None and not _defined_in_python_layer(obj):
+                continue
+            if not has_text(obj.__doc__, name):
+                missing.append(f"{prefix}.{name} (function)")
+    return missing
+
+
+def test_the_compiled_core_is_documented():
+    names = [name for name in dir(core) if is_public(name)]
+    check(undocumented_in(core, names, "kernelsmith._core", None), "kernelsmith._core.")
+
+
+def test_the_python_modules_are_documented():
+    missing = []
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        if not has_text(module.__doc__, module_name):
+            missing.append(f"{module_name} (module)")
+        names = getattr(module, "__all__", None) or [n for n in dir(module) if is_public(n)]
+        # The compiled core's names are checked by the test above; the rest once, where first seen.
+        missing += undocumented_in(module, names, module_name, module_name)
+    check(list(dict.fromkeys(missing)), "kernelsmith", exclude="kernelsmith._core.")
+
+
+def _defined_in_python_layer(obj) -> bool:
+    module = getattr(obj, "__module__", None) or ""
+    return module.startswith("kernelsmith") and not module.startswith("kernelsmith._core")
+
+
+def known_todo(prefix: str, exclude: str | None = None) -> set[str]:
+    lines = [line.strip() for line in TODO.read_text().splitlines()] if TODO.exists() else []
+    return {
+        line
+        for line in lines
+        if line and not line.startswith("#") and line.startswith(prefix) and not (exclude and line.startswith(exclude))
+    }
+
+
+def check(missing: list[str], prefix: str, exclude: str | None = None) -> None:
+    todo = known_todo(prefix, exclude)
+    new = [name for name in missing if name not in todo]
+    done = sorted(todo - set(missing))
+    message = []
+    if new:
+        message.append("public names without a docstring (add one):\n  " + "\n  ".join(new))
+    if done:
+        message.append(
+            f"documented or gone now: delete these lines from {TODO.name}:\n  " + "\n  ".join(done)
+        )
+    assert not message, "\n".join(message)
