@@ -86,6 +86,17 @@ class LoopbackLlmServer:
                     )
                     server.in_flight += 1
                     server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+                finished = False
+
+                def finish():
+                    # Before the reply goes out: once the client has it, it may send its next request
+                    # before this thread runs again, which would count one request twice.
+                    nonlocal finished
+                    if not finished:
+                        finished = True
+                        with server._lock:
+                            server.in_flight -= 1
+
                 try:
                     reply = server._reply_for(body, index)
                     if reply.delay > 0:
@@ -98,6 +109,7 @@ class LoopbackLlmServer:
                         payload = reply.body.encode("utf-8")
                     else:
                         payload = reply.body or b""
+                    finish()
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(payload)))
@@ -109,8 +121,7 @@ class LoopbackLlmServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
                 finally:
-                    with server._lock:
-                        server.in_flight -= 1
+                    finish()
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
