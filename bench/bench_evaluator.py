@@ -690,21 +690,29 @@ def phase_throughput(report: Report, tasks, candidates, cache_root: Path) -> Opt
     evaluator.evaluate(first.task.handle, first.handle)
     startup_s = created_s + time.perf_counter() - t0
     statuses: Dict[str, int] = {}
+    stages: Dict[str, float] = {}
     evaluated = 0
     t0 = time.perf_counter()
     for task in tasks:
         batch = [c for c in candidates if c.task is task]
         for evaluation in evaluator.evaluate_batch(task.handle, [c.handle for c in batch]):
             statuses[status_name(evaluation)] = statuses.get(status_name(evaluation), 0) + 1
+            for stage, seconds in dict(getattr(evaluation, "stage_seconds", {}) or {}).items():
+                stages[stage] = stages.get(stage, 0.0) + seconds
             evaluated += 1
     steady_s = time.perf_counter() - t0
     steady_rate = evaluated / steady_s * 60.0
     with_startup_rate = (evaluated + 1) / (steady_s + startup_s) * 60.0
     report.data["phases"]["throughput"] = {
         "evaluations": evaluated, "seconds": steady_s, "startup_seconds": startup_s,
-        "per_minute": steady_rate, "per_minute_with_startup": with_startup_rate, "statuses": statuses}
+        "per_minute": steady_rate, "per_minute_with_startup": with_startup_rate, "statuses": statuses,
+        "stage_seconds": stages}
     print(f"\nkernelsmith: {evaluated} evaluations in {steady_s:.1f} s after a {startup_s:.1f} s start "
           f"(statuses {statuses})", flush=True)
+    if stages:
+        # Compiles overlap the device work of earlier candidates; the other stages are serial.
+        print("  seconds by stage (summed): " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(stages.items())),
+              flush=True)
     return steady_rate
 
 

@@ -439,7 +439,7 @@ void bind_evaluation(py::module_& m) {
       .def("__repr__", [](const IntegrityReport& i) { return "IntegrityReport(flags=" + list_repr(i.flags) + ")"; });
 
   py::class_<Evaluation>(m, "Evaluation",
-                         "The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/1 "
+                         "The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/2 "
                          "(docs/evaluation-schema.md).")
       .def(py::init<>())
       .def_readwrite("candidate_id", &Evaluation::candidate_id, "Id of the evaluated candidate.")
@@ -457,8 +457,10 @@ void bind_evaluation(py::module_& m) {
       .def_readwrite("integrity", &Evaluation::integrity, "Integrity flags.")
       .def_readwrite("fitness", &Evaluation::fitness, "Scalar for selection.")
       .def_readwrite("wall_seconds", &Evaluation::wall_seconds, "Wall time of the whole evaluation.")
+      .def_readwrite("stage_seconds", &Evaluation::stage_seconds,
+                     "Seconds by stage: compile, reference, load, correctness, timing, baseline, overhead.")
       .def_property_readonly("ok", &Evaluation::ok, "True when status is Status.ok.")
-      .def("to_json", &Evaluation::to_json, "JSON under the schema kernelsmith.evaluation/1.")
+      .def("to_json", &Evaluation::to_json, "JSON under the schema kernelsmith.evaluation/2.")
       .def_static("from_json", &Evaluation::from_json, py::arg("json_text"), py::arg("origin") = "<evaluation>",
                   "Parses evaluation JSON; raises ValidationError naming the field.")
       .def("to_prompt_text", &Evaluation::to_prompt_text,

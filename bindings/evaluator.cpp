@@ -52,13 +52,19 @@ void bind_evaluator(py::module_& m) {
       .def_readwrite("device", &EvaluatorOptions::device)
       .def_readwrite("mode", &EvaluatorOptions::mode, "'screen' (cheap timing) or 'strict' (final numbers)")
       .def_readwrite("correctness_trials", &EvaluatorOptions::correctness_trials,
-                     "random trials on the timing sizes (check sizes get one each)")
+                     "random trials on the timing sizes in strict mode (check sizes get one each)")
+      .def_readwrite("screen_correctness_trials", &EvaluatorOptions::screen_correctness_trials,
+                     "random trials on the timing sizes in screen mode (the timed runs' outputs are checked too)")
       .def_readwrite("adversarial_inputs", &EvaluatorOptions::adversarial_inputs,
-                     "also check large, tiny, mixed-scale and constant inputs")
+                     "also check large, tiny, mixed-scale and constant inputs (on the timing sizes in strict mode)")
+      .def_readwrite("screen_adversarial_timing_sizes", &EvaluatorOptions::screen_adversarial_timing_sizes,
+                     "screen mode checks adversarial inputs on the timing sizes too (slower, as strict mode does)")
       .def_readwrite("seed", &EvaluatorOptions::seed)
       .def_readwrite("noise_target", &EvaluatorOptions::noise_target,
                      "stop sampling when the relative standard deviation is at most this")
       .def_readwrite("min_samples", &EvaluatorOptions::min_samples)
+      .def_readwrite("strict_min_samples", &EvaluatorOptions::strict_min_samples,
+                     "strict mode's minimum sample count (a stable median from one evaluation to the next)")
       .def_readwrite("max_samples", &EvaluatorOptions::max_samples)
       .def_readwrite("screen_budget_seconds", &EvaluatorOptions::screen_budget_seconds)
       .def_readwrite("strict_budget_seconds", &EvaluatorOptions::strict_budget_seconds)

@@ -1,4 +1,4 @@
-// Evaluation: JSON round trip under the schema "kernelsmith.evaluation/1" (docs/evaluation-schema.md)
+// Evaluation: JSON round trip under the schema "kernelsmith.evaluation/2" (docs/evaluation-schema.md)
 // and the concise text an LLM reads as feedback.
 #include "kernelsmith/evaluation.hpp"
 
@@ -388,6 +388,9 @@ std::string Evaluation::to_json() const {
                            {"remeasured_speedup", json_number(integrity.remeasured_speedup)}};
   json["fitness"] = json_number(fitness);
   json["wall_seconds"] = json_number(wall_seconds);
+  Json stages = Json::object();
+  for (const auto& [stage, seconds] : stage_seconds) stages[stage] = json_number(seconds);
+  json["stage_seconds"] = stages;
   return json.dump(2);
 }
 
@@ -396,9 +399,11 @@ Evaluation Evaluation::from_json(const std::string& json_text, const std::string
   const JsonField root(document, origin);
   root.expect_object({"schema", "candidate_id", "task", "backend", "device", "status", "message", "compile",
                       "correctness", "timing", "baseline_timing", "speedup", "sol", "integrity", "fitness",
-                      "wall_seconds"});
+                      "wall_seconds", "stage_seconds"});
   const JsonField schema = root["schema"];
-  if (schema.string() != kEvaluationSchema) schema.fail_expected(fmt::format("\"{}\"", kEvaluationSchema));
+  if (schema.string() != kEvaluationSchema && schema.string() != kEvaluationSchemaV1) {
+    schema.fail_expected(fmt::format("\"{}\" (or the older \"{}\")", kEvaluationSchema, kEvaluationSchemaV1));
+  }
   Evaluation evaluation;
   read(root, "candidate_id", evaluation.candidate_id);
   read(root, "task", evaluation.task);
@@ -422,6 +427,9 @@ Evaluation Evaluation::from_json(const std::string& json_text, const std::string
   if (auto integrity = root.optional("integrity")) evaluation.integrity = read_integrity(*integrity);
   read(root, "fitness", evaluation.fitness);
   read(root, "wall_seconds", evaluation.wall_seconds);
+  if (auto stages = root.optional("stage_seconds")) {
+    for (const auto& [stage, seconds] : stages->members()) evaluation.stage_seconds[stage] = seconds.number();
+  }
   return evaluation;
 }
 

@@ -149,7 +149,13 @@ void validate_options(const EvaluatorOptions& options) {
   }
   if (options.correctness_trials < 1) fail(fmt::format("correctness_trials must be at least 1; got {}", options.correctness_trials));
   if (!(options.noise_target > 0.0)) fail(fmt::format("noise_target must be > 0; got {}", options.noise_target));
+  if (options.screen_correctness_trials < 1) {
+    fail(fmt::format("screen_correctness_trials must be at least 1; got {}", options.screen_correctness_trials));
+  }
   if (options.min_samples < 1) fail(fmt::format("min_samples must be at least 1; got {}", options.min_samples));
+  if (options.strict_min_samples < 1) {
+    fail(fmt::format("strict_min_samples must be at least 1; got {}", options.strict_min_samples));
+  }
   if (options.max_samples < options.min_samples) {
     fail(fmt::format("max_samples ({}) must be at least min_samples ({})", options.max_samples, options.min_samples));
   }
@@ -251,6 +257,7 @@ class BuiltinEvaluator final : public Evaluator {
       Evaluation evaluation = detail::failed_evaluation(task, candidate, backend_, device_.name, status, message);
       evaluation.compile = std::move(report);
       evaluation.wall_seconds = seconds_since(start);
+      evaluation.stage_seconds["compile"] = evaluation.wall_seconds;
       outcome.seconds = evaluation.wall_seconds;
       outcome.finished = std::move(evaluation);
       return outcome;
@@ -343,7 +350,15 @@ class BuiltinEvaluator final : public Evaluator {
       // The worker died before reporting: the compile stage's report still stands.
       evaluation.compile = outcome.programs.begin()->second.report;
     }
-    evaluation.wall_seconds = outcome.seconds + seconds_since(start);
+    const double device_seconds = seconds_since(start);
+    evaluation.wall_seconds = outcome.seconds + device_seconds;
+    if (!outcome.programs.empty()) evaluation.stage_seconds["compile"] = outcome.seconds;
+    // What the harness's stages do not cover: the worker round trip, a restart, starting it.
+    double staged = 0.0;
+    for (const auto& [stage, seconds] : evaluation.stage_seconds) {
+      if (stage != "compile") staged += seconds;
+    }
+    evaluation.stage_seconds["overhead"] = std::max(0.0, device_seconds - staged);
     return evaluation;
   }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -135,6 +136,11 @@ struct Evaluation {
   /// Scalar for selection: speedup when ok, 0 when incorrect, negative for the worse failures.
   double fitness = 0.0;
   double wall_seconds = 0.0;
+  /// Where the wall time went, by stage (seconds): "compile" (in the caller's process, in parallel with
+  /// other candidates' device work), "reference" (loading the task's reference, once per task), "load",
+  /// "correctness", "timing" (re-measurement included), "baseline" (the reference's timing, once per
+  /// task and mode) and "overhead" (the worker round trip). Stages that did not run are absent.
+  std::map<std::string, double> stage_seconds;
 
   bool ok() const { return status == Status::ok; }
 
@@ -146,7 +152,9 @@ struct Evaluation {
   std::string to_prompt_text() const;
 };
 
-inline constexpr const char* kEvaluationSchema = "kernelsmith.evaluation/1";
+/// Version 2 added stage_seconds; documents of version 1 are still read.
+inline constexpr const char* kEvaluationSchema = "kernelsmith.evaluation/2";
+inline constexpr const char* kEvaluationSchemaV1 = "kernelsmith.evaluation/1";
 
 /// The fitness a status gets when it has no timing: incorrect 0, runtime_error -0.25,
 /// invalid_launch -0.5, compile_error -0.75, timeout and crashed -1.

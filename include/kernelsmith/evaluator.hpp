@@ -34,13 +34,22 @@ struct EvaluatorOptions {
   std::string backend = "auto";  ///< "cuda", "opencl" or "auto" (best available)
   int device = 0;
   std::string mode = "screen";   ///< "screen" (cheap timing) or "strict" (final numbers)
-  /// Correctness: random trials on the timing sizes; adversarial inputs and check sizes are added.
+  /// Correctness: random trials on the timing sizes in strict mode; every check size gets one.
   int correctness_trials = 3;
+  /// Random trials on the timing sizes in screen mode. The timed runs' outputs are checked as well, on
+  /// inputs of their own, so a screened candidate is still checked on two random input sets there.
+  int screen_correctness_trials = 1;
+  /// Adversarial inputs (large, tiny, mixed scale, constant) on every check size, and on the timing
+  /// sizes in strict mode; in screen mode too with screen_adversarial_timing_sizes (the costly part of
+  /// screening large tasks: each is a full-size reference run, two candidate runs and a comparison).
   bool adversarial_inputs = true;
+  bool screen_adversarial_timing_sizes = false;
   std::uint64_t seed = 0;
-  /// Timing: stop when relative noise <= target, after min_samples and within the budget.
+  /// Timing: stop when relative noise <= target, after the mode's minimum samples and within its budget.
   double noise_target = 0.005;
   int min_samples = 10;
+  /// Strict mode's minimum: more samples make the median stable from one evaluation to the next.
+  int strict_min_samples = 100;
   int max_samples = 1000;
   double screen_budget_seconds = 0.25;
   double strict_budget_seconds = 3.0;

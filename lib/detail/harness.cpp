@@ -13,6 +13,8 @@
 #include <set>
 #include <unordered_map>
 
+#include <unistd.h>
+
 #include "detail/build_failure.hpp"
 #include "detail/host_tensors.hpp"
 #include "detail/random.hpp"
@@ -319,28 +321,95 @@ void check_params(BoundLaunch& launch, const std::vector<KernelParam>& all_param
 
 // ------------------------------------------------------------------------------------------ device memory
 
-class DeviceBuffers {
+/// Device allocations kept for reuse, by size. Evaluations of one task then run on the same memory:
+/// no allocation cost per evaluation, and the candidate, its baseline and the next candidate are timed
+/// on the same physical pages (fresh allocations land on different ones, which moves the medians of
+/// memory-bound kernels by about a percent from one evaluation to the next).
+class BufferPool {
  public:
-  DeviceBuffers(Backend& backend, const std::vector<BufferSpec>& specs) : backend_(backend) {
-    handles_.reserve(specs.size());
-    for (const auto& spec : specs) handles_.push_back(backend_.allocate(spec.bytes));
-  }
-  ~DeviceBuffers() {
-    for (auto handle : handles_) {
-      try {
-        backend_.free(handle);
-      } catch (...) {
-        // After a device fault freeing fails too; the worker is about to exit.
-      }
+  explicit BufferPool(std::size_t capacity_bytes) : capacity_(capacity_bytes) {}
+  std::uint64_t acquire(Backend& backend, std::size_t bytes) {
+    auto found = free_.find(bytes);
+    if (found != free_.end() && !found->second.empty()) {
+      const std::uint64_t handle = found->second.back();
+      found->second.pop_back();
+      pooled_ -= bytes;
+      return handle;
+    }
+    try {
+      return backend.allocate(bytes);
+    } catch (const DeviceFault&) {
+      throw;
+    } catch (const DeviceError&) {
+      // Out of memory, perhaps because of what the pool holds: give it back and try once more.
+      if (pooled_ == 0) throw;
+      clear(backend);
+      return backend.allocate(bytes);
     }
   }
+  void release(Backend& backend, std::uint64_t handle, std::size_t bytes) {
+    if (pooled_ + bytes <= capacity_) {
+      free_[bytes].push_back(handle);
+      pooled_ += bytes;
+      return;
+    }
+    backend.free(handle);
+  }
+  void clear(Backend& backend) {
+    for (auto& [bytes, handles] : free_) {
+      for (auto handle : handles) {
+        try {
+          backend.free(handle);
+        } catch (...) {
+        }
+      }
+    }
+    free_.clear();
+    pooled_ = 0;
+  }
+
+ private:
+  std::size_t capacity_;
+  std::size_t pooled_ = 0;
+  std::map<std::size_t, std::vector<std::uint64_t>> free_;
+};
+
+class DeviceBuffers {
+ public:
+  DeviceBuffers(Backend& backend, BufferPool& pool, const std::vector<BufferSpec>& specs)
+      : backend_(backend), pool_(pool) {
+    handles_.reserve(specs.size());
+    try {
+      for (const auto& spec : specs) {
+        handles_.push_back(pool_.acquire(backend_, spec.bytes));
+        bytes_.push_back(spec.bytes);
+      }
+    } catch (...) {
+      release_all();
+      throw;
+    }
+  }
+  ~DeviceBuffers() { release_all(); }
   DeviceBuffers(const DeviceBuffers&) = delete;
   DeviceBuffers& operator=(const DeviceBuffers&) = delete;
   std::uint64_t operator[](std::size_t index) const { return handles_[index]; }
 
  private:
+  void release_all() {
+    for (std::size_t i = 0; i < handles_.size(); ++i) {
+      try {
+        pool_.release(backend_, handles_[i], bytes_[i]);
+      } catch (...) {
+        // After a device fault freeing fails too; the worker is about to exit.
+      }
+    }
+    handles_.clear();
+  }
+
   Backend& backend_;
+  BufferPool& pool_;
   std::vector<std::uint64_t> handles_;
+  std::vector<std::size_t> bytes_;
 };
 
 void launch_one(Backend& backend, const BoundLaunch& launch, const DeviceBuffers& buffers) {
@@ -447,7 +516,21 @@ class CaseCache {
   std::unordered_map<std::string, CaseData> entries_;
 };
 
-constexpr std::size_t kCaseCacheBytes = std::size_t(1) << 30;
+// Reference inputs and outputs kept in host memory: an eighth of it, between 1 and 16 GiB. A strict
+// evaluation of a large task holds about eight cases of its timing sizes.
+std::size_t case_cache_bytes() {
+  constexpr std::size_t kGiB = std::size_t(1) << 30;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  const std::size_t physical = pages > 0 && page_size > 0 ? std::size_t(pages) * std::size_t(page_size) : 8 * kGiB;
+  return std::clamp(physical / 8, kGiB, 16 * kGiB);
+}
+
+// Device memory the buffer pool may keep between evaluations: a quarter of the device's.
+std::size_t buffer_pool_bytes(const DeviceInfo& device) {
+  constexpr std::size_t kFallback = std::size_t(1) << 30;
+  return device.global_memory_bytes > 0 ? static_cast<std::size_t>(device.global_memory_bytes) / 4 : kFallback;
+}
 constexpr double kNearConstantSpread = 1e-3;
 constexpr std::size_t kReferenceTasksKept = 8;
 constexpr std::uint64_t kTimingSeedStream = 0x7157'0000'0000'0001ULL;
@@ -516,22 +599,24 @@ struct ReferenceState {
 }  // namespace harness_internal
 
 struct Harness::State {
+  State(std::string directory, std::size_t pool_bytes) : cache_dir(std::move(directory)), pool(pool_bytes) {}
   std::string cache_dir;
   bool measure_peaks = true;
   std::optional<DevicePeaks> peaks;
   bool peaks_failed = false;
-  CaseCache cases{kCaseCacheBytes};
+  CaseCache cases{case_cache_bytes()};
+  BufferPool pool;
   std::deque<std::unique_ptr<ReferenceState>> references;
   std::uint64_t flush_buffer = 0;
   std::size_t flush_bytes = 0;
 };
 
-Harness::Harness(Backend& backend, std::string cache_dir) : backend_(backend), state_(std::make_unique<State>()) {
-  state_->cache_dir = std::move(cache_dir);
-}
+Harness::Harness(Backend& backend, std::string cache_dir)
+    : backend_(backend), state_(std::make_unique<State>(std::move(cache_dir), buffer_pool_bytes(backend.device()))) {}
 
 Harness::~Harness() {
   state_->references.clear();
+  state_->pool.clear(backend_);
   if (state_->flush_buffer != 0) {
     try {
       backend_.free(state_->flush_buffer);
@@ -741,7 +826,7 @@ const CaseData& EvaluationRun::reference_case(ReferenceState& reference, const S
                                          mix_seed(seed, buffer.tensor_index)));
   }
   try {
-    DeviceBuffers buffers(backend_, plan.buffers);
+    DeviceBuffers buffers(backend_, state_.pool, plan.buffers);
     std::size_t input = 0;
     for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
       const BufferSpec& buffer = plan.buffers[i];
@@ -828,8 +913,13 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
     const bool user_pass = step >= configs.size();
     const SizeConfig& config = configs[ci];
     const BoundPlan& plan = bound.at(config.name);
+    // configs[0] is the timing sizes: the largest, where each case costs the most. Screen mode runs
+    // fewer cases there; the check sizes get every kind of input in both modes.
+    const bool strict = options_.mode == "strict";
+    const bool timing_sizes = ci == 0;
     std::vector<std::pair<InputKind, int>> cases;
-    const int random_trials = ci == 0 ? std::max(options_.correctness_trials, 1) : 1;
+    const int trials_at_timing_sizes = strict ? options_.correctness_trials : options_.screen_correctness_trials;
+    const int random_trials = timing_sizes ? std::max(trials_at_timing_sizes, 1) : 1;
     if (user_pass) {
       // In this pass the second member is the index of the data case in task_.cases.
       for (std::size_t u = 0; u < task_.cases.size(); ++u) {
@@ -839,10 +929,11 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
     } else {
       for (int trial = 0; trial < random_trials; ++trial) cases.emplace_back(InputKind::random, trial);
     }
-    if (!user_pass && options_.adversarial_inputs) {
+    if (!user_pass && options_.adversarial_inputs &&
+        (!timing_sizes || strict || options_.screen_adversarial_timing_sizes)) {
       for (InputKind kind : adversarial_input_kinds()) cases.emplace_back(kind, 0);
     }
-    DeviceBuffers buffers(backend_, plan.buffers);
+    DeviceBuffers buffers(backend_, state_.pool, plan.buffers);
     for (const auto& [kind, trial] : cases) {
       const DataCase* user = user_pass ? &task_.cases[static_cast<std::size_t>(trial)] : nullptr;
       const std::uint64_t seed = user != nullptr ? 0 : case_seed(options_.seed, config.name, kind, trial);
@@ -874,7 +965,7 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
         }
         return outputs;
       };
-      // Inputs the candidate wrote into (pitfall 4); restores them for the next run.
+      // Inputs the candidate wrote into (pitfall 4); restores them for the next case.
       auto check_inputs = [&] {
         std::size_t input = 0;
         bool restored = false;
@@ -899,7 +990,8 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
       run_plan(backend_, plan, buffers);
       backend_.synchronize();
       const std::vector<Bytes> first = read_outputs();
-      check_inputs();
+      // Inputs are checked once, after the second run: a write in the first run is still there then
+      // (and the second run's outputs then differ from the first's).
       poison(kPoisonSecond);
       run_plan(backend_, plan, buffers);
       backend_.synchronize();
@@ -963,7 +1055,8 @@ TimingSettings EvaluationRun::settings(const std::string& mode) {
   TimingSettings settings;
   settings.mode = mode;
   settings.noise_target = options_.noise_target;
-  settings.min_samples = options_.min_samples;
+  settings.min_samples = mode == "strict" ? std::max(options_.min_samples, options_.strict_min_samples)
+                                          : options_.min_samples;
   settings.max_samples = options_.max_samples;
   settings.budget_seconds = mode == "strict" ? options_.strict_budget_seconds : options_.screen_budget_seconds;
   settings.share_samples = mode == "strict" ? 5 : 3;
@@ -976,7 +1069,7 @@ TimingSettings EvaluationRun::settings(const std::string& mode) {
 
 TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const CaseData& data, const std::string& mode,
                                       std::string* timed_output_problem) {
-  DeviceBuffers buffers(backend_, plan.buffers);
+  DeviceBuffers buffers(backend_, state_.pool, plan.buffers);
   std::size_t input = 0;
   for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
     if (plan.buffers[i].role == BufferSpec::Role::input) {
@@ -1069,9 +1162,16 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     return finish(Status::compile_error, evaluation.compile.log);
   }
 
+  auto stage_start = Clock::now();
+  auto end_stage = [&](const char* stage) {
+    const auto now = Clock::now();
+    evaluation.stage_seconds[stage] += std::chrono::duration<double>(now - stage_start).count();
+    stage_start = now;
+  };
   EvaluationRun run(backend_, *state_, task, candidate, options);
   ReferenceState& reference = run.reference(reference_key(task, backend_.language()));
   run.check_reference_spread(reference);
+  end_stage("reference");
 
   try {
     LaunchPlan plan;
@@ -1091,9 +1191,11 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     }
     evaluation.compile = loaded.report;
     evaluation.compile.ok = true;
+    end_stage("load");
 
     CorrectnessReport correctness = run.check_candidate(reference, loaded.bound, evaluation.integrity);
     evaluation.correctness = correctness;
+    end_stage("correctness");
     if (!correctness.passed) return finish(Status::incorrect, correctness.message);
 
     const std::string mode = options.mode == "strict" ? "strict" : "screen";
@@ -1103,8 +1205,10 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     const BoundPlan& timed_plan = loaded.bound.at(timing_config.name);
     std::string timed_problem;
     TimingReport timing = run.time_plan(timed_plan, timing_case, mode, &timed_problem);
+    end_stage("timing");
     if (!timed_problem.empty()) return finish(Status::incorrect, timed_problem);
     const TimingReport baseline = run.baseline(reference, mode);
+    end_stage("baseline");
     evaluation.timing = timing;
     evaluation.baseline_timing = baseline;
     evaluation.speedup = speedup_of(baseline, timing);
@@ -1114,8 +1218,10 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
       // Too good to take on one measurement: both sides again, in strict mode.
       add_flag(evaluation.integrity, "speedup_above_threshold");
       TimingReport strict = run.time_plan(timed_plan, timing_case, "strict", &timed_problem);
+      end_stage("timing");
       if (!timed_problem.empty()) return finish(Status::incorrect, timed_problem);
       const TimingReport strict_baseline = run.baseline(reference, "strict");
+      end_stage("baseline");
       evaluation.integrity.remeasured = true;
       evaluation.integrity.remeasured_speedup = speedup_of(strict_baseline, strict);
       add_flag(evaluation.integrity, "remeasured");
@@ -1162,6 +1268,7 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
 // ------------------------------------------------------------------------------------------ plan runner
 
 struct PlanRunner::Loaded {
+  BufferPool pool{0};  ///< no reuse: runs are one-off
   std::vector<LoadedModule> modules;
   std::map<std::string, BoundPlan> bound;
   CompileReport report;
@@ -1205,7 +1312,7 @@ std::vector<Bytes> PlanRunner::run(const std::string& config, const std::vector<
   if (input_count != inputs.size()) {
     throw ValidationError(fmt::format("got {} input buffers; the task has {} inputs", inputs.size(), input_count));
   }
-  DeviceBuffers buffers(backend_, plan.buffers);
+  DeviceBuffers buffers(backend_, loaded_->pool, plan.buffers);
   std::size_t input = 0;
   for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec& buffer = plan.buffers[i];

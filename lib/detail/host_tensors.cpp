@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <thread>
+#include <vector>
 
 #include "detail/random.hpp"
 #include "kernelsmith/error.hpp"
@@ -251,6 +254,52 @@ Bytes generate_input(const TensorSpec& spec, std::int64_t count, InputKind kind,
   return out;
 }
 
+namespace {
+
+// Comparisons walk outputs of up to hundreds of millions of elements; they are split into chunks of
+// a fixed size (so that sums do not depend on the thread count) spread over a few threads.
+constexpr std::int64_t kCompareChunk = std::int64_t(1) << 18;
+constexpr unsigned kMaxCompareThreads = 8;
+
+template <typename Fn>
+void for_each_chunk(std::int64_t count, Fn&& fn) {
+  const std::int64_t chunks = (count + kCompareChunk - 1) / kCompareChunk;
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const auto threads = static_cast<unsigned>(std::min<std::int64_t>({chunks, hardware, kMaxCompareThreads}));
+  auto run_chunk = [&](std::int64_t chunk) {
+    const std::int64_t begin = chunk * kCompareChunk;
+    fn(chunk, begin, std::min(count, begin + kCompareChunk));
+  };
+  if (threads <= 1) {
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) run_chunk(chunk);
+    return;
+  }
+  std::atomic<std::int64_t> next{0};
+  auto worker = [&] {
+    for (std::int64_t chunk = next++; chunk < chunks; chunk = next++) run_chunk(chunk);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& thread : pool) thread.join();
+}
+
+/// What one chunk of a comparison found.
+struct ChunkComparison {
+  std::int64_t unwritten = 0;
+  std::int64_t non_finite = 0;
+  std::int64_t mismatches = 0;
+  std::int64_t nondeterministic = 0;
+  std::int64_t first_problem = -1;
+  double expected = 0.0;
+  double actual = 0.0;
+  double max_abs_error = 0.0;
+  double error_squares = 0.0;
+  double reference_squares = 0.0;
+};
+
+}  // namespace
+
 OutputComparison compare_output(const std::string& tensor, DType dtype, std::int64_t count, const Bytes& expected,
                                 const Bytes& first_run, const Bytes& second_run, const Tolerance& tolerance) {
   const std::size_t element_size = dtype_size(dtype);
@@ -262,61 +311,92 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
   OutputComparison result;
   OutputCheck& check = result.check;
   check.tensor = tensor;
+  const std::int64_t chunks = (count + kCompareChunk - 1) / kCompareChunk;
 
   // The absolute tolerance is in units of the reference output's root mean square.
+  std::vector<double> chunk_squares(static_cast<std::size_t>(chunks), 0.0);
+  std::vector<std::int64_t> chunk_finite(static_cast<std::size_t>(chunks), 0);
+  for_each_chunk(count, [&](std::int64_t chunk, std::int64_t begin, std::int64_t end) {
+    double squares = 0.0;
+    std::int64_t finite = 0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double e = load_element(dtype, expected.data(), i);
+      if (std::isfinite(e)) {
+        squares += e * e;
+        ++finite;
+      }
+    }
+    chunk_squares[static_cast<std::size_t>(chunk)] = squares;
+    chunk_finite[static_cast<std::size_t>(chunk)] = finite;
+  });
   double sum_squares = 0.0;
   std::int64_t finite = 0;
-  for (std::int64_t i = 0; i < count; ++i) {
-    const double e = load_element(dtype, expected.data(), i);
-    if (std::isfinite(e)) {
-      sum_squares += e * e;
-      ++finite;
-    }
+  for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+    sum_squares += chunk_squares[static_cast<std::size_t>(chunk)];
+    finite += chunk_finite[static_cast<std::size_t>(chunk)];
   }
   const double rms = finite > 0 ? std::sqrt(sum_squares / static_cast<double>(finite)) : 0.0;
   const double scale = rms > 0.0 ? rms : 1.0;
   const double atol = tolerance.atol * scale;
 
-  double error_squares = 0.0;
-  double reference_squares = 0.0;
-  auto note_first = [&](std::int64_t index, double e, double a) {
-    if (check.first_mismatch < 0) {
-      check.first_mismatch = index;
-      check.expected = e;
-      check.actual = a;
-    }
-  };
   std::vector<std::uint8_t> poison_first(element_size, kPoisonFirst);
   std::vector<std::uint8_t> poison_second(element_size, kPoisonSecond);
-  for (std::int64_t i = 0; i < count; ++i) {
-    const std::size_t offset = static_cast<std::size_t>(i) * element_size;
-    const std::uint8_t* one = first_run.data() + offset;
-    const std::uint8_t* two = second_run.data() + offset;
-    const double e = load_element(dtype, expected.data(), i);
-    const double a = load_element(dtype, first_run.data(), i);
-    if (std::memcmp(one, two, element_size) != 0) {
-      if (std::memcmp(one, poison_first.data(), element_size) == 0 &&
-          std::memcmp(two, poison_second.data(), element_size) == 0) {
-        ++check.unwritten;
+  std::vector<ChunkComparison> found(static_cast<std::size_t>(chunks));
+  for_each_chunk(count, [&](std::int64_t chunk, std::int64_t begin, std::int64_t end) {
+    ChunkComparison& part = found[static_cast<std::size_t>(chunk)];
+    auto note_first = [&](std::int64_t index, double e, double a) {
+      if (part.first_problem < 0) {
+        part.first_problem = index;
+        part.expected = e;
+        part.actual = a;
+      }
+    };
+    for (std::int64_t i = begin; i < end; ++i) {
+      const std::size_t offset = static_cast<std::size_t>(i) * element_size;
+      const std::uint8_t* one = first_run.data() + offset;
+      const std::uint8_t* two = second_run.data() + offset;
+      const double e = load_element(dtype, expected.data(), i);
+      const double a = load_element(dtype, first_run.data(), i);
+      if (std::memcmp(one, two, element_size) != 0) {
+        if (std::memcmp(one, poison_first.data(), element_size) == 0 &&
+            std::memcmp(two, poison_second.data(), element_size) == 0) {
+          ++part.unwritten;
+          note_first(i, e, a);
+          continue;
+        }
+        ++part.nondeterministic;
+      }
+      // Where the reference itself is NaN or infinite the check says nothing: those elements are skipped.
+      if (!std::isfinite(e)) continue;
+      if (!std::isfinite(a)) {
+        ++part.non_finite;
         note_first(i, e, a);
         continue;
       }
-      ++result.nondeterministic;
+      const double error = std::abs(a - e);
+      part.max_abs_error = std::max(part.max_abs_error, error);
+      part.error_squares += error * error;
+      part.reference_squares += e * e;
+      if (error > atol + tolerance.rtol * std::abs(e)) {
+        ++part.mismatches;
+        note_first(i, e, a);
+      }
     }
-    // Where the reference itself is NaN or infinite the check says nothing: those elements are skipped.
-    if (!std::isfinite(e)) continue;
-    if (!std::isfinite(a)) {
-      ++check.non_finite;
-      note_first(i, e, a);
-      continue;
-    }
-    const double error = std::abs(a - e);
-    check.max_abs_error = std::max(check.max_abs_error, error);
-    error_squares += error * error;
-    reference_squares += e * e;
-    if (error > atol + tolerance.rtol * std::abs(e)) {
-      ++check.mismatches;
-      note_first(i, e, a);
+  });
+  double error_squares = 0.0;
+  double reference_squares = 0.0;
+  for (const ChunkComparison& part : found) {
+    check.unwritten += part.unwritten;
+    check.non_finite += part.non_finite;
+    check.mismatches += part.mismatches;
+    result.nondeterministic += part.nondeterministic;
+    check.max_abs_error = std::max(check.max_abs_error, part.max_abs_error);
+    error_squares += part.error_squares;
+    reference_squares += part.reference_squares;
+    if (check.first_mismatch < 0 && part.first_problem >= 0) {
+      check.first_mismatch = part.first_problem;
+      check.expected = part.expected;
+      check.actual = part.actual;
     }
   }
   check.rel_l2_error =

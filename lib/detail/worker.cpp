@@ -53,10 +53,13 @@ Json options_to_json(const EvaluatorOptions& o) {
           {"device", o.device},
           {"mode", o.mode},
           {"correctness_trials", o.correctness_trials},
+          {"screen_correctness_trials", o.screen_correctness_trials},
           {"adversarial_inputs", o.adversarial_inputs},
+          {"screen_adversarial_timing_sizes", o.screen_adversarial_timing_sizes},
           {"seed", o.seed},
           {"noise_target", o.noise_target},
           {"min_samples", o.min_samples},
+          {"strict_min_samples", o.strict_min_samples},
           {"max_samples", o.max_samples},
           {"screen_budget_seconds", o.screen_budget_seconds},
           {"strict_budget_seconds", o.strict_budget_seconds},
@@ -76,10 +79,13 @@ EvaluatorOptions options_from_json(const Json& j) {
   o.device = j.at("device").get<int>();
   o.mode = j.at("mode").get<std::string>();
   o.correctness_trials = j.at("correctness_trials").get<int>();
+  o.screen_correctness_trials = j.at("screen_correctness_trials").get<int>();
   o.adversarial_inputs = j.at("adversarial_inputs").get<bool>();
+  o.screen_adversarial_timing_sizes = j.at("screen_adversarial_timing_sizes").get<bool>();
   o.seed = j.at("seed").get<std::uint64_t>();
   o.noise_target = j.at("noise_target").get<double>();
   o.min_samples = j.at("min_samples").get<int>();
+  o.strict_min_samples = j.at("strict_min_samples").get<int>();
   o.max_samples = j.at("max_samples").get<int>();
   o.screen_budget_seconds = j.at("screen_budget_seconds").get<double>();
   o.strict_budget_seconds = j.at("strict_budget_seconds").get<double>();
@@ -664,6 +670,11 @@ int worker_main(int argc, char** argv) {
     ::dup2(null_fd, 0);
     ::close(null_fd);
   }
+  // Ctrl-C in a terminal goes to the whole foreground process group: it is meant for the caller, which
+  // stops its run and keeps its results; a worker killed by it would turn the evaluation in flight into
+  // a false `crashed`. The worker ends with its parent instead.
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGQUIT, SIG_IGN);
   // Die with the parent, and do not run at all when it is already gone.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != static_cast<pid_t>(arguments.parent)) return 3;

@@ -112,7 +112,7 @@ TEST_CASE("failure fitness orders the failures", "[evaluation]") {
 TEST_CASE("evaluation JSON round trip keeps every field", "[evaluation]") {
   const Evaluation e = full_evaluation();
   const std::string json = e.to_json();
-  CHECK(contains(json, "\"schema\": \"kernelsmith.evaluation/1\""));
+  CHECK(contains(json, "\"schema\": \"kernelsmith.evaluation/2\""));
   const Evaluation c = Evaluation::from_json(json);
   CHECK(c.to_json() == json);
   CHECK(c.candidate_id == e.candidate_id);

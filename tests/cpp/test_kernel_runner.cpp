@@ -216,8 +216,9 @@ TEST_CASE("Task data cases: add_case, JSON round trip and validation", "[kernel_
   std::vector<float> x1023 = random_floats(1023, 4);
   const DataCase& second = task.add_case({{"x", host_ref(x1023, {1023})}});
   CHECK(second.sizes == "odd_1023");  // an existing configuration is reused
-  task.add_case({{"x", host_ref(x, {4})}}, {{"y", host_ref(y, {4})}});
-  CHECK(task.all_size_configs().size() == configs_before + 2);
+  const DataCase& third = task.add_case({{"x", host_ref(x, {4})}}, {{"y", host_ref(y, {4})}});
+  CHECK(third.sizes == "user case 0");  // the configuration the first case added
+  CHECK(task.all_size_configs().size() == configs_before + 1);
 
   const Task back = Task::from_json(task.to_json());
   REQUIRE(back.cases.size() == 3);

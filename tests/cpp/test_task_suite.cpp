@@ -24,7 +24,7 @@
 
 using namespace kernelsmith;
 using detail::Bytes;
-using testing::HostTensor;
+using Values = testing::HostTensor;  // float64 values on the host (not the runner's kernelsmith::HostTensor)
 
 namespace {
 
@@ -40,8 +40,8 @@ std::uint64_t name_seed(const std::string& text) {
   return hash;
 }
 
-HostTensor to_doubles(DType dtype, const Bytes& bytes, std::int64_t count) {
-  HostTensor values(static_cast<std::size_t>(count));
+Values to_doubles(DType dtype, const Bytes& bytes, std::int64_t count) {
+  Values values(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i) values[static_cast<std::size_t>(i)] = detail::load_element(dtype, bytes.data(), i);
   return values;
 }
@@ -49,8 +49,8 @@ HostTensor to_doubles(DType dtype, const Bytes& bytes, std::int64_t count) {
 // Compares a device output with the float64 reference by the harness's rule:
 //   |actual - expected| <= atol * scale + rtol * |expected|, scale = RMS of the expected output (1 if 0).
 // Returns an empty string when every element passes, else a description of the failures.
-std::string compare(const TensorSpec& spec, const Tolerance& tolerance, const HostTensor& expected,
-                    const HostTensor& actual) {
+std::string compare(const TensorSpec& spec, const Tolerance& tolerance, const Values& expected,
+                    const Values& actual) {
   if (expected.size() != actual.size()) {
     return fmt::format("{}: the CPU reference returned {} elements, the device {}", spec.name, expected.size(),
                        actual.size());
@@ -154,7 +154,7 @@ int check_source(Backend& backend, const Task& task, const std::string& label, c
   for (const auto& config : task.check_sizes) {
     INFO("sizes " << config.name);
     std::vector<Bytes> inputs;
-    std::vector<HostTensor> input_values;
+    std::vector<Values> input_values;
     std::vector<const TensorSpec*> outputs;
     for (std::size_t i = 0; i < task.tensors.size(); ++i) {
       const TensorSpec& spec = task.tensors[i];
@@ -174,7 +174,7 @@ int check_source(Backend& backend, const Task& task, const std::string& label, c
       FAIL_CHECK(error.what());
       continue;
     }
-    const std::vector<HostTensor> expected = cpu_reference(input_values, config.sizes);
+    const std::vector<Values> expected = cpu_reference(input_values, config.sizes);
     REQUIRE(expected.size() == outputs.size());
     REQUIRE(results.size() == outputs.size());
     for (std::size_t o = 0; o < outputs.size(); ++o) {

@@ -186,3 +186,95 @@ def test_cli_eval_fails_with_the_reason_when_no_backend_runs(tmp_path):
     assert result.returncode != 0
     assert "opencl" in result.stderr
     assert "not found" in result.stderr
+
+
+@needs_opencl
+def test_screen_mode_checks_fewer_cases_at_the_timing_sizes_than_strict_mode():
+    task = ks.Task.load(str(TASK_DIR))
+    candidate = ks.Candidate("opencl", CORRECT)
+    options = dict(adversarial_inputs=True, correctness_trials=3, screen_correctness_trials=1)
+    screen = ks.create_evaluator(fast_options(mode="screen", **options)).evaluate(task, candidate)
+    strict = ks.create_evaluator(
+        fast_options(mode="strict", strict_min_samples=5, strict_budget_seconds=0.2, **options)
+    ).evaluate(task, candidate)
+    assert screen.ok and strict.ok, (screen.message, strict.message)
+
+    def inputs_by_sizes(evaluation):
+        found = {}
+        for check in evaluation.correctness.checks:
+            found.setdefault(check.sizes, []).append(check.inputs)
+        return found
+
+    adversarial = ["large", "tiny", "mixed_scale", "constant"]
+    timing = task.timing_sizes.name
+    assert inputs_by_sizes(screen)[timing] == ["random"]
+    assert inputs_by_sizes(strict)[timing] == ["random"] * 3 + adversarial
+    for evaluation in (screen, strict):
+        # The check sizes get every kind of input in both modes.
+        for config in task.check_sizes:
+            assert inputs_by_sizes(evaluation)[config.name] == ["random"] + adversarial
+    # Strict mode takes at least its own minimum of samples.
+    assert strict.timing.samples >= 5
+
+
+@needs_opencl
+def test_evaluation_says_where_its_time_went():
+    task = ks.Task.load(str(TASK_DIR))
+    evaluation = ks.create_evaluator(fast_options()).evaluate(task, ks.Candidate("opencl", CORRECT))
+    assert evaluation.ok, evaluation.message
+    stages = evaluation.stage_seconds
+    for stage in ("load", "correctness", "timing", "overhead"):
+        assert stage in stages, stages
+        assert stages[stage] >= 0.0
+    assert stages["correctness"] > 0.0 and stages["timing"] > 0.0
+    assert sum(stages.values()) <= evaluation.wall_seconds + 1e-6
+    assert ks.Evaluation.from_json(evaluation.to_json()).stage_seconds == pytest.approx(stages)
+
+
+SIGINT_SCRIPT = r"""
+import os, signal, sys
+import kernelsmith as ks
+
+def workers():
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():
+            found.add(int(entry))
+    return found
+
+task = ks.Task.load(sys.argv[1])
+options = ks.EvaluatorOptions(backend="opencl", correctness_trials=1, adversarial_inputs=False, min_samples=3,
+                              max_samples=10, screen_budget_seconds=0.05, compile_threads=1, cache_dir=sys.argv[2])
+evaluator = ks.create_evaluator(options)
+candidate = ks.Candidate("opencl", sys.argv[3])
+first = evaluator.evaluate(task, candidate)
+before = workers()
+try:
+    os.killpg(os.getpgrp(), signal.SIGINT)  # what Ctrl-C in a terminal does
+    signal.pause()
+except KeyboardInterrupt:
+    print("interrupted")
+second = evaluator.evaluate(task, candidate)
+print(first.status.name, second.status.name, bool(before) and before == workers())
+"""
+
+
+@needs_opencl
+def test_ctrl_c_reaches_the_caller_but_not_the_worker():
+    result = subprocess.run(
+        [sys.executable, "-c", SIGINT_SCRIPT, str(TASK_DIR), CACHE_DIR, CORRECT],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        start_new_session=True,  # its own process group, so the signal reaches nothing else
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.split()
+    assert lines == ["interrupted", "ok", "ok", "True"], result.stdout + result.stderr
