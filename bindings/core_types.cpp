@@ -68,8 +68,6 @@ void bind_dtypes(py::module_& m) {
         "Raises ValidationError listing the accepted names.");
   m.def("dtype_size", &dtype_size, py::arg("dtype"), "Bytes per element of a dtype.");
   m.def("is_floating", &is_floating, py::arg("dtype"), "True for the floating-point dtypes.");
-  m.def("default_tolerance", &default_tolerance, py::arg("dtype"),
-        "The default tolerance of a dtype: float32 1e-4, float16/bfloat16 1e-2, float64 1e-8, integers exact.");
 }
 
 void bind_task(py::module_& m) {
@@ -92,8 +90,9 @@ void bind_task(py::module_& m) {
   py::class_<TensorSpec>(m, "TensorSpec", "A named task tensor: dtype, shape over the sizes, role, distribution.")
       .def(py::init([](const std::string& name, DType dtype, const std::vector<std::string>& shape, TensorRole role,
                        const Distribution& distribution) { return TensorSpec{name, dtype, shape, role, distribution}; }),
-           py::arg("name") = "", py::arg("dtype") = DType::float32, py::arg("shape") = std::vector<std::string>{},
-           py::arg("role") = TensorRole::input, py::arg("distribution") = Distribution{})
+           py::arg("name") = "", py::arg_v("dtype", DType::float32, "DType.float32"),
+           py::arg("shape") = std::vector<std::string>{}, py::arg_v("role", TensorRole::input, "TensorRole.input"),
+           py::arg("distribution") = Distribution{})
       .def_readwrite("name", &TensorSpec::name, "Identifier; launch plans pass the tensor by this name.")
       .def_readwrite("dtype", &TensorSpec::dtype, "Element type.")
       .def_readwrite("shape", &TensorSpec::shape, "One integer expression per dimension, e.g. ['M', 'K'].")
@@ -118,6 +117,9 @@ void bind_task(py::module_& m) {
       .def_readwrite("rtol", &Tolerance::rtol, "Relative tolerance.")
       .def("__repr__",
            [](const Tolerance& t) { return "Tolerance(atol=" + number(t.atol) + ", rtol=" + number(t.rtol) + ")"; });
+  // Defined after Tolerance is registered, so that its signature (and the type stub) names the Python type.
+  m.def("default_tolerance", &default_tolerance, py::arg("dtype"),
+        "The default tolerance of a dtype: float32 1e-4, float16/bfloat16 1e-2, float64 1e-8, integers exact.");
 
   py::class_<WorkModel>(m, "WorkModel",
                         "The work a task needs, as integer expressions over the sizes: FLOPs, and the fewest bytes "

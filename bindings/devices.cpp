@@ -13,22 +13,27 @@ void bind_devices(py::module_& m) {
   py::class_<DeviceInfo>(m, "DeviceInfo", "A device of one backend, with what the launch plan and the "
                                           "speed-of-light model need to know of it.")
       .def(py::init<>())
-      .def_readwrite("backend", &DeviceInfo::backend)
-      .def_readwrite("index", &DeviceInfo::index)
+      .def_readwrite("backend", &DeviceInfo::backend, "The backend: 'cuda', 'opencl' or 'maca'.")
+      .def_readwrite("index", &DeviceInfo::index, "Index of the device within its backend.")
       .def_readwrite("name", &DeviceInfo::name)
-      .def_readwrite("vendor", &DeviceInfo::vendor)
-      .def_readwrite("platform", &DeviceInfo::platform)
-      .def_readwrite("architecture", &DeviceInfo::architecture)
+      .def_readwrite("vendor", &DeviceInfo::vendor, "The device vendor's name.")
+      .def_readwrite("platform", &DeviceInfo::platform, "OpenCL platform name; empty on other backends.")
+      .def_readwrite("architecture", &DeviceInfo::architecture,
+                     "e.g. 'sm_90' on CUDA; on OpenCL the device version string.")
       .def_readwrite("driver_version", &DeviceInfo::driver_version, "keys the cache of measured peaks; empty when unknown")
       .def_readwrite("compute_units", &DeviceInfo::compute_units, "SMs on CUDA, compute units on OpenCL")
-      .def_readwrite("warp_size", &DeviceInfo::warp_size)
-      .def_readwrite("max_threads_per_block", &DeviceInfo::max_threads_per_block)
-      .def_readwrite("shared_per_block", &DeviceInfo::shared_per_block)
-      .def_readwrite("shared_per_block_optin", &DeviceInfo::shared_per_block_optin)
-      .def_readwrite("l2_bytes", &DeviceInfo::l2_bytes)
-      .def_readwrite("global_memory_bytes", &DeviceInfo::global_memory_bytes)
-      .def_readwrite("clock_mhz", &DeviceInfo::clock_mhz)
-      .def_readwrite("is_gpu", &DeviceInfo::is_gpu)
+      .def_readwrite("warp_size", &DeviceInfo::warp_size,
+                     "Threads per warp (SIMD width); 1 when the backend does not report one.")
+      .def_readwrite("max_threads_per_block", &DeviceInfo::max_threads_per_block,
+                     "Most threads in one block (work-group); 0 when unknown.")
+      .def_readwrite("shared_per_block", &DeviceInfo::shared_per_block,
+                     "Shared (local) memory a block may use by default, in bytes.")
+      .def_readwrite("shared_per_block_optin", &DeviceInfo::shared_per_block_optin,
+                     "Shared memory a block may use after opting in (CUDA), in bytes.")
+      .def_readwrite("l2_bytes", &DeviceInfo::l2_bytes, "L2 cache size in bytes; 0 when unknown.")
+      .def_readwrite("global_memory_bytes", &DeviceInfo::global_memory_bytes, "Global (device) memory in bytes.")
+      .def_readwrite("clock_mhz", &DeviceInfo::clock_mhz, "Core clock in MHz; 0 when unknown.")
+      .def_readwrite("is_gpu", &DeviceInfo::is_gpu, "True for a GPU (False for e.g. PoCL's CPU device).")
       .def("__repr__", [](const DeviceInfo& d) {
         return "<DeviceInfo " + d.backend + ":" + std::to_string(d.index) + " '" + d.name + "'>";
       });
@@ -36,11 +41,15 @@ void bind_devices(py::module_& m) {
   py::class_<BackendInfo>(m, "BackendInfo", "A backend, its devices, or why it is unavailable.")
       .def(py::init<>())
       .def_readwrite("name", &BackendInfo::name)
-      .def_readwrite("available", &BackendInfo::available)
-      .def_readwrite("reason", &BackendInfo::reason)
-      .def_readwrite("can_compile", &BackendInfo::can_compile)
-      .def_readwrite("details", &BackendInfo::details)
-      .def_readwrite("devices", &BackendInfo::devices)
+      .def_readwrite("available", &BackendInfo::available,
+                     "Usable for evaluation: the runtime loaded and at least one device answered.")
+      .def_readwrite("reason", &BackendInfo::reason,
+                     "Why not, when not available (e.g. 'CUDA driver libcuda.so.1 not found: ...').")
+      .def_readwrite("can_compile", &BackendInfo::can_compile,
+                     "Compiling works even when running does not (NVRTC with no GPU driver).")
+      .def_readwrite("details", &BackendInfo::details,
+                     "Which library files were loaded, or the compiler's version, for the record.")
+      .def_readwrite("devices", &BackendInfo::devices, "The backend's devices, a list of DeviceInfo.")
       .def("__repr__", [](const BackendInfo& b) {
         return "<BackendInfo " + b.name + (b.available ? " available" : " unavailable: " + b.reason) + ">";
       });

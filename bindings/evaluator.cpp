@@ -49,7 +49,7 @@ void bind_evaluator(py::module_& m) {
            }),
            "Keyword arguments set fields, e.g. EvaluatorOptions(backend='opencl', mode='strict').")
       .def_readwrite("backend", &EvaluatorOptions::backend, "'cuda', 'opencl' or 'auto' (the best available)")
-      .def_readwrite("device", &EvaluatorOptions::device)
+      .def_readwrite("device", &EvaluatorOptions::device, "Index of the device within the backend.")
       .def_readwrite("mode", &EvaluatorOptions::mode, "'screen' (cheap timing) or 'strict' (final numbers)")
       .def_readwrite("correctness_trials", &EvaluatorOptions::correctness_trials,
                      "random trials on the timing sizes in strict mode (check sizes get one each)")
@@ -59,27 +59,34 @@ void bind_evaluator(py::module_& m) {
                      "also check large, tiny, mixed-scale and constant inputs (on the timing sizes in strict mode)")
       .def_readwrite("screen_adversarial_timing_sizes", &EvaluatorOptions::screen_adversarial_timing_sizes,
                      "screen mode checks adversarial inputs on the timing sizes too (slower, as strict mode does)")
-      .def_readwrite("seed", &EvaluatorOptions::seed)
+      .def_readwrite("seed", &EvaluatorOptions::seed, "Seed of the random check and timing inputs.")
       .def_readwrite("noise_target", &EvaluatorOptions::noise_target,
                      "stop sampling when the relative standard deviation is at most this")
-      .def_readwrite("min_samples", &EvaluatorOptions::min_samples)
+      .def_readwrite("min_samples", &EvaluatorOptions::min_samples,
+                     "Timing samples taken at least in screen mode (never fewer than 3).")
       .def_readwrite("strict_min_samples", &EvaluatorOptions::strict_min_samples,
                      "strict mode's minimum sample count (a stable median from one evaluation to the next)")
-      .def_readwrite("max_samples", &EvaluatorOptions::max_samples)
-      .def_readwrite("screen_budget_seconds", &EvaluatorOptions::screen_budget_seconds)
-      .def_readwrite("strict_budget_seconds", &EvaluatorOptions::strict_budget_seconds)
-      .def_readwrite("flush_l2", &EvaluatorOptions::flush_l2)
+      .def_readwrite("max_samples", &EvaluatorOptions::max_samples, "Timing samples taken at most.")
+      .def_readwrite("screen_budget_seconds", &EvaluatorOptions::screen_budget_seconds,
+                     "Host time of the sampling loop in screen mode, in seconds.")
+      .def_readwrite("strict_budget_seconds", &EvaluatorOptions::strict_budget_seconds,
+                     "Host time of the sampling loop in strict mode, in seconds.")
+      .def_readwrite("flush_l2", &EvaluatorOptions::flush_l2,
+                     "Overwrite a buffer of twice the L2 size (or 64 MiB) before each sample, so every sample starts "
+                     "with a cold cache.")
       .def_readwrite("suspicious_speedup", &EvaluatorOptions::suspicious_speedup,
                      "speedups above this are flagged and measured again in strict mode")
       .def_readwrite("deadline_seconds", &EvaluatorOptions::deadline_seconds,
                      "per evaluation; past it the worker is killed and the status is 'timeout'")
-      .def_readwrite("compile_timeout_seconds", &EvaluatorOptions::compile_timeout_seconds)
+      .def_readwrite("compile_timeout_seconds", &EvaluatorOptions::compile_timeout_seconds,
+                     "Longest a compile may take, in seconds.")
       .def_readwrite("compile_threads", &EvaluatorOptions::compile_threads, "0: all hardware threads")
       .def_readwrite("isolate", &EvaluatorOptions::isolate,
                      "run candidates in a worker process (False runs them in this process, for debugging)")
       .def_readwrite("cache_dir", &EvaluatorOptions::cache_dir,
                      "compile cache and device peaks; empty for $KERNELSMITH_CACHE_DIR or ~/.cache/kernelsmith")
-      .def_readwrite("use_disk_cache", &EvaluatorOptions::use_disk_cache)
+      .def_readwrite("use_disk_cache", &EvaluatorOptions::use_disk_cache,
+                     "Keep compiled kernels in the disk cache under cache_dir and reuse them.")
       .def("__repr__", &repr_options);
 
   py::class_<Evaluator, PyEvaluator, py::smart_holder>(
@@ -95,8 +102,10 @@ void bind_evaluator(py::module_& m) {
            py::call_guard<py::gil_scoped_release>(),
            "Evaluates several candidates (the built-in evaluator compiles them in parallel while the device "
            "times them one at a time).")
-      .def("backend_name", &Evaluator::backend_name)
-      .def("device_name", &Evaluator::device_name)
+      .def("backend_name", &Evaluator::backend_name,
+           "The backend this evaluator measures on, for the record ('opencl', 'cuda'; 'custom' by default).")
+      .def("device_name", &Evaluator::device_name,
+           "The device this evaluator measures on, for the record (e.g. 'NVIDIA H100 ...'; empty by default).")
       .def("__repr__", [](const Evaluator& evaluator) {
         return "<Evaluator " + evaluator.backend_name() + " '" + evaluator.device_name() + "'>";
       });
@@ -106,7 +115,7 @@ void bind_evaluator(py::module_& m) {
       [](const EvaluatorOptions& options) -> std::shared_ptr<Evaluator> {
         return std::shared_ptr<Evaluator>(create_evaluator(options));
       },
-      py::arg("options") = EvaluatorOptions(), py::call_guard<py::gil_scoped_release>(),
+      py::arg_v("options", EvaluatorOptions(), "EvaluatorOptions()"), py::call_guard<py::gil_scoped_release>(),
       "The built-in evaluator on options.backend ('auto': the best available). Raises "
       "BackendUnavailableError with the reason when the backend cannot run here.");
 }

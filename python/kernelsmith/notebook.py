@@ -196,6 +196,7 @@ class Run:
 
     @property
     def running(self) -> bool:
+        """True while the engine this Run started is still running (False for a Run opened on a store)."""
         return self._thread is not None and not self._done.is_set()
 
     def stop(self) -> None:
@@ -242,6 +243,8 @@ class Run:
 
     @property
     def run_id(self) -> int:
+        """The run's id in the store: the engine's run, or the store's latest when none was named. Raises LookupError
+        when the store holds no run yet."""
         if self._run_id is None:
             if self._evolution is not None and self._evolution.run_id:
                 self._run_id = self._evolution.run_id
@@ -290,6 +293,7 @@ class Run:
         return _table(self._program_rows())
 
     def evaluation_count(self) -> int:
+        """Number of evaluations stored for the run so far."""
         return int(self._query("SELECT count(*) AS n FROM evaluations WHERE run = ?", (self.run_id,))[0]["n"])
 
     def program(self, program_id: str) -> "core.Program":

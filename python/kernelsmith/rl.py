@@ -44,6 +44,7 @@ class RewardResult:
     evaluation: Any = None  # the kernelsmith.Evaluation, when the program was evaluated
 
     def as_dict(self) -> Dict[str, Any]:
+        """The score, the failure and the outcome's fields as a JSON-ready dict."""
         data = {"score": self.reward, "failure": self.failure}
         data.update(self.outcome.as_dict())
         return data
@@ -123,6 +124,7 @@ class KernelReward:
 
     @property
     def evaluator(self) -> Any:
+        """The evaluator that scores completions; the built-in one is created from evaluator_options on first use."""
         with self._lock:
             if self._evaluator is None:
                 import kernelsmith as ks

@@ -1,8 +1,6 @@
 """Every public class, function, method and property of the compiled core and of the public Python
-modules has a docstring (pybind11's generated signature line alone does not count).
-
-docstrings_todo.txt lists the names that still lack one; it may only shrink: a new name without a
-docstring fails, and so does a listed name that has one now (delete its line)."""
+modules has a docstring (pybind11's generated signature line alone does not count). A failure lists
+every public name that lacks one."""
 
 from __future__ import annotations
 
@@ -10,11 +8,7 @@ import importlib
 import inspect
 import re
 
-from pathlib import Path
-
 import kernelsmith._core as core
-
-TODO = Path(__file__).with_name("docstrings_todo.txt")
 
 PUBLIC_MODULES = ["kernelsmith", "kernelsmith.notebook", "kernelsmith.llm", "kernelsmith.training", "kernelsmith.rl"]
 
@@ -99,24 +93,6 @@ def _defined_in_python_layer(obj) -> bool:
     return module.startswith("kernelsmith") and not module.startswith("kernelsmith._core")
 
 
-def known_todo(prefix: str, exclude: str | None = None) -> set[str]:
-    lines = [line.strip() for line in TODO.read_text().splitlines()] if TODO.exists() else []
-    return {
-        line
-        for line in lines
-        if line and not line.startswith("#") and line.startswith(prefix) and not (exclude and line.startswith(exclude))
-    }
-
-
 def check(missing: list[str], prefix: str, exclude: str | None = None) -> None:
-    todo = known_todo(prefix, exclude)
-    new = [name for name in missing if name not in todo]
-    done = sorted(todo - set(missing))
-    message = []
-    if new:
-        message.append("public names without a docstring (add one):\n  " + "\n  ".join(new))
-    if done:
-        message.append(
-            f"documented or gone now: delete these lines from {TODO.name}:\n  " + "\n  ".join(done)
-        )
-    assert not message, "\n".join(message)
+    missing = [name for name in missing if name.startswith(prefix) and not (exclude and name.startswith(exclude))]
+    assert not missing, "public names without a docstring (add one):\n  " + "\n  ".join(missing)

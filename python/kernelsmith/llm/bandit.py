@@ -21,6 +21,8 @@ from kernelsmith.llm.client import LlmResult, TokenAccounting, call_client
 
 @dataclasses.dataclass
 class ArmStats:
+    """What a UCB1Bandit knows of one arm (model): requests sent, outcomes observed, and the sums of rewards
+    (improvement per cost), improvements and costs."""
     pulls: int = 0  # requests sent to the model
     updates: int = 0  # outcomes observed
     reward_sum: float = 0.0  # raw rewards (improvement per cost)
@@ -93,6 +95,7 @@ class UCB1Bandit:
         return reward
 
     def stats(self) -> Dict[str, ArmStats]:
+        """A snapshot: arm name -> ArmStats (copies)."""
         with self._lock:
             return {arm: dataclasses.replace(s) for arm, s in self._stats.items()}
 
@@ -140,6 +143,8 @@ class ModelEnsemble:
         return tokens / 1000.0 * self.prices.get(model, 1.0)
 
     def __call__(self, messages: Any, **options: Any) -> LlmResult:
+        """Sends one request to the model the bandit picks and records its tokens and latency; the result's model is
+        the ensemble's arm name. Also available as complete()."""
         model = self.bandit.select()
         options = {**options, "model": model}
         try:

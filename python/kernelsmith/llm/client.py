@@ -56,6 +56,7 @@ class LlmResult:
 
     @property
     def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
 
@@ -223,6 +224,7 @@ class ModelUsage:
 
     @property
     def total_tokens(self) -> int:
+        """Prompt plus completion tokens over the model's requests."""
         return self.prompt_tokens + self.completion_tokens
 
 
@@ -234,6 +236,8 @@ class TokenAccounting:
         self._usage: Dict[str, ModelUsage] = {}
 
     def record(self, model: str, result: Optional[LlmResult] = None, failed: bool = False) -> None:
+        """Counts one request to `model`: its tokens and latency from `result`, and a failure when `failed` or there is
+        no result."""
         with self._lock:
             usage = self._usage.setdefault(model, ModelUsage())
             usage.requests += 1
@@ -245,6 +249,7 @@ class TokenAccounting:
                 usage.latency_seconds += result.latency_seconds
 
     def usage(self, model: str) -> ModelUsage:
+        """The totals of one model, a ModelUsage (zeros for a model never called)."""
         with self._lock:
             return dataclasses.replace(self._usage.get(model, ModelUsage()))
 
@@ -254,6 +259,7 @@ class TokenAccounting:
             return {name: dataclasses.replace(usage) for name, usage in self._usage.items()}
 
     def as_dict(self) -> Dict[str, Dict[str, Any]]:
+        """The totals as plain dicts, model name -> ModelUsage fields plus total_tokens (for JSON)."""
         return {
             name: {**dataclasses.asdict(usage), "total_tokens": usage.total_tokens}
             for name, usage in self.totals().items()

@@ -32,6 +32,8 @@ class CallableLlmClient(_core.LlmClient):
         return f"CallableLlmClient({self.client!r})"
 
     def complete(self, messages: Any, options: Any = None) -> Any:
+        """Calls the wrapped client with the messages and the options' model, temperature, max_tokens, timeout and
+        seed; returns an LlmResponse, whose error holds any exception."""
         requested = (getattr(options, "model", "") or self.model) if options is not None else self.model
         kwargs = {}
         if options is not None:
@@ -187,6 +189,8 @@ class EnsembleFeedback(_core.Mutator):
         return self.inner.name()
 
     def propose(self, request: Any) -> list:
+        """The inner mutator's proposals; remembers which model proposed each candidate and the parent's fitness, and
+        reports proposals without a candidate to the ensemble as no improvement."""
         proposals = self.inner.propose(request)
         evaluation = request.parent_evaluation
         parent_fitness = evaluation.fitness if evaluation is not None else 0.0
@@ -200,6 +204,8 @@ class EnsembleFeedback(_core.Mutator):
         return proposals
 
     def on_progress(self, progress: Any) -> None:
+        """Reports an evaluated child to the ensemble: its speedup minus the parent's fitness (0 when not correct) and
+        the tokens its request took. Register it with Evolution.on_progress."""
         with self._lock:
             entry = self._pending.pop(progress.program_id, None)
         if entry is None:

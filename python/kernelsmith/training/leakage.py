@@ -26,6 +26,8 @@ def tokenize(code: str) -> List[str]:
 
 
 def ngrams(tokens: Sequence[str], n: int) -> Set[Tuple[str, ...]]:
+    """The set of n-token tuples of a token list (the whole list as one tuple when shorter than n); raises ValueError
+    for n <= 0."""
     if n <= 0:
         raise ValueError(f"n-gram size must be positive, got {n}")
     if len(tokens) < n:
@@ -70,6 +72,8 @@ class LeakageReport:
     other_blocks: int  # blocks compared
 
     def leaks(self, threshold: float, min_novel_ngrams: int) -> bool:
+        """True when the child has at least min_novel_ngrams new n-grams and more than `threshold` of them come from
+        one other prompt block."""
         return self.novel_ngrams >= min_novel_ngrams and self.score > threshold
 
 

@@ -30,9 +30,11 @@ class ExportReport:
     out: Optional[str] = None
 
     def drop(self, reason: str, count: int = 1) -> None:
+        """Counts `count` items left out for `reason`."""
         self.dropped[reason] += count
 
     def as_dict(self) -> Dict[str, Any]:
+        """The counts as a JSON-ready dict."""
         return {
             "format": self.format,
             "stores": list(self.stores),
@@ -107,5 +109,6 @@ def write_jsonl(records: Iterable[Dict[str, Any]], path: str) -> int:
 
 
 def read_jsonl(path: str) -> List[Dict[str, Any]]:
+    """The records of a JSONL file, one dict per non-empty line."""
     with open(path, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]

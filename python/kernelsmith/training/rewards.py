@@ -57,11 +57,13 @@ class Outcome:
 
     @property
     def speedup_over_parent(self) -> float:
+        """The child's speedup over its parent's; 0.0 unless the child is correct and both speedups are known."""
         if not self.correct or self.speedup <= 0 or self.parent_speedup <= 0:
             return 0.0
         return self.speedup / self.parent_speedup
 
     def as_dict(self) -> Dict[str, Any]:
+        """The fields as a JSON-ready dict, with speedup_over_parent."""
         data = asdict(self)
         data["flags"] = list(self.flags)
         data["speedup_over_parent"] = self.speedup_over_parent
@@ -99,6 +101,7 @@ class RewardShaping:
         self.validate()
 
     def validate(self) -> None:
+        """Raises ValueError naming the field when a setting is out of range or inconsistent."""
         if self.speedup_basis not in ("parent", "baseline"):
             raise ValueError(f"RewardShaping.speedup_basis must be 'parent' or 'baseline', not {self.speedup_basis!r}")
         if self.speedup_mode not in ("log2", "linear", "threshold", "tiers"):
@@ -177,6 +180,7 @@ class RewardShaping:
         raise TypeError(f"a reward shaping is a preset name, a dict or a RewardShaping, not {type(spec).__name__}")
 
     def as_dict(self) -> Dict[str, Any]:
+        """The fields as a JSON-ready dict."""
         data = asdict(self)
         data["tiers"] = [list(t) for t in self.tiers]
         data["disqualifying_flags"] = list(self.disqualifying_flags)
@@ -189,6 +193,8 @@ class RewardShaping:
         return outcome.speedup_over_parent
 
     def speed_term(self, speedup: float) -> float:
+        """The speed part of a correct program's reward for a speedup, per speedup_mode, clipped to [speed_min,
+        speed_max] (tiers are not clipped)."""
         if self.speedup_mode == "tiers":
             for minimum, reward in self.tiers:
                 if speedup >= minimum:
@@ -203,6 +209,8 @@ class RewardShaping:
         return min(max(term, self.speed_min), self.speed_max)
 
     def reward(self, outcome: Outcome) -> float:
+        """The scalar reward of an outcome: the failure's penalty, the hacked penalty, or correct_bonus plus the speed
+        term."""
         if not outcome.parsed:
             return self.format_fail
         if outcome.status == "compile_error" or not outcome.compiled:
@@ -256,6 +264,7 @@ class GroupStats:
 
 
 def group_stats(rewards: Sequence[float]) -> GroupStats:
+    """Size, mean, sample standard deviation and best of a group's rewards, as a GroupStats."""
     n = len(rewards)
     if n == 0:
         return GroupStats(0, 0.0, 0.0, 0.0, [])

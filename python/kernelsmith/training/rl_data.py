@@ -58,6 +58,9 @@ _STATE_LABEL = "kernel_optimization"
 
 @dataclass
 class RlOptions:
+    """Settings of the RL export: reward shaping, which parent states to keep, the group filters and the
+    record layout."""
+
     shaping: Any = "kernelsmith"  # a preset name, a dict of fields, or a RewardShaping
     #: Keep a state when max(best known speedup / parent speedup, 1 / parent's fraction of the hardware
     #: limit) is at least this.
@@ -73,6 +76,7 @@ class RlOptions:
     grpo_eps: float = 1e-6
 
     def validate(self) -> None:
+        """Raises ValueError naming the setting that is out of range."""
         RewardShaping.from_spec(self.shaping)
         if not self.min_headroom >= 0:
             raise ValueError(f"min_headroom must be >= 0 (0 keeps every correct parent), got {self.min_headroom}")
@@ -97,6 +101,8 @@ class Attempt:
 
 @dataclass
 class RlExport:
+    """What an RL export produced: the records, the ExportReport and the RewardShaping used."""
+
     records: List[Dict[str, Any]] = field(default_factory=list)
     report: ExportReport = field(default_factory=lambda: ExportReport("rl"))
     shaping: RewardShaping = field(default_factory=RewardShaping)

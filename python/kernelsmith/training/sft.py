@@ -76,6 +76,7 @@ class SftOptions:
     style: str = "messages"
 
     def validate(self) -> None:
+        """Raises ValueError naming the setting that is out of range."""
         if not self.threshold > 0:
             raise ValueError(f"threshold must be a positive ratio (1.0 = any gain), got {self.threshold}")
         if self.first_steps not in ("keep", "require_gain", "drop"):
@@ -108,6 +109,8 @@ class _Candidate:
 
 @dataclass
 class SftExport:
+    """What an SFT export produced: the records and the ExportReport."""
+
     records: List[Dict[str, Any]] = field(default_factory=list)
     report: ExportReport = field(default_factory=lambda: ExportReport("sft"))
 

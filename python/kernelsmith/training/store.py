@@ -67,6 +67,8 @@ def _json_list(text: Optional[str], where: str) -> List[str]:
 
 @dataclass
 class Program:
+    """One row of ``programs``: a program's code and lineage."""
+
     id: str
     language: str
     source: str
@@ -99,10 +101,12 @@ class EvaluationSummary:
 
     @property
     def ok(self) -> bool:
+        """True when the evaluation's status is 'ok' (compiled, correct, timed)."""
         return self.status == "ok"
 
     @property
     def compiled(self) -> bool:
+        """True when the program compiled (the compile report's ok, else any status but compile_error)."""
         compile_report = self.data.get("compile") or {}
         if "ok" in compile_report:
             return bool(compile_report["ok"])
@@ -110,21 +114,26 @@ class EvaluationSummary:
 
     @property
     def flags(self) -> List[str]:
+        """The integrity flags raised on the evaluation, e.g. 'nondeterministic'."""
         return list((self.data.get("integrity") or {}).get("flags") or [])
 
     @property
     def sol_fraction(self) -> Optional[float]:
+        """How close the program is to the hardware's limit: the larger of its bandwidth and compute
+        fractions of the speed of light (0..1); None when not computed."""
         sol = self.data.get("sol") or {}
         fraction = _number(sol.get("fraction"))
         return fraction if fraction is not None and fraction > 0 else None
 
     @property
     def median_ms(self) -> Optional[float]:
+        """Median kernel time in milliseconds, or None when not timed."""
         timing = self.data.get("timing") or {}
         return _number(timing.get("median_ms"))
 
     @property
     def noise(self) -> Optional[float]:
+        """Relative noise of the timing samples, or None when not timed."""
         timing = self.data.get("timing") or {}
         return _number(timing.get("noise"))
 
@@ -155,6 +164,8 @@ class Step:
 
     @property
     def pending(self) -> bool:
+        """True when the step has a child with neither an evaluation nor a failure (the run stopped before evaluating
+        it)."""
         return bool(self.child_id) and self.evaluation_id is None and not self.failure
 
     @property
@@ -210,9 +221,11 @@ class Run:
         return f"{self.store}#{self.id}"
 
     def evaluation(self, program_id: str) -> Optional[EvaluationSummary]:
+        """The EvaluationSummary of a program, or None when it is not evaluated."""
         return self.evaluations.get(program_id)
 
     def best_speedup(self) -> float:
+        """The best speedup over the baseline of the run's correct programs; 0.0 when none."""
         speedups = [e.speedup for e in self.evaluations.values() if e.ok and e.speedup > 0]
         return max(speedups, default=0.0)
 

@@ -26,6 +26,8 @@ def edit_mode_of(mutation: str) -> str:
 
 @dataclass
 class StepView:
+    """One mutation step joined with its parent(s) and child and their evaluations."""
+
     run: Run
     step: Step
     parent: Optional[Program]
@@ -37,15 +39,18 @@ class StepView:
 
     @property
     def task(self) -> str:
+        """Name of the run's task."""
         return self.run.task_name
 
     @property
     def parent_speedup(self) -> float:
+        """The parent's speedup over the baseline; 0.0 unless it is correct."""
         e = self.parent_evaluation
         return e.speedup if e is not None and e.ok else 0.0
 
     @property
     def child_speedup(self) -> float:
+        """The child's speedup over the baseline; 0.0 unless it is correct."""
         e = self.child_evaluation
         return e.speedup if e is not None and e.ok else 0.0
 
@@ -63,6 +68,7 @@ class StepView:
 
     @property
     def device(self) -> str:
+        """The device the child (else the parent, else the run) was evaluated on."""
         for e in (self.child_evaluation, self.parent_evaluation):
             if e is not None and e.device:
                 return e.device
@@ -70,6 +76,7 @@ class StepView:
 
     @property
     def backend(self) -> str:
+        """The backend the child (else the parent, else the run) was evaluated on."""
         for e in (self.child_evaluation, self.parent_evaluation):
             if e is not None and e.backend:
                 return e.backend
@@ -77,9 +84,11 @@ class StepView:
 
     @property
     def edit_mode(self) -> str:
+        """The step's LLM edit mode: 'full', 'diff' or 'crossover'."""
         return edit_mode_of(self.step.mutation)
 
     def parent_sources(self) -> List[str]:
+        """The sources of the parent and of any crossover co-parents, in lineage order."""
         return [p.source for p in ([self.parent] if self.parent else []) + self.co_parents]
 
 
@@ -119,6 +128,7 @@ class TaskDifficulty:
 
     @property
     def improvement_rate(self) -> float:
+        """Improving steps over mutation steps (0..1); 0.0 for a task with no steps."""
         return self.improvements / self.steps if self.steps else 0.0
 
 
