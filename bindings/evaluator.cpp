@@ -64,6 +64,9 @@ void bind_evaluator(py::module_& m) {
                      "stop sampling when the relative standard deviation is at most this")
       .def_readwrite("min_samples", &EvaluatorOptions::min_samples,
                      "Timing samples taken at least in screen mode (never fewer than 3).")
+      .def_readwrite("strict_max_samples", &EvaluatorOptions::strict_max_samples,
+                     "strict mode's maximum sample count (default 100000: the time budget usually ends sampling "
+                     "first, and a median over the whole budget is stable from one evaluation to the next)")
       .def_readwrite("strict_min_samples", &EvaluatorOptions::strict_min_samples,
                      "strict mode's minimum sample count (a stable median from one evaluation to the next)")
       .def_readwrite("max_samples", &EvaluatorOptions::max_samples, "Timing samples taken at most.")

@@ -17,6 +17,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "detail/build_failure.hpp"
 #include "detail/file_cache.hpp"
 #include "detail/harness.hpp"
 #include "detail/sha256.hpp"
@@ -159,6 +160,10 @@ void validate_options(const EvaluatorOptions& options) {
   if (options.max_samples < options.min_samples) {
     fail(fmt::format("max_samples ({}) must be at least min_samples ({})", options.max_samples, options.min_samples));
   }
+  if (options.strict_max_samples < options.strict_min_samples) {
+    fail(fmt::format("strict_max_samples ({}) must be at least strict_min_samples ({})", options.strict_max_samples,
+                     options.strict_min_samples));
+  }
   if (!(options.screen_budget_seconds > 0.0) || !(options.strict_budget_seconds > 0.0)) {
     fail("screen_budget_seconds and strict_budget_seconds must be > 0");
   }
@@ -296,8 +301,10 @@ class BuiltinEvaluator final : public Evaluator {
         }
         if (!program.report.ok) {
           CompileReport report = program.report;
-          if (!job.config.empty()) report.log = fmt::format("[sizes {}] {}", job.config, report.log);
-          const std::string first_line = report.log.substr(0, report.log.find('\n'));
+          const std::string label = job.config.empty() ? std::string() : fmt::format("[sizes {}] ", job.config);
+          report.log = label + report.log;
+          const std::string headline = detail::headline_of_log(program.report.log);
+          const std::string first_line = headline.empty() ? headline : label + headline;
           return finish(Status::compile_error,
                         first_line.empty() ? "the compiler rejected the source"
                                            : "the compiler rejected the source: " + first_line,

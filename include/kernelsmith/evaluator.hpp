@@ -51,6 +51,10 @@ struct EvaluatorOptions {
   /// Strict mode's minimum: more samples make the median stable from one evaluation to the next.
   int strict_min_samples = 100;
   int max_samples = 1000;
+  /// Strict mode's maximum: its budget usually ends sampling first. A median over the whole budget
+  /// (thousands of samples for a short kernel) holds from one evaluation to the next far better than
+  /// one over a thousand: short memory-bound kernels have two or more modes whose mix drifts.
+  int strict_max_samples = 100000;
   double screen_budget_seconds = 0.25;
   double strict_budget_seconds = 3.0;
   bool flush_l2 = true;

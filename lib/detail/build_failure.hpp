@@ -18,4 +18,8 @@ class BuildFailure : public Error {
   std::string log_;
 };
 
+/// The line of a compiler log that says what went wrong: the first one that mentions an error (ptxas
+/// and NVRTC print informational lines first), else the first non-empty line; empty for an empty log.
+std::string headline_of_log(const std::string& log);
+
 }  // namespace kernelsmith::detail

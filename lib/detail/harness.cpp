@@ -1057,7 +1057,7 @@ TimingSettings EvaluationRun::settings(const std::string& mode) {
   settings.noise_target = options_.noise_target;
   settings.min_samples = mode == "strict" ? std::max(options_.min_samples, options_.strict_min_samples)
                                           : options_.min_samples;
-  settings.max_samples = options_.max_samples;
+  settings.max_samples = mode == "strict" ? options_.strict_max_samples : options_.max_samples;
   settings.budget_seconds = mode == "strict" ? options_.strict_budget_seconds : options_.screen_budget_seconds;
   settings.share_samples = mode == "strict" ? 5 : 3;
   if (options_.flush_l2) {
@@ -1186,7 +1186,7 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     } catch (const CompileRejected& e) {
       evaluation.compile.ok = false;
       evaluation.compile.log = e.log;
-      std::string first_line = e.log.substr(0, e.log.find('\n'));
+      const std::string first_line = headline_of_log(e.log);
       return finish(Status::compile_error, first_line.empty() ? e.what() : fmt::format("{}: {}", e.what(), first_line));
     }
     evaluation.compile = loaded.report;

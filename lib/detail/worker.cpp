@@ -60,6 +60,7 @@ Json options_to_json(const EvaluatorOptions& o) {
           {"noise_target", o.noise_target},
           {"min_samples", o.min_samples},
           {"strict_min_samples", o.strict_min_samples},
+          {"strict_max_samples", o.strict_max_samples},
           {"max_samples", o.max_samples},
           {"screen_budget_seconds", o.screen_budget_seconds},
           {"strict_budget_seconds", o.strict_budget_seconds},
@@ -86,6 +87,7 @@ EvaluatorOptions options_from_json(const Json& j) {
   o.noise_target = j.at("noise_target").get<double>();
   o.min_samples = j.at("min_samples").get<int>();
   o.strict_min_samples = j.at("strict_min_samples").get<int>();
+  o.strict_max_samples = j.at("strict_max_samples").get<int>();
   o.max_samples = j.at("max_samples").get<int>();
   o.screen_budget_seconds = j.at("screen_budget_seconds").get<double>();
   o.strict_budget_seconds = j.at("strict_budget_seconds").get<double>();

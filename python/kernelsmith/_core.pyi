@@ -1887,6 +1887,14 @@ class EvaluatorOptions:
     def strict_budget_seconds(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
+    def strict_max_samples(self) -> int:
+        """
+        strict mode's maximum sample count (default 100000: the time budget usually ends sampling first, and a median over the whole budget is stable from one evaluation to the next)
+        """
+    @strict_max_samples.setter
+    def strict_max_samples(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
     def strict_min_samples(self) -> int:
         """
         strict mode's minimum sample count (a stable median from one evaluation to the next)
