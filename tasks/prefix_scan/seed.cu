@@ -3,13 +3,15 @@
 // already running), scans the tile in shared memory and registers, publishes its tile's sum, and looks
 // back over the predecessors' published sums, a warp-wide window at a time, until it meets an
 // inclusive prefix; then it publishes its own inclusive prefix and writes its tile. x is read once and
-// y written once.
+// y written once, both with 16-byte vectors (int4; the tile is a multiple of 4 values, so vectors
+// never straddle tiles; the one vector that straddles the end of x is handled value by value): a
+// thread's ITEMS / 4 loads are issued back to back, so many bytes are in flight per SM.
 //
 // A tile's state is one 64-bit word, written atomically: the flag in the high half (0 nothing yet,
 // 1 the tile's own sum, 2 the inclusive prefix up to and including the tile), the value in the low half.
 // The first kernel clears the states and the ticket counter.
-// @tune BLOCK = 256 in {128, 256, 512, 1024}
-// @tune ITEMS = 16 in {1, 2, 4, 8, 16}
+// @tune BLOCK = 256 in {128, 256, 512}
+// @tune ITEMS = 16 in {4, 8, 16, 32}
 // @require BLOCK <= MAX_THREADS_PER_BLOCK
 // @require BLOCK * ITEMS * 4 <= 32768
 // @workspace states: int64[ceil_div(N, BLOCK * ITEMS)]
@@ -54,11 +56,27 @@ scan(const int* __restrict__ x, int* __restrict__ y, unsigned long long* states,
   const int tile = tile_index;
   const long long base = (long long)tile * TILE;
 
-  // Coalesced loads into shared memory (zeros past the end), then ITEMS consecutive values per thread.
+  // Coalesced 16-byte loads into shared memory (zeros past the end), then ITEMS consecutive values per
+  // thread.
+  const int4* x4 = reinterpret_cast<const int4*>(x + base);
+  int4 loaded[ITEMS / 4];
 #pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    const int i = j * BLOCK + tid;
-    staged[i + i / 32] = base + i < N ? x[base + i] : 0;
+  for (int j = 0; j < ITEMS / 4; ++j) {
+    const int q = j * BLOCK + tid;  // vector within the tile
+    if (base + 4 * q + 3 < N) {
+      loaded[j] = x4[q];
+    } else {
+      const long long i = base + 4 * q;
+      loaded[j] = make_int4(i < N ? x[i] : 0, i + 1 < N ? x[i + 1] : 0, i + 2 < N ? x[i + 2] : 0, 0);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < ITEMS / 4; ++j) {
+    const int i = 4 * (j * BLOCK + tid);
+    staged[i + i / 32] = loaded[j].x;
+    staged[i + 1 + (i + 1) / 32] = loaded[j].y;
+    staged[i + 2 + (i + 2) / 32] = loaded[j].z;
+    staged[i + 3 + (i + 3) / 32] = loaded[j].w;
   }
   __syncthreads();
   int values[ITEMS];
@@ -124,9 +142,18 @@ scan(const int* __restrict__ x, int* __restrict__ y, unsigned long long* states,
     staged[i + i / 32] = values[j] + offset;
   }
   __syncthreads();
+  int4* y4 = reinterpret_cast<int4*>(y + base);
 #pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    const int i = j * BLOCK + tid;
-    if (base + i < N) y[base + i] = staged[i + i / 32];
+  for (int j = 0; j < ITEMS / 4; ++j) {
+    const int i = 4 * (j * BLOCK + tid);
+    const int4 out = make_int4(staged[i + i / 32], staged[i + 1 + (i + 1) / 32], staged[i + 2 + (i + 2) / 32],
+                               staged[i + 3 + (i + 3) / 32]);
+    if (base + i + 3 < N) {
+      y4[i / 4] = out;
+    } else {
+      if (base + i < N) y[base + i] = out.x;
+      if (base + i + 1 < N) y[base + i + 1] = out.y;
+      if (base + i + 2 < N) y[base + i + 2] = out.z;
+    }
   }
 }

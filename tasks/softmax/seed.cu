@@ -1,20 +1,42 @@
-// Softmax seed: one block of BLOCK threads per row. Pass 1 reads the row once, each thread keeping a
-// running (maximum, sum of exponentials) pair that rescales its sum when the maximum grows (online
-// softmax); the pairs are merged with warp shuffles, then across warps through shared memory. Pass 2
-// reads the row again (from L2: it was just read) and writes exp(x - max) / sum. Rows whose length is
-// a multiple of VEC use VEC-wide loads and stores.
-// @tune BLOCK = 256 in {64, 128, 256, 512, 1024}
-// @tune VEC = 4 in {1, 2, 4}
+// Softmax seed: one block of BLOCK threads per row. Rows that fit in registers (a multiple of 4 floats,
+// at most BLOCK * ITEMS * 4 of them) are read once with 16-byte loads into ITEMS float4 registers per
+// thread; the row's maximum and then the sum of exponentials are block reductions (warp shuffles, then
+// one value per warp through shared memory); each exponential is computed once, kept in registers,
+// scaled by 1 / sum and written with 16-byte stores. x is read once and y written once.
+// Other rows (too long or not a multiple of 4) take a two-pass path: an online (maximum, sum) pass,
+// then a pass that reads the row again (mostly from L2) and writes the result.
+// @tune BLOCK = 256 in {128, 256, 512, 1024}
+// @tune ITEMS = 4 in {1, 2, 4, 8, 16}
 // @require BLOCK <= MAX_THREADS_PER_BLOCK
 // @launch softmax<<<M, BLOCK>>>(x, y, N)
 
 // NVRTC has no <math.h>: -infinity from its bits.
 #define NEG_INFINITY (-__int_as_float(0x7f800000))
+#define WARPS (BLOCK / 32)
 
-template <int W> struct Vector;
-template <> struct Vector<1> { using type = float; };
-template <> struct Vector<2> { using type = float2; };
-template <> struct Vector<4> { using type = float4; };
+__device__ __forceinline__ float warp_max(float value) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  return value;
+}
+
+__device__ __forceinline__ float warp_sum(float value) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+// Block-wide maximum or sum; `slots` must not be reused before the next barrier of the caller.
+template <bool IS_MAX>
+__device__ __forceinline__ float block_reduce(float value, float* slots) {
+  value = IS_MAX ? warp_max(value) : warp_sum(value);
+  if (threadIdx.x % 32 == 0) slots[threadIdx.x / 32] = value;
+  __syncthreads();
+  float total = slots[0];
+#pragma unroll
+  for (int w = 1; w < WARPS; ++w) total = IS_MAX ? fmaxf(total, slots[w]) : total + slots[w];
+  return total;
+}
 
 struct MaxSum {
   float max;
@@ -37,60 +59,62 @@ __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
   return {max, a.sum * expf(a.max - max) + b.sum * expf(b.max - max)};
 }
 
-__device__ __forceinline__ MaxSum block_merge(MaxSum value) {
-  __shared__ MaxSum warp_results[32];
-  __shared__ MaxSum result;
-  for (int offset = 16; offset > 0; offset /= 2) {
-    MaxSum other;
-    other.max = __shfl_xor_sync(0xffffffffu, value.max, offset);
-    other.sum = __shfl_xor_sync(0xffffffffu, value.sum, offset);
-    value = merge(value, other);
-  }
-  const int warp = threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  if (lane == 0) warp_results[warp] = value;
-  __syncthreads();
-  if (warp == 0) {
-    value = lane < BLOCK / 32 ? warp_results[lane] : MaxSum{NEG_INFINITY, 0.0f};
-    for (int offset = 16; offset > 0; offset /= 2) {
-      MaxSum other;
-      other.max = __shfl_xor_sync(0xffffffffu, value.max, offset);
-      other.sum = __shfl_xor_sync(0xffffffffu, value.sum, offset);
-      value = merge(value, other);
-    }
-    if (lane == 0) result = value;
-  }
-  __syncthreads();
-  return result;
-}
-
 extern "C" __global__ void __launch_bounds__(BLOCK) softmax(const float* __restrict__ x, float* __restrict__ y, int N) {
-  using V = typename Vector<VEC>::type;
+  __shared__ float max_slots[WARPS];
+  __shared__ float sum_slots[WARPS];
+  __shared__ MaxSum pair_slots[WARPS];
   const float* row = x + (long long)blockIdx.x * N;
   float* out = y + (long long)blockIdx.x * N;
-  const bool vectorised = N % VEC == 0;
+  const int tid = threadIdx.x;
+
+  if (N % 4 == 0 && N <= BLOCK * ITEMS * 4) {
+    const int count = N / 4;
+    const float4* in4 = reinterpret_cast<const float4*>(row);
+    float4* out4 = reinterpret_cast<float4*>(out);
+    float4 v[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int i = j * BLOCK + tid;
+      v[j] = i < count ? in4[i] : make_float4(NEG_INFINITY, NEG_INFINITY, NEG_INFINITY, NEG_INFINITY);
+    }
+    float max = NEG_INFINITY;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) max = fmaxf(max, fmaxf(fmaxf(v[j].x, v[j].y), fmaxf(v[j].z, v[j].w)));
+    max = block_reduce<true>(max, max_slots);
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      // Padding lanes hold -infinity: exp gives 0 and they are never stored.
+      v[j].x = expf(v[j].x - max);
+      v[j].y = expf(v[j].y - max);
+      v[j].z = expf(v[j].z - max);
+      v[j].w = expf(v[j].w - max);
+      sum += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+    }
+    sum = block_reduce<false>(sum, sum_slots);
+    const float inverse = 1.0f / sum;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int i = j * BLOCK + tid;
+      if (i < count) out4[i] = make_float4(v[j].x * inverse, v[j].y * inverse, v[j].z * inverse, v[j].w * inverse);
+    }
+    return;
+  }
+
+  // Fallback: online (maximum, sum) pass, merged across the block, then a second pass.
   MaxSum acc{NEG_INFINITY, 0.0f};
-  if (vectorised) {
-    for (int v = threadIdx.x; v < N / VEC; v += BLOCK) {
-      V values = reinterpret_cast<const V*>(row)[v];
-      const float* lanes = reinterpret_cast<const float*>(&values);
+  for (int i = tid; i < N; i += BLOCK) add(acc, row[i]);
 #pragma unroll
-      for (int lane = 0; lane < VEC; ++lane) add(acc, lanes[lane]);
-    }
-  } else {
-    for (int i = threadIdx.x; i < N; i += BLOCK) add(acc, row[i]);
+  for (int offset = 16; offset > 0; offset /= 2) {
+    MaxSum other;
+    other.max = __shfl_xor_sync(0xffffffffu, acc.max, offset);
+    other.sum = __shfl_xor_sync(0xffffffffu, acc.sum, offset);
+    acc = merge(acc, other);
   }
-  const MaxSum total = block_merge(acc);
+  if (tid % 32 == 0) pair_slots[tid / 32] = acc;
+  __syncthreads();
+  MaxSum total = pair_slots[0];
+  for (int w = 1; w < WARPS; ++w) total = merge(total, pair_slots[w]);
   const float inverse = 1.0f / total.sum;
-  if (vectorised) {
-    for (int v = threadIdx.x; v < N / VEC; v += BLOCK) {
-      V values = reinterpret_cast<const V*>(row)[v];
-      float* lanes = reinterpret_cast<float*>(&values);
-#pragma unroll
-      for (int lane = 0; lane < VEC; ++lane) lanes[lane] = expf(lanes[lane] - total.max) * inverse;
-      reinterpret_cast<V*>(out)[v] = values;
-    }
-  } else {
-    for (int i = threadIdx.x; i < N; i += BLOCK) out[i] = expf(row[i] - total.max) * inverse;
-  }
+  for (int i = tid; i < N; i += BLOCK) out[i] = expf(row[i] - total.max) * inverse;
 }
