@@ -333,6 +333,15 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     started = time.perf_counter()
     results: List[TaskResult] = []
+
+    def write_json() -> None:
+        # After every task, so that a run cut short keeps what it measured.
+        if args.json:
+            Path(args.json).write_text(json.dumps(
+                {"device": device, "seconds": time.perf_counter() - started,
+                 "kernelsmith": getattr(ks, "__version__", ""), "torch": torch_version,
+                 "results": [asdict(r) for r in results]}, indent=2, default=str))
+
     for index, (name, manifest) in enumerate(manifests.items()):
         elapsed = time.perf_counter() - started
         left = args.time_limit - elapsed
@@ -347,13 +356,12 @@ def main(argv: Optional[List[str]] = None) -> int:
             result = TaskResult(task=name, status=f"failed: {type(error).__name__}: {error}")
             result.notes.append(traceback.format_exc(limit=3).strip().replace("\n", " | "))
             results.append(result)
+        write_json()
     seconds = time.perf_counter() - started
 
     print_table(results, device, seconds)
+    write_json()
     if args.json:
-        Path(args.json).write_text(json.dumps(
-            {"device": device, "seconds": seconds, "kernelsmith": getattr(ks, "__version__", ""),
-             "torch": torch_version, "results": [asdict(r) for r in results]}, indent=2, default=str))
         print(f"\nwrote {args.json}")
     return 0 if all(r.status == "ok" for r in results) else 1
 

@@ -137,7 +137,8 @@ struct Evaluation {
   double fitness = 0.0;
   double wall_seconds = 0.0;
   /// Where the wall time went, by stage (seconds): "compile" (in the caller's process, in parallel with
-  /// other candidates' device work), "reference" (loading the task's reference, once per task), "load",
+  /// other candidates' device work), "reference" (preparing the task's reference: compile, load, spread
+  /// check, baseline timing; charged to the task's first evaluation), "load",
   /// "correctness", "timing" (re-measurement included), "baseline" (the reference's timing, once per
   /// task and mode) and "overhead" (the worker round trip). Stages that did not run are absent.
   std::map<std::string, double> stage_seconds;

@@ -579,7 +579,11 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
     const auto reply = round_trip({{"type", "peaks"}}, std::max(180.0, options.deadline_seconds));
     if (!reply) start();
   }
+  // Preparing a task (its reference compiled and loaded, its outputs checked for spread, the baseline
+  // timed) is charged to the first evaluation of the task, as its "reference" stage.
+  double prepare_seconds = 0.0;
   if (prepared_.count(task_key) == 0) {
+    const auto prepare_started = std::chrono::steady_clock::now();
     const double seconds = std::max(120.0, options.deadline_seconds);
     const auto reply = round_trip({{"type", "prepare"}, {"task", task_json}, {"options", options_to_json(options)}},
                                   seconds);
@@ -592,6 +596,7 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
     }
     if (reply->at("type") == "error") forward_error(*reply);
     prepared_.insert(task_key);
+    prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - prepare_started).count();
   }
 
   Json program_documents = Json::object();
@@ -614,6 +619,7 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
   }
   if (reply->at("type") == "error") forward_error(*reply);
   Evaluation evaluation = Evaluation::from_json(reply->at("evaluation").get<std::string>(), "<worker reply>");
+  if (prepare_seconds > 0.0) evaluation.stage_seconds["reference"] += prepare_seconds;
   if (reply->value("exiting", false)) {
     // The device context is lost: this worker is finished; the next evaluation starts another.
     reap(process_->pid, 5.0);
