@@ -1,6 +1,10 @@
 // What the [gpu] tests share: why CUDA cannot run here, and a guard that skips a test, saying why.
 #pragma once
 
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "catch.hpp"
@@ -16,6 +20,28 @@ inline std::string cuda_unavailable_reason() {
     return backend.reason.empty() ? "no CUDA device" : backend.reason;
   }
   return "this build has no CUDA backend";
+}
+
+/// What a child run of this test binary printed and how it ended.
+struct ChildRun {
+  bool exited_cleanly = false;  ///< exited (not killed) with status 0
+  std::string output;           ///< stdout and stderr together
+};
+
+/// Runs this test binary again for the test cases with `tag`, in a child process: for tests that
+/// poison the CUDA context (a sticky error lasts as long as the process, and would fail every later
+/// [gpu] test of this one).
+inline ChildRun run_tagged_in_child(const std::string& tag) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string command = "'" + self + "' '" + tag + "' 2>&1";
+  ChildRun run;
+  FILE* child = ::popen(command.c_str(), "r");
+  if (child == nullptr) return run;
+  char chunk[4096];
+  while (std::fgets(chunk, sizeof(chunk), child) != nullptr) run.output += chunk;
+  const int status = ::pclose(child);
+  run.exited_cleanly = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return run;
 }
 
 }  // namespace kernelsmith::test

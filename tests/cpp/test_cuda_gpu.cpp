@@ -285,19 +285,11 @@ extern "C" __global__ void poke(float* p) { p[threadIdx.x] = 1.0f; }
 
 TEST_CASE("CUDA backend: an illegal address is a DeviceFault (in a child process)", "[gpu][cuda]") {
   KERNELSMITH_REQUIRE_CUDA_DEVICE();
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const std::string command = "'" + self + "' '[cuda_fault_child]' 2>&1";
-  FILE* child = ::popen(command.c_str(), "r");
-  REQUIRE(child != nullptr);
-  std::string output;
-  char chunk[4096];
-  while (std::fgets(chunk, sizeof(chunk), child) != nullptr) output += chunk;
-  const int status = ::pclose(child);
-  INFO(output);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
-  CHECK(output.find("cuda-fault-child:") != std::string::npos);
-  CHECK(output.find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos);
+  const test::ChildRun child = test::run_tagged_in_child("[cuda_fault_child]");
+  INFO(child.output);
+  CHECK(child.exited_cleanly);
+  CHECK(child.output.find("cuda-fault-child:") != std::string::npos);
+  CHECK(child.output.find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos);
 }
 
 #endif  // KERNELSMITH_ENABLE_CUDA

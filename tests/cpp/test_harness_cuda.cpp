@@ -2,6 +2,7 @@
 // resources and measured peaks in the evaluation, a trap contained by the worker, and an in-process
 // evaluator after a fault.
 #include <filesystem>
+#include <iostream>
 #include <string>
 
 #include "catch.hpp"
@@ -107,12 +108,10 @@ TEST_CASE("CUDA: compile cache, resources, measured peaks, and a trap contained 
   CHECK(evaluator->evaluate(task, cuda(kCorrect)).status == Status::ok);
 }
 
-TEST_CASE("CUDA: an in-process evaluator reports a lost context and never crashes the caller", "[gpu][harness]") {
-  const std::string reason = test::cuda_unavailable_reason();
-  if (!reason.empty()) {
-    WARN("skipped: " << reason);
-    return;
-  }
+// Runs in a child process started by the next test: the fault poisons the CUDA context for the rest
+// of the process. Hidden ([.]): it runs only when asked for by its tag.
+TEST_CASE("CUDA child: an in-process evaluator reports a lost context", "[.][cuda_lost_context_child]") {
+  KERNELSMITH_REQUIRE_CUDA_DEVICE();
   const Task task = small_task();
   auto evaluator = create_evaluator(gpu_options(false));
   CHECK(evaluator->evaluate(task, cuda(kCorrect)).status == Status::ok);
@@ -127,4 +126,13 @@ TEST_CASE("CUDA: an in-process evaluator reports a lost context and never crashe
   } catch (const DeviceError& e) {
     CHECK(std::string(e.what()).find("isolate=True") != std::string::npos);
   }
+  std::cout << "cuda-lost-context-child: done" << std::endl;
+}
+
+TEST_CASE("CUDA: an in-process evaluator reports a lost context and never crashes the caller", "[gpu][harness]") {
+  KERNELSMITH_REQUIRE_CUDA_DEVICE();
+  const test::ChildRun child = test::run_tagged_in_child("[cuda_lost_context_child]");
+  INFO(child.output);
+  CHECK(child.exited_cleanly);
+  CHECK(child.output.find("cuda-lost-context-child: done") != std::string::npos);
 }
