@@ -345,6 +345,8 @@ __kernel void add2(__global float* out, __global const float* x, __global const 
     CHECK(evaluation.integrity.remeasured_speedup > 0.0);
     CHECK(evaluation.speedup == evaluation.integrity.remeasured_speedup);
     CHECK(evaluation.timing->mode == "strict");
+    // Strict rules, but capped at max_samples (raised to strict_min_samples): not a whole strict budget.
+    CHECK(evaluation.timing->samples <= std::max(suspicious.max_samples, suspicious.strict_min_samples));
     const auto& flags = evaluation.integrity.flags;
     CHECK(std::find(flags.begin(), flags.end(), "speedup_above_threshold") != flags.end());
   }
