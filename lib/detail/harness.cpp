@@ -393,6 +393,7 @@ class DeviceBuffers {
   DeviceBuffers(const DeviceBuffers&) = delete;
   DeviceBuffers& operator=(const DeviceBuffers&) = delete;
   std::uint64_t operator[](std::size_t index) const { return handles_[index]; }
+  const std::vector<std::uint64_t>& handles() const { return handles_; }
 
  private:
   void release_all() {
@@ -412,7 +413,8 @@ class DeviceBuffers {
   std::vector<std::size_t> bytes_;
 };
 
-void launch_one(Backend& backend, const BoundLaunch& launch, const DeviceBuffers& buffers) {
+// `buffers` holds a device buffer per entry of the plan's buffers, in the same order.
+void launch_one(Backend& backend, const BoundLaunch& launch, const std::vector<std::uint64_t>& buffers) {
   std::vector<KernelArg> args;
   args.reserve(launch.args.size());
   for (const auto& arg : launch.args) {
@@ -428,7 +430,7 @@ void launch_one(Backend& backend, const BoundLaunch& launch, const DeviceBuffers
   backend.launch(launch.handle, launch.grid, launch.block, launch.shared_bytes, args);
 }
 
-void run_plan(Backend& backend, const BoundPlan& plan, const DeviceBuffers& buffers) {
+void run_plan(Backend& backend, const BoundPlan& plan, const std::vector<std::uint64_t>& buffers) {
   for (const auto& launch : plan.launches) launch_one(backend, launch, buffers);
 }
 
@@ -436,7 +438,7 @@ LaunchSequence sequence_of(Backend& backend, const BoundPlan& plan, const Device
   LaunchSequence sequence;
   for (const auto& launch : plan.launches) sequence.names.push_back(launch.kernel);
   sequence.launch = [&backend, &plan, &buffers](std::size_t index) {
-    launch_one(backend, plan.launches[index], buffers);
+    launch_one(backend, plan.launches[index], buffers.handles());
   };
   return sequence;
 }
@@ -836,7 +838,7 @@ const CaseData& EvaluationRun::reference_case(ReferenceState& reference, const S
         backend_.fill(buffers[i], 0, buffer.bytes);
       }
     }
-    run_plan(backend_, plan, buffers);
+    run_plan(backend_, plan, buffers.handles());
     backend_.synchronize();
     for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
       const BufferSpec& buffer = plan.buffers[i];
@@ -987,13 +989,13 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
 
       upload_inputs();
       poison(kPoisonFirst);
-      run_plan(backend_, plan, buffers);
+      run_plan(backend_, plan, buffers.handles());
       backend_.synchronize();
       const std::vector<Bytes> first = read_outputs();
       // Inputs are checked once, after the second run: a write in the first run is still there then
       // (and the second run's outputs then differ from the first's).
       poison(kPoisonSecond);
-      run_plan(backend_, plan, buffers);
+      run_plan(backend_, plan, buffers.handles());
       backend_.synchronize();
       const std::vector<Bytes> second = read_outputs();
       check_inputs();
@@ -1330,7 +1332,7 @@ std::vector<Bytes> PlanRunner::run(const std::string& config, const std::vector<
       backend_.fill(buffers[i], kPoisonFirst, buffer.bytes);
     }
   }
-  run_plan(backend_, plan, buffers);
+  run_plan(backend_, plan, buffers.handles());
   backend_.synchronize();
   std::vector<Bytes> outputs;
   for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
@@ -1349,54 +1351,32 @@ void PlanRunner::run_with_buffers(const std::string& config, const std::vector<s
     throw NotFoundError(fmt::format("no size configuration named '{}' in the task", config));
   }
   const BoundPlan& plan = found->second;
-  // Workspaces are this runner's; tensors are the caller's (in task order, they come first in the plan).
+  // Workspaces are this runner's, freed on return; tensors are the caller's (in task order).
+  std::vector<BufferSpec> workspace_specs;
+  for (const BufferSpec& buffer : plan.buffers) {
+    if (buffer.role == BufferSpec::Role::workspace && buffer.bytes > 0) workspace_specs.push_back(buffer);
+  }
+  DeviceBuffers workspaces(backend_, loaded_->pool, workspace_specs);
   std::vector<std::uint64_t> handles;
-  std::vector<std::uint64_t> workspaces;
-  struct FreeWorkspaces {
-    Backend& backend;
-    std::vector<std::uint64_t>& handles;
-    ~FreeWorkspaces() {
-      for (auto handle : handles) {
-        try {
-          backend.free(handle);
-        } catch (...) {
-        }
-      }
-    }
-  } free_workspaces{backend_, workspaces};
+  std::size_t next_workspace = 0;
   for (const BufferSpec& buffer : plan.buffers) {
     if (buffer.role == BufferSpec::Role::workspace) {
       if (buffer.bytes == 0) {
         handles.push_back(0);
         continue;
       }
-      workspaces.push_back(backend_.allocate(buffer.bytes));
-      handles.push_back(workspaces.back());
-      backend_.fill(handles.back(), kPoisonFirst, buffer.bytes);
-      continue;
-    }
-    if (buffer.tensor_index >= tensor_buffers.size()) {
-      throw ValidationError(fmt::format("got {} tensor buffers; the task has {} tensors", tensor_buffers.size(),
-                                        buffer.tensor_index + 1));
-    }
-    handles.push_back(tensor_buffers[buffer.tensor_index]);
-    if (buffer.role == BufferSpec::Role::output) backend_.fill(handles.back(), kPoisonFirst, buffer.bytes);
-  }
-  for (const BoundLaunch& launch : plan.launches) {
-    std::vector<KernelArg> args;
-    args.reserve(launch.args.size());
-    for (const BoundArg& arg : launch.args) {
-      KernelArg out;
-      out.kind = arg.is_buffer ? KernelArg::Kind::buffer : arg.kind;
-      if (arg.is_buffer) {
-        out.buffer = handles[arg.buffer];
-      } else {
-        out.value = arg.value;
+      handles.push_back(workspaces[next_workspace++]);
+    } else {
+      if (buffer.tensor_index >= tensor_buffers.size()) {
+        throw ValidationError(fmt::format("got {} tensor buffers; the task has {} tensors", tensor_buffers.size(),
+                                          buffer.tensor_index + 1));
       }
-      args.push_back(out);
+      handles.push_back(tensor_buffers[buffer.tensor_index]);
+      if (buffer.role == BufferSpec::Role::input) continue;
     }
-    backend_.launch(launch.handle, launch.grid, launch.block, launch.shared_bytes, args);
+    backend_.fill(handles.back(), kPoisonFirst, buffer.bytes);
   }
+  run_plan(backend_, plan, handles);
   backend_.synchronize();
 }
 

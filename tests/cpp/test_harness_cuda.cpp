@@ -1,12 +1,12 @@
 // The evaluation pipeline on a CUDA GPU, beyond test_evaluator_cuda_gpu.cpp: the compile cache, the
 // resources and measured peaks in the evaluation, a trap contained by the worker, and an in-process
 // evaluator after a fault.
-#include <filesystem>
 #include <iostream>
 #include <string>
 
 #include "catch.hpp"
 #include "gpu_test_support.hpp"
+#include "harness_test_support.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/evaluator.hpp"
@@ -16,14 +16,9 @@ using namespace kernelsmith;
 
 namespace {
 
-Task small_task() { return Task::load(std::string(KERNELSMITH_TEST_DATA_DIR) + "/harness_task"); }
+using test::small_task;
 
-Candidate cuda(const std::string& source) {
-  Candidate candidate;
-  candidate.language = "cuda";
-  candidate.source = source;
-  return candidate;
-}
+Candidate cuda(const std::string& source) { return test::candidate_in("cuda", source); }
 
 EvaluatorOptions gpu_options(bool isolate) {
   EvaluatorOptions options;
@@ -32,7 +27,7 @@ EvaluatorOptions gpu_options(bool isolate) {
   options.min_samples = 5;
   options.screen_budget_seconds = 0.1;
   options.deadline_seconds = 60.0;
-  options.cache_dir = (std::filesystem::temp_directory_path() / "kernelsmith-test-cache").string();
+  options.cache_dir = test::test_cache_dir();
   return options;
 }
 
