@@ -11,8 +11,8 @@ For each task (tasks/*/task.json with a CUDA reference):
    over the task's reference (timed by the same protocol in the same evaluation) and its speed of light
    (the fraction of the device's measured peak bandwidth or fp32 throughput, from ``Evaluation.sol``).
 3. The task's ``pytorch`` expression on inputs drawn from the task's distributions at the timing sizes,
-   timed eager and under ``torch.compile`` (``triton.testing.do_bench``, median, L2 flushed between
-   runs, as the evaluator flushes it).
+   timed eager and under ``torch.compile`` (``triton.testing.do_bench``, median, the L2 evicted by a read
+   before each run, as the evaluator evicts it: triton_timing.py).
 
 Prints one table, and with ``--json`` writes every number. A task that fails is reported with its error
 and the run goes on. Targets checked in the last column: memory-bound tasks at >= 80% of the measured
@@ -136,7 +136,7 @@ def make_inputs(manifest: Dict[str, Any], seed: int) -> Dict[str, Any]:
 def time_pytorch(manifest: Dict[str, Any], compile_too: bool, cublas: str = "") -> Dict[str, float]:
     """Median times of the task's PyTorch expression, eager and compiled, and of `cublas` when given."""
     import torch
-    from triton.testing import do_bench
+    from triton_timing import do_bench_median
 
     inputs = make_inputs(manifest, seed=1)
     expression = manifest["pytorch"]
@@ -157,14 +157,14 @@ def time_pytorch(manifest: Dict[str, Any], compile_too: bool, cublas: str = "") 
     with torch.no_grad():
         eager(*arguments)
         torch.cuda.synchronize()
-        times["eager_ms"] = do_bench(lambda: eager(*arguments), warmup=25, rep=200, return_mode="median")
+        times["eager_ms"] = do_bench_median(lambda: eager(*arguments), warmup=25, rep=200)
         if cublas:
-            times["cublas_ms"] = do_bench(lambda: plain(*arguments), warmup=25, rep=200, return_mode="median")
+            times["cublas_ms"] = do_bench_median(lambda: plain(*arguments), warmup=25, rep=200)
         if compile_too:
             compiled = torch.compile(eager, dynamic=False)
             compiled(*arguments)  # the compile, outside the timing
             torch.cuda.synchronize()
-            times["compiled_ms"] = do_bench(lambda: compiled(*arguments), warmup=25, rep=200, return_mode="median")
+            times["compiled_ms"] = do_bench_median(lambda: compiled(*arguments), warmup=25, rep=200)
     return times
 
 

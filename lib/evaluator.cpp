@@ -17,6 +17,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "detail/backend_registry.hpp"
 #include "detail/build_failure.hpp"
 #include "detail/file_cache.hpp"
 #include "detail/harness.hpp"
@@ -236,6 +237,15 @@ class BuiltinEvaluator final : public Evaluator {
   std::string device_name() const override { return device_.name; }
 
  private:
+  // What the parent compiles for: the target the device backend would pick itself (sm_90a on an H200,
+  // so that candidates may use wgmma and setmaxnreg), not the bare architecture.
+  std::string offline_target() const {
+#if KERNELSMITH_ENABLE_CUDA
+    if (backend_ == "cuda") return detail::cuda_device_compile_target(device_.architecture);
+#endif
+    return device_.architecture;
+  }
+
   ThreadPool& pool() {
     std::call_once(pool_once_, [this] {
       int threads = options_.compile_threads;
@@ -282,7 +292,7 @@ class BuiltinEvaluator final : public Evaluator {
         return finish(Status::invalid_launch, detail::plan_error_message(e), {});
       }
       if (!offline_compiles_) return outcome;  // compiled by the backend in the worker (OpenCL)
-      for (const auto& job : detail::compile_jobs(task, plan, device_.architecture, options_.compile_timeout_seconds)) {
+      for (const auto& job : detail::compile_jobs(task, plan, offline_target(), options_.compile_timeout_seconds)) {
         const std::string key = cache_key(candidate.source, job.options);
         CompiledProgram program;
         if (auto cached = compile_cache_.find(key)) {

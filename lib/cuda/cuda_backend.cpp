@@ -619,4 +619,10 @@ CompiledProgram compile_cuda_offline(const std::string& source, const CompileOpt
   return cuda::compile_with_nvrtc(source, options, options.target);
 }
 
+std::string cuda_device_compile_target(const std::string& architecture) {
+  DeviceInfo device;
+  device.architecture = architecture;
+  return compile_target_for(device, nvrtc());
+}
+
 }  // namespace kernelsmith::detail

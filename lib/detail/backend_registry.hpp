@@ -18,6 +18,9 @@ BackendInfo probe_cuda();
 std::unique_ptr<Backend> create_cuda_backend(int device_index);
 /// NVRTC to the given target (e.g. "sm_90") with no device.
 CompiledProgram compile_cuda_offline(const std::string& source, const CompileOptions& options);
+/// The target a device of this architecture ("sm_90") compiles candidates for: the architecture-specific
+/// variant ("sm_90a") where NVRTC has one, as the device backend itself compiles.
+std::string cuda_device_compile_target(const std::string& architecture);
 #endif
 
 #if KERNELSMITH_ENABLE_OPENCL

@@ -609,8 +609,7 @@ struct Harness::State {
   CaseCache cases{case_cache_bytes()};
   BufferPool pool;
   std::deque<std::unique_ptr<ReferenceState>> references;
-  std::uint64_t flush_buffer = 0;
-  std::size_t flush_bytes = 0;
+  std::unique_ptr<CacheFlusher> flusher;  // built on the first timed sample
 };
 
 Harness::Harness(Backend& backend, std::string cache_dir)
@@ -619,12 +618,7 @@ Harness::Harness(Backend& backend, std::string cache_dir)
 Harness::~Harness() {
   state_->references.clear();
   state_->pool.clear(backend_);
-  if (state_->flush_buffer != 0) {
-    try {
-      backend_.free(state_->flush_buffer);
-    } catch (...) {
-    }
-  }
+  state_->flusher.reset();
 }
 
 void Harness::set_measure_peaks(bool measure) { state_->measure_peaks = measure; }
@@ -671,7 +665,7 @@ class EvaluationRun {
   TimingReport baseline(ReferenceState& reference, const std::string& mode);
 
  private:
-  std::uint64_t flush_buffer();
+  CacheFlusher& flusher();
   TimingSettings settings(const std::string& mode);
 
   Backend& backend_;
@@ -1045,12 +1039,9 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
   return report;
 }
 
-std::uint64_t EvaluationRun::flush_buffer() {
-  if (state_.flush_buffer == 0) {
-    state_.flush_bytes = l2_flush_bytes(backend_.device());
-    state_.flush_buffer = backend_.allocate(state_.flush_bytes);
-  }
-  return state_.flush_buffer;
+CacheFlusher& EvaluationRun::flusher() {
+  if (!state_.flusher) state_.flusher = std::make_unique<CacheFlusher>(backend_);
+  return *state_.flusher;
 }
 
 TimingSettings EvaluationRun::settings(const std::string& mode) {
@@ -1067,10 +1058,7 @@ TimingSettings EvaluationRun::settings(const std::string& mode) {
                                                : options_.max_samples;
   settings.budget_seconds = strict ? options_.strict_budget_seconds : options_.screen_budget_seconds;
   settings.share_samples = strict ? 5 : 3;
-  if (options_.flush_l2) {
-    settings.flush_buffer = flush_buffer();
-    settings.flush_bytes = state_.flush_bytes;
-  }
+  if (options_.flush_l2) settings.flusher = &flusher();
   return settings;
 }
 

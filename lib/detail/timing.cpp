@@ -55,12 +55,9 @@ bool host_timer_mismatch(const TimingReport& report, std::size_t launches) {
 TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, const TimingSettings& settings) {
   TimingReport report;
   report.mode = settings.mode;
-  const bool flush = settings.flush_buffer != 0 && settings.flush_bytes > 0;
-  report.l2_flushed = flush;
-  std::uint8_t flush_byte = 0;
+  report.l2_flushed = settings.flusher != nullptr;
   auto flush_cache = [&] {
-    // A different byte each time, so no layer can skip the writes as redundant.
-    if (flush) backend.fill(settings.flush_buffer, ++flush_byte, settings.flush_bytes);
+    if (settings.flusher != nullptr) settings.flusher->flush();
   };
 
   for (int i = 0; i < std::max(settings.warmups, 1); ++i) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "detail/cache_flush.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluation.hpp"
@@ -22,9 +23,8 @@ struct TimingSettings {
   int max_samples = 1000;
   /// Host seconds the sampling loop may take; at least kMinimumSamples are taken regardless.
   double budget_seconds = 0.25;
-  /// A buffer of flush_bytes that is filled before each sample to evict the L2; 0 disables the flush.
-  std::uint64_t flush_buffer = 0;
-  std::size_t flush_bytes = 0;
+  /// Evicts the L2 before each sample; null disables the flush.
+  CacheFlusher* flusher = nullptr;
   int warmups = 2;
   /// Sequences timed back to back with the host clock for the cross-check.
   int host_repeats = 5;
@@ -43,7 +43,7 @@ struct LaunchSequence {
 /// Runs the protocol. Throws what the backend throws (LaunchError, DeviceFault, ...).
 TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, const TimingSettings& settings);
 
-/// Bytes of the scratch buffer whose fill evicts the device's last-level cache before each sample:
+/// Bytes of the scratch buffer whose reading evicts the device's last-level cache before each sample:
 /// twice the L2 size the device reports (as nvbench does), or 64 MiB when it reports none.
 std::size_t l2_flush_bytes(const DeviceInfo& device);
 

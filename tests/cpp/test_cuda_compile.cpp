@@ -11,6 +11,7 @@
 #include "catch.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "cuda/nvrtc_compile.hpp"
+#include "detail/backend_registry.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
 
@@ -231,6 +232,27 @@ __global__ void scale_add(const float* x, float* y, int n) {
   CHECK(scale_add->registers > 0);
   CHECK(scale_add->shared_bytes == 128 * 4);
   CHECK(program.symbols.count("scale_add<2>") == 1);
+}
+
+TEST_CASE("a device compiles for its arch-specific target, where wgmma is available", "[cuda][compile]") {
+  // The evaluator compiles in the parent for the target the device backend would pick: on Hopper that is
+  // sm_90a, without which warpgroup MMA (the way to the tensor cores' peak there) does not assemble.
+  CHECK(detail::cuda_device_compile_target("sm_90") == "sm_90a");
+  CHECK(detail::cuda_device_compile_target("sm_80") == "sm_80");
+  CHECK(detail::cuda_device_compile_target("sm_89") == "sm_89");
+  const char* source = R"(
+extern "C" __global__ void fence_only(float* out) {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  out[threadIdx.x] = 1.0f;
+}
+)";
+  const CompiledProgram specific =
+      compile_offline("cuda", source, for_target(detail::cuda_device_compile_target("sm_90")));
+  INFO(specific.report.log);
+  CHECK(specific.report.ok);
+  const CompiledProgram generic = compile_offline("cuda", source, for_target("sm_90"));
+  CHECK_FALSE(generic.report.ok);
+  CHECK(generic.report.log.find("wgmma") != std::string::npos);
 }
 
 TEST_CASE("a compile that runs past its timeout is cancelled", "[cuda][compile]") {
