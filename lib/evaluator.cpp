@@ -8,10 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <filesystem>
-#include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -22,6 +19,7 @@
 #include "detail/file_cache.hpp"
 #include "detail/harness.hpp"
 #include "detail/sha256.hpp"
+#include "detail/thread_pool.hpp"
 #include "detail/worker.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
@@ -44,54 +42,6 @@ using Clock = std::chrono::steady_clock;
 using detail::ProgramSet;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-class ThreadPool {
- public:
-  explicit ThreadPool(int threads) {
-    for (int i = 0; i < std::max(threads, 1); ++i) {
-      workers_.emplace_back([this] {
-        while (true) {
-          std::function<void()> job;
-          {
-            std::unique_lock<std::mutex> lock(mutex_);
-            ready_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-            if (jobs_.empty()) return;
-            job = std::move(jobs_.front());
-            jobs_.pop_front();
-          }
-          job();
-        }
-      });
-    }
-  }
-  ~ThreadPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    ready_.notify_all();
-    for (auto& worker : workers_) worker.join();
-  }
-
-  template <typename F>
-  auto submit(F function) -> std::future<decltype(function())> {
-    auto task = std::make_shared<std::packaged_task<decltype(function())()>>(std::move(function));
-    auto result = task->get_future();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      jobs_.push_back([task] { (*task)(); });
-    }
-    ready_.notify_one();
-    return result;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> jobs_;
-  std::vector<std::thread> workers_;
-  bool stopping_ = false;
-};
 
 /// Compiled programs by content key: in memory, and on disk when a folder is given.
 class CompileCache {
@@ -246,11 +196,11 @@ class BuiltinEvaluator final : public Evaluator {
     return device_.architecture;
   }
 
-  ThreadPool& pool() {
+  detail::ThreadPool& pool() {
     std::call_once(pool_once_, [this] {
       int threads = options_.compile_threads;
       if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      pool_ = std::make_unique<ThreadPool>(threads);
+      pool_ = std::make_unique<detail::ThreadPool>(threads);
     });
     return *pool_;
   }
@@ -392,7 +342,7 @@ class BuiltinEvaluator final : public Evaluator {
   CompileCache compile_cache_;
   std::atomic<bool> offline_compiles_{true};
   std::once_flag pool_once_;
-  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<detail::ThreadPool> pool_;
   std::mutex device_mutex_;
   std::unique_ptr<detail::WorkerClient> worker_;
   std::unique_ptr<Backend> local_backend_;

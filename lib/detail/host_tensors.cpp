@@ -3,12 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "detail/random.hpp"
@@ -257,31 +255,18 @@ Bytes generate_input(const TensorSpec& spec, std::int64_t count, InputKind kind,
 namespace {
 
 // Comparisons walk outputs of up to hundreds of millions of elements; they are split into chunks of
-// a fixed size (so that sums do not depend on the thread count) spread over a few threads.
+// a fixed size (so that sums do not depend on the thread count) spread over the pool's threads and the
+// caller (which keeps it safe to call from a job of the same pool).
 constexpr std::int64_t kCompareChunk = std::int64_t(1) << 18;
-constexpr unsigned kMaxCompareThreads = 8;
+constexpr int kMaxCompareHelpers = 7;
 
 template <typename Fn>
-void for_each_chunk(std::int64_t count, Fn&& fn) {
+void for_each_chunk(ThreadPool& pool, std::int64_t count, Fn&& fn) {
   const std::int64_t chunks = (count + kCompareChunk - 1) / kCompareChunk;
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  const auto threads = static_cast<unsigned>(std::min<std::int64_t>({chunks, hardware, kMaxCompareThreads}));
-  auto run_chunk = [&](std::int64_t chunk) {
+  pool.parallel_for(chunks, kMaxCompareHelpers, [&](std::int64_t chunk) {
     const std::int64_t begin = chunk * kCompareChunk;
     fn(chunk, begin, std::min(count, begin + kCompareChunk));
-  };
-  if (threads <= 1) {
-    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) run_chunk(chunk);
-    return;
-  }
-  std::atomic<std::int64_t> next{0};
-  auto worker = [&] {
-    for (std::int64_t chunk = next++; chunk < chunks; chunk = next++) run_chunk(chunk);
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& thread : pool) thread.join();
+  });
 }
 
 /// What one chunk of a comparison found.
@@ -301,7 +286,8 @@ struct ChunkComparison {
 }  // namespace
 
 OutputComparison compare_output(const std::string& tensor, DType dtype, std::int64_t count, const Bytes& expected,
-                                const Bytes& first_run, const Bytes& second_run, const Tolerance& tolerance) {
+                                const Bytes& first_run, const Bytes& second_run, const Tolerance& tolerance,
+                                ThreadPool& pool) {
   const std::size_t element_size = dtype_size(dtype);
   const std::size_t bytes = static_cast<std::size_t>(count) * element_size;
   if (expected.size() < bytes || first_run.size() < bytes || second_run.size() < bytes) {
@@ -316,7 +302,7 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
   // The absolute tolerance is in units of the reference output's root mean square.
   std::vector<double> chunk_squares(static_cast<std::size_t>(chunks), 0.0);
   std::vector<std::int64_t> chunk_finite(static_cast<std::size_t>(chunks), 0);
-  for_each_chunk(count, [&](std::int64_t chunk, std::int64_t begin, std::int64_t end) {
+  for_each_chunk(pool, count, [&](std::int64_t chunk, std::int64_t begin, std::int64_t end) {
     double squares = 0.0;
     std::int64_t finite = 0;
     for (std::int64_t i = begin; i < end; ++i) {
@@ -342,7 +328,7 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
   std::vector<std::uint8_t> poison_first(element_size, kPoisonFirst);
   std::vector<std::uint8_t> poison_second(element_size, kPoisonSecond);
   std::vector<ChunkComparison> found(static_cast<std::size_t>(chunks));
-  for_each_chunk(count, [&](std::int64_t chunk, std::int64_t begin, std::int64_t end) {
+  for_each_chunk(pool, count, [&](std::int64_t chunk, std::int64_t begin, std::int64_t end) {
     ChunkComparison& part = found[static_cast<std::size_t>(chunk)];
     auto note_first = [&](std::int64_t index, double e, double a) {
       if (part.first_problem < 0) {

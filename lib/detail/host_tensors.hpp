@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "detail/thread_pool.hpp"
 #include "kernelsmith/dtype.hpp"
 #include "kernelsmith/evaluation.hpp"
 #include "kernelsmith/task.hpp"
@@ -55,8 +56,11 @@ struct OutputComparison {
   OutputCheck check;
   std::int64_t nondeterministic = 0;  ///< written elements whose two runs differ bitwise
 };
+/// The chunks of large outputs run on `pool` and the calling thread; the result does not depend on the
+/// number of threads.
 OutputComparison compare_output(const std::string& tensor, DType dtype, std::int64_t count, const Bytes& expected,
-                                const Bytes& first_run, const Bytes& second_run, const Tolerance& tolerance);
+                                const Bytes& first_run, const Bytes& second_run, const Tolerance& tolerance,
+                                ThreadPool& pool = ThreadPool::shared());
 
 /// Relative spread of values: standard deviation over the mean magnitude (0 for a constant, also 0 when
 /// every value is 0). Non-finite values are ignored.
