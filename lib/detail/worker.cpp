@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <list>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -32,7 +33,7 @@
 #include "detail/device_json.hpp"
 #include "detail/dynamic_library.hpp"
 #include "detail/file_cache.hpp"
-#include "detail/sha256.hpp"
+#include "detail/task_key.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
 
@@ -402,6 +403,9 @@ WorkerClient::~WorkerClient() { stop(); }
 
 pid_t WorkerClient::pid() const { return process_ ? process_->pid : 0; }
 int WorkerClient::starts() const { return starts_; }
+int WorkerClient::task_sends() const { return task_sends_; }
+std::int64_t WorkerClient::bytes_sent() const { return bytes_sent_; }
+int WorkerClient::unknown_task_replies() const { return unknown_task_replies_; }
 
 namespace {
 
@@ -441,9 +445,19 @@ void WorkerClient::stop() {
   if (!process_->log_path.empty()) ::unlink(process_->log_path.c_str());
   process_.reset();
   prepared_.clear();
+  sent_tasks_.clear();
 }
 
 void WorkerClient::start() {
+  if (process_ && process_->pid > 0) {
+    // A worker that died while idle (killed from outside, out of memory) is replaced here, before a
+    // request could be blamed on the next candidate.
+    int status = 0;
+    if (::waitpid(process_->pid, &status, WNOHANG) == process_->pid) {
+      process_->pid = 0;
+      stop();
+    }
+  }
   if (process_) return;
   const std::string executable = worker_executable();
   auto process = std::make_unique<Process>();
@@ -467,7 +481,13 @@ void WorkerClient::start() {
                                               "--cache-dir",
                                               settings_.cache_dir,
                                               "--parent",
-                                              std::to_string(static_cast<long>(::getpid()))};
+                                              std::to_string(static_cast<long>(::getpid())),
+                                              "--protocol",
+                                              std::to_string(kWorkerProtocol),
+                                              "--task-cache-entries",
+                                              std::to_string(settings_.task_cache_entries),
+                                              "--task-cache-bytes",
+                                              std::to_string(settings_.task_cache_bytes)};
   const std::string log_path = process->log_path;
   const int child_end = sockets[1];
   const pid_t pid = SpawnThread::instance().run([&]() -> pid_t {
@@ -525,6 +545,16 @@ void WorkerClient::start() {
     ::unlink(log_path.c_str());
     throw BackendUnavailableError(message.at("message").get<std::string>());
   }
+  if (message.value("protocol", 1) != kWorkerProtocol) {
+    process->channel.reset();  // EOF ends the other worker
+    reap(pid, 2.0);
+    ::unlink(log_path.c_str());
+    throw BackendUnavailableError(fmt::format(
+        "the worker program {} speaks protocol version {}, this kernelsmith library version {}: it belongs to "
+        "another kernelsmith installation; reinstall kernelsmith, or point KERNELSMITH_WORKER at the "
+        "kernelsmith-worker built with this library",
+        executable, message.value("protocol", 1), kWorkerProtocol));
+  }
   device_ = device_from_json(message.at("device"));
   process_ = std::move(process);
 }
@@ -537,8 +567,10 @@ DeviceInfo WorkerClient::device() {
 Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, const ProgramSet& programs,
                                   const EvaluatorOptions& options) {
   start();
-  const std::string task_json = task.to_json();
-  const std::string task_key = sha256_hex(task_json + "\n" + options.mode);
+  // The task travels to a worker once; later requests name it by this key. Computing the key does not
+  // encode the data cases (their digests are remembered), so it costs little per evaluation.
+  const std::string task_key = task_content_key(task);
+  std::string task_body;  // serialised only when this worker needs it
 
   // One round trip. Returns the reply, or nothing when the deadline passed (the worker is then killed),
   // and fills `ended` when the worker died on the way.
@@ -547,7 +579,9 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
   auto round_trip = [&](const Json& request, double seconds) -> std::optional<Json> {
     const auto deadline = deadline_after(seconds);
     try {
-      if (!process_->channel->send(request.dump(), deadline)) {
+      const std::string payload = request.dump();
+      bytes_sent_ += static_cast<std::int64_t>(payload.size());
+      if (!process_->channel->send(payload, deadline)) {
         timed_out = true;
       } else if (auto reply = process_->channel->receive(deadline)) {
         return Json::parse(*reply);
@@ -564,6 +598,34 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
     ended = timed_out ? std::string() : describe_exit(status) + (tail.empty() ? "" : "; its last output:\n" + tail);
     stop();
     return std::nullopt;
+  };
+  // A round trip for a request about the task: it carries the task's body when this worker has not been
+  // sent it, and once more when the worker answers that it does not hold the key (it evicted the task
+  // from its cache).
+  auto task_round_trip = [&](Json request, double seconds) -> std::optional<Json> {
+    request["task_key"] = task_key;
+    for (int attempt = 0;; ++attempt) {
+      if (sent_tasks_.count(task_key) == 0) {
+        if (task_body.empty()) task_body = task.to_json();
+        request["task"] = task_body;
+        ++task_sends_;
+      } else {
+        request.erase("task");
+      }
+      auto reply = round_trip(request, seconds);
+      if (!reply) return reply;
+      if (reply->value("type", "") != "error" || reply->value("kind", "") != "unknown_task") {
+        sent_tasks_.insert(task_key);
+        return reply;
+      }
+      ++unknown_task_replies_;
+      sent_tasks_.erase(task_key);
+      if (attempt > 0) {
+        throw Error(fmt::format("task {}: the worker reports an unknown task key right after receiving the task ({}); "
+                                "this is a bug in kernelsmith's worker protocol, please report it",
+                                task.name, reply->value("message", "")));
+      }
+    }
   };
   auto forward_error = [&](const Json& reply) {
     const std::string kind = reply.value("kind", "error");
@@ -582,11 +644,11 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
   // Preparing a task (its reference compiled and loaded, its outputs checked for spread, the baseline
   // timed) is charged to the first evaluation of the task, as its "reference" stage.
   double prepare_seconds = 0.0;
-  if (prepared_.count(task_key) == 0) {
+  const std::string prepared_key = task_key + "\n" + options.mode;
+  if (prepared_.count(prepared_key) == 0) {
     const auto prepare_started = std::chrono::steady_clock::now();
     const double seconds = std::max(120.0, options.deadline_seconds);
-    const auto reply = round_trip({{"type", "prepare"}, {"task", task_json}, {"options", options_to_json(options)}},
-                                  seconds);
+    const auto reply = task_round_trip({{"type", "prepare"}, {"options", options_to_json(options)}}, seconds);
     if (!reply) {
       throw TaskError(timed_out ? fmt::format("task {}: preparing its reference (compile, reference runs, baseline "
                                               "timing) did not finish within {:.0f} s",
@@ -595,18 +657,17 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
                                               task.name, ended));
     }
     if (reply->at("type") == "error") forward_error(*reply);
-    prepared_.insert(task_key);
+    prepared_.insert(prepared_key);
     prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - prepare_started).count();
   }
 
   Json program_documents = Json::object();
   for (const auto& [config, program] : programs) program_documents[config] = compiled_program_to_json(program);
   const Json request = {{"type", "evaluate"},
-                        {"task", task_json},
                         {"candidate", candidate.to_json()},
                         {"programs", program_documents},
                         {"options", options_to_json(options)}};
-  const auto reply = round_trip(request, options.deadline_seconds);
+  const auto reply = task_round_trip(request, options.deadline_seconds);
   if (!reply) {
     if (timed_out) {
       return failed_evaluation(task, candidate, settings_.backend, device_.name, Status::timeout,
@@ -638,6 +699,9 @@ struct WorkerArguments {
   int device = 0;
   std::string cache_dir;
   long parent = 0;
+  int protocol = 1;  // a parent that does not pass --protocol predates version 2
+  int task_cache_entries = 8;
+  std::int64_t task_cache_bytes = std::int64_t(2) << 30;
 };
 
 WorkerArguments parse_arguments(int argc, char** argv) {
@@ -653,10 +717,77 @@ WorkerArguments parse_arguments(int argc, char** argv) {
       arguments.cache_dir = value;
     } else if (key == "--parent") {
       arguments.parent = std::atol(value.c_str());
+    } else if (key == "--protocol") {
+      arguments.protocol = std::atoi(value.c_str());
+    } else if (key == "--task-cache-entries") {
+      arguments.task_cache_entries = std::max(1, std::atoi(value.c_str()));
+    } else if (key == "--task-cache-bytes") {
+      arguments.task_cache_bytes = std::max<long long>(0, std::atoll(value.c_str()));
     }
   }
   return arguments;
 }
+
+/// The tasks this worker was sent, by key, least recently used first out: at most `max_entries`, and
+/// about `max_bytes` of task documents (the task in use is kept even when it alone is larger).
+class TaskCache {
+ public:
+  TaskCache(int max_entries, std::int64_t max_bytes) : max_entries_(max_entries), max_bytes_(max_bytes) {}
+
+  /// The task under `key`, now the most recently used; nullptr when this worker does not hold it.
+  const Task* find(const std::string& key) {
+    const auto found = index_.find(key);
+    if (found == index_.end()) return nullptr;
+    entries_.splice(entries_.begin(), entries_, found->second);
+    return &found->second->task;
+  }
+
+  const Task& store(const std::string& key, Task task, std::int64_t bytes) {
+    if (const auto found = index_.find(key); found != index_.end()) {
+      bytes_ -= found->second->bytes;
+      entries_.erase(found->second);
+      index_.erase(found);
+    }
+    entries_.push_front(Entry{key, std::move(task), bytes});
+    index_[key] = entries_.begin();
+    bytes_ += bytes;
+    while (entries_.size() > 1 &&
+           (static_cast<int>(entries_.size()) > max_entries_ || bytes_ > max_bytes_)) {
+      bytes_ -= entries_.back().bytes;
+      index_.erase(entries_.back().key);
+      entries_.pop_back();
+    }
+    return entries_.front().task;
+  }
+
+  int size() const { return static_cast<int>(entries_.size()); }
+
+ private:
+  struct Entry {
+    std::string key;
+    Task task;
+    std::int64_t bytes = 0;
+  };
+  int max_entries_;
+  std::int64_t max_bytes_;
+  std::int64_t bytes_ = 0;
+  std::list<Entry> entries_;  // most recently used first
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
+};
+
+/// Why a request names a task this worker does not hold; the parent answers by sending it again.
+class UnknownTask : public Error {
+ public:
+  UnknownTask(const std::string& key, int capacity)
+      : Error(fmt::format("this worker holds no task with key {} (never sent to this process, or evicted from "
+                          "its cache of {} tasks): send the task's body with the request",
+                          key, capacity)),
+        key_(key) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
+};
 
 void send_json(int fd, const Json& message) { write_all_blocking(fd, frame(message.dump())); }
 
@@ -686,6 +817,18 @@ int worker_main(int argc, char** argv) {
   // Die with the parent, and do not run at all when it is already gone.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != static_cast<pid_t>(arguments.parent)) return 3;
+  if (arguments.protocol != kWorkerProtocol) {
+    try {
+      send_json(channel, {{"type", "error"},
+                          {"kind", "unavailable"},
+                          {"message", fmt::format("the kernelsmith-worker program speaks protocol version {}, the "
+                                                  "library that started it version {}: they belong to different "
+                                                  "kernelsmith installations; reinstall kernelsmith",
+                                                  kWorkerProtocol, arguments.protocol)}});
+    } catch (...) {
+    }
+    return 4;
+  }
 
   std::unique_ptr<Backend> backend;
   try {
@@ -699,36 +842,39 @@ int worker_main(int argc, char** argv) {
   }
   Harness harness(*backend, resolve_cache_dir(arguments.cache_dir));
   harness.set_measure_peaks(false);
-  std::unordered_map<std::string, Task> tasks;
-  auto task_of = [&](const std::string& json) -> const Task& {
-    const std::string key = sha256_hex(json);
-    auto found = tasks.find(key);
-    if (found == tasks.end()) {
-      if (tasks.size() > 16) tasks.clear();
-      found = tasks.emplace(key, Task::from_json(json, "<task from the evaluator>")).first;
+  TaskCache tasks(arguments.task_cache_entries, arguments.task_cache_bytes);
+  // The request's task: stored first when the request carries its body, else looked up by key.
+  auto task_of = [&](const Json& request) -> const Task& {
+    const std::string key = request.at("task_key").get<std::string>();
+    if (const auto body = request.find("task"); body != request.end()) {
+      const auto& text = body->get_ref<const std::string&>();
+      return tasks.store(key, Task::from_json(text, "<task from the evaluator>"),
+                         static_cast<std::int64_t>(text.size()));
     }
-    return found->second;
+    if (const Task* known = tasks.find(key)) return *known;
+    throw UnknownTask(key, arguments.task_cache_entries);
   };
 
   try {
-    send_json(channel, {{"type", "ready"}, {"device", device_to_json(backend->device())}});
+    send_json(channel, {{"type", "ready"}, {"protocol", kWorkerProtocol}, {"device", device_to_json(backend->device())}});
     while (true) {
       const auto payload = receive_blocking(channel);
       if (!payload) return 0;  // the parent closed the connection
-      const Json request = Json::parse(*payload);
-      const std::string type = request.at("type").get<std::string>();
+      std::string type;
       std::optional<Task> task_copy;
       std::optional<Candidate> candidate;
       try {
+        const Json request = Json::parse(*payload);
+        type = request.at("type").get<std::string>();
         if (type == "peaks") {
           const DevicePeaks peaks = harness.peaks(true);
           send_json(channel, {{"type", "peaks"}, {"gbps", peaks.gbps}, {"gflops", peaks.gflops}});
         } else if (type == "prepare") {
-          const Task& task = task_of(request.at("task").get<std::string>());
+          const Task& task = task_of(request);
           harness.prepare(task, options_from_json(request.at("options")));
           send_json(channel, {{"type", "prepared"}});
         } else if (type == "evaluate") {
-          const Task& task = task_of(request.at("task").get<std::string>());
+          const Task& task = task_of(request);
           task_copy = task;
           candidate = Candidate::from_json(request.at("candidate").get<std::string>(), "<candidate from the evaluator>");
           ProgramSet programs;
@@ -741,6 +887,8 @@ int worker_main(int argc, char** argv) {
         } else {
           send_json(channel, {{"type", "error"}, {"kind", "error"}, {"message", "unknown request " + type}});
         }
+      } catch (const UnknownTask& e) {
+        send_json(channel, {{"type", "error"}, {"kind", "unknown_task"}, {"task_key", e.key()}, {"message", e.what()}});
       } catch (const DeviceFault& fault) {
         // The context is gone: report, then exit so that the next evaluation gets a clean device.
         if (task_copy && candidate) {

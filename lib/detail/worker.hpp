@@ -2,14 +2,19 @@
 // the device, so that a crash, a trap or an endless loop costs one evaluation and never the caller.
 //
 // The parent spawns the worker (posix_spawn) and talks to it over a socket pair with length-prefixed
-// JSON messages (8-byte little-endian length, then the document). Each evaluation has a deadline: past
-// it the worker is killed (`timeout`); a worker that dies is reported (`crashed`, with the signal and
-// the last lines it printed). Either way the next evaluation starts a fresh worker. The worker dies
-// with its parent (PR_SET_PDEATHSIG).
+// JSON messages (8-byte little-endian length, then the document); docs/evaluation.md describes the
+// messages. Each evaluation has a deadline: past it the worker is killed (`timeout`); a worker that
+// dies is reported (`crashed`, with the signal and the last lines it printed). Either way the next
+// evaluation starts a fresh worker. The worker dies with its parent (PR_SET_PDEATHSIG).
+//
+// A task (with its data cases, possibly tens of MB) is sent to a worker process once and later named
+// by its content key (detail/task_key.hpp); the worker keeps a bounded cache of tasks and answers
+// `unknown_task` for a key it does not hold, upon which the parent sends the task again.
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
@@ -24,6 +29,11 @@
 #include "kernelsmith/task.hpp"
 
 namespace kernelsmith::detail {
+
+/// The version of the messages between the parent and the worker. The parent passes it as --protocol
+/// and the worker's `ready` message repeats it; a worker of another version is refused with a message
+/// that says so. Version 2: tasks are sent once per worker and named by key.
+inline constexpr int kWorkerProtocol = 2;
 
 /// As in detail/harness.hpp: programs by size configuration name ("" for all).
 using ProgramSet = std::map<std::string, CompiledProgram>;
@@ -46,6 +56,10 @@ struct WorkerSettings {
   std::string cache_dir;
   /// How long a fresh worker may take to load the driver and open the device.
   double startup_seconds = 120.0;
+  /// The worker's task cache: at most this many tasks, and about this many bytes of task documents
+  /// (the most recently used task is kept even when it alone is larger); the least recently used go.
+  int task_cache_entries = 8;
+  std::int64_t task_cache_bytes = std::int64_t(2) << 30;
 };
 
 /// The parent's side of one worker process, started on first use and again after each crash or
@@ -71,6 +85,12 @@ class WorkerClient {
   pid_t pid() const;
   /// How many workers were started so far (for tests).
   int starts() const;
+  /// How many times a task's body was sent to a worker (for tests and measurements).
+  int task_sends() const;
+  /// Bytes of all requests sent to workers so far.
+  std::int64_t bytes_sent() const;
+  /// How many times a worker answered that it did not hold a task key (the task was then resent).
+  int unknown_task_replies() const;
 
  private:
   struct Process;
@@ -79,9 +99,13 @@ class WorkerClient {
   WorkerSettings settings_;
   std::unique_ptr<Process> process_;
   DeviceInfo device_;
-  std::set<std::string> prepared_;  ///< task keys this worker has prepared
+  std::set<std::string> prepared_;    ///< task key and mode pairs this worker has prepared
+  std::set<std::string> sent_tasks_;  ///< task keys whose body this worker has been sent
   bool peaks_requested_ = false;
   int starts_ = 0;
+  int task_sends_ = 0;
+  std::int64_t bytes_sent_ = 0;
+  int unknown_task_replies_ = 0;
 };
 
 }  // namespace kernelsmith::detail
