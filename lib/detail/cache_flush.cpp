@@ -34,11 +34,12 @@ __kernel void ks_cache_flush(__global const int4* restrict data, long n4, __glob
 
 }  // namespace
 
-CacheFlusher::CacheFlusher(Backend& backend) : backend_(backend) {
+CacheFlusher::CacheFlusher(Backend& backend, Method method) : backend_(backend) {
   const DeviceInfo& device = backend.device();
   bytes_ = l2_flush_bytes(device);
   bytes_ -= bytes_ % 16;
   buffer_ = backend.allocate(bytes_);
+  if (method == Method::fill || (method == Method::automatic && !device.is_gpu)) return;
   try {
     // Words of 0x01010101 fold to 0 over any even count of them: never the sink's value.
     backend.fill(buffer_, 1, bytes_);

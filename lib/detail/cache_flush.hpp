@@ -13,10 +13,13 @@ namespace kernelsmith::detail {
 /// the timed kernel and is charged to it. Measured on an H200 (flush_probe, cupy): a kernel reading
 /// 64 MiB took 26.0 us after a memset flush and 19.6 us after a read flush; a 64 MiB copy 38.5 us and
 /// 34.6 us. The read pass leaves only clean lines behind, so a sample pays for its own traffic alone.
-/// Where the built-in kernel cannot be built (an unusual OpenCL device), the buffer is filled instead.
+/// On CPUs (PoCL) the buffer is filled instead: a read pass there costs several times a fill and would
+/// eat the sampling budget, and CPU timings are not speed-of-light figures. Where the built-in kernel
+/// cannot be built (an unusual OpenCL device), the buffer is filled too.
 class CacheFlusher {
  public:
-  explicit CacheFlusher(Backend& backend);
+  enum class Method { automatic, read, fill };  ///< automatic: read on GPUs, fill elsewhere
+  explicit CacheFlusher(Backend& backend, Method method = Method::automatic);
   ~CacheFlusher();
   CacheFlusher(const CacheFlusher&) = delete;
   CacheFlusher& operator=(const CacheFlusher&) = delete;

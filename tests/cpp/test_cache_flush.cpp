@@ -37,9 +37,9 @@ __kernel void add_one(__global int* x, long n) {
 
 // The flusher builds its read kernel, leaves other buffers alone, and a timed sequence that uses it
 // says its samples were cold and still sees every launch it timed.
-void check_flusher(Backend& backend) {
-  detail::CacheFlusher flusher(backend);
-  CHECK(flusher.reads());
+void check_flusher(Backend& backend, detail::CacheFlusher::Method method, bool reads) {
+  detail::CacheFlusher flusher(backend, method);
+  CHECK(flusher.reads() == reads);
   CHECK(flusher.bytes() % 16 == 0);
   CHECK(flusher.bytes() + 16 > detail::l2_flush_bytes(backend.device()));
 
@@ -80,17 +80,19 @@ void check_flusher(Backend& backend) {
 
 }  // namespace
 
-TEST_CASE("the cache flusher reads its buffer with a built-in kernel on OpenCL", "[timing][opencl]") {
+TEST_CASE("the cache flusher reads its buffer with a built-in kernel on OpenCL, and fills it on CPUs", "[timing][opencl]") {
   if (!available("opencl")) {
     WARN("skipped: no OpenCL device");
     return;
   }
   auto backend = create_backend("opencl", 0);
-  check_flusher(*backend);
+  // The read kernel builds and runs on OpenCL too; on a CPU device the automatic choice is the fill.
+  check_flusher(*backend, detail::CacheFlusher::Method::read, true);
+  check_flusher(*backend, detail::CacheFlusher::Method::automatic, backend->device().is_gpu);
 }
 
 TEST_CASE("the cache flusher reads its buffer with a built-in kernel on CUDA", "[timing][gpu][cuda]") {
   KERNELSMITH_REQUIRE_CUDA_DEVICE();
   auto backend = create_backend("cuda", 0);
-  check_flusher(*backend);
+  check_flusher(*backend, detail::CacheFlusher::Method::automatic, true);
 }
