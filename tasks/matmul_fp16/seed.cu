@@ -1,60 +1,94 @@
-// Half-precision matrix product seed on tensor cores with PTX mma.sync.m16n8k16 (float32 accumulators).
-// A block of WARPS_M x WARPS_N warps computes a BM x BN tile of C; each warp owns a (BM / WARPS_M) x
-// (BN / WARPS_N) part of it as m16n8 accumulator fragments held in registers. K advances in steps of 32
-// through a STAGES-deep ring of shared-memory tiles filled by cp.async (global to shared without
-// registers), so up to STAGES - 1 tiles are in flight while the tensor cores work on the current one;
-// one barrier per step. Fragments come from shared memory with ldmatrix (B, stored k-major as in
-// global memory, with ldmatrix.trans). Shared rows are padded by 8 halves (16 bytes), which makes every
-// ldmatrix phase hit 32 distinct banks. Blocks are numbered in groups of GROUP tile rows so that the
-// blocks running together share their A and B tiles in L2.
-// Edges: where K (for A) or N (for B) is a multiple of 8, every 16-byte chunk is either wholly inside
-// the matrix or wholly outside, and outside chunks are zero-filled by cp.async with a source size of 0;
-// otherwise rows are not 16-byte aligned and the tiles are loaded element by element with zero fill.
-// Stores are guarded per element (float2 where N is even).
-// @tune BM = 128 in {64, 128, 256}
-// @tune BN = 128 in {64, 128, 256}
-// @tune WARPS_M = 2 in {1, 2, 4}
-// @tune WARPS_N = 4 in {1, 2, 4}
-// @tune STAGES = 4 in {2, 3, 4, 5}
-// @tune GROUP = 8 in {1, 4, 8, 16}
-// @require (BM / WARPS_M) % 16 == 0 && (BN / WARPS_N) % 16 == 0
-// @require (BM / WARPS_M) * (BN / WARPS_N) <= 4096
-// @require WARPS_M * WARPS_N >= 4
-// @require STAGES * (BM * 40 + 32 * (BN + 8)) * 2 <= SMEM_PER_BLOCK_OPTIN
-// @launch matmul_fp16<<<ceil_div(M, BM) * ceil_div(N, BN), WARPS_M * WARPS_N * 32, STAGES * (BM * 40 + 32 * (BN + 8)) * 2>>>(A, B, C, M, N, K)
+// Half-precision matrix product seed for Hopper tensor cores (sm_90a): warpgroup MMA (wgmma.mma_async, float32 accumulators)
+// reading both operands from shared memory through matrix descriptors.
+// A block of WARPGROUPS consumer warpgroups computes a (64 * WARPGROUPS) x BN tile of C; each warpgroup
+// owns 64 rows and issues m64n128k16 instructions over its BN columns, accumulating in registers.
+// K advances in 64-wide tiles through a STAGES-deep ring in shared memory, filled by cp.async 16-byte
+// copies (global to shared without registers) STAGES - 2 tiles ahead; the tensor cores work on tile t
+// while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile being
+// read, the one being finished and STAGES - 2 in flight.
+// Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
+// the layout the descriptors name, which also keeps the copies and the tensor-core reads free of bank
+// conflicts. A is K-major (rows of 64 values); B is first transposed into a workspace (N x K), so that both operands are K-major in
+// shared memory, the layout the tensor cores read without a transpose.
+// Edges: where the row length is a multiple of 8 every 16-byte chunk is wholly inside or outside the
+// matrix and outside chunks are zero-filled by cp.async (source size 0); otherwise values are loaded
+// one by one with zero fill. Blocks are numbered in groups of GROUP tile rows for L2 reuse.
+// Warpgroup MMA exists on Hopper's architecture-specific target (sm_90a) only; compiled for another
+// target (an A100's sm_80, or plain sm_90) the same tiles feed mma.sync.m16n8k16 through ldmatrix into
+// the same accumulator layout: correct everywhere, fast on Hopper.
+// @tune WARPGROUPS = 2 in {1, 2}
+// @tune BN = 256 in {128, 256}
+// @tune STAGES = 4 in {3, 4, 5, 6}
+// @tune GROUP = 8 in {4, 8, 16}
+// @require STAGES * (64 * WARPGROUPS + BN) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
+// @require WARPGROUPS == 2 || BN == 128
+// @workspace BT: float16[N * K]
+// @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64), 256>>>(B, BT, K, N)
+// @launch matmul_fp16<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(A, BT, C, M, N, K)
 #include <cuda_fp16.h>
 
-#define BK 32
-#define THREADS (WARPS_M * WARPS_N * 32)
-#define WM (BM / WARPS_M)            // rows of C per warp
-#define WN (BN / WARPS_N)            // columns of C per warp
-#define MI (WM / 16)                 // m16 fragments per warp
-#define NI (WN / 8)                  // n8 fragments per warp
-#define A_STRIDE (BK + 8)            // halves per row of an A tile in shared memory
-#define B_STRIDE (BN + 8)            // halves per row of a B tile
-#define A_TILE (BM * A_STRIDE)       // halves
-#define B_TILE (BK * B_STRIDE)       // halves
-#define STAGE_HALVES (A_TILE + B_TILE)
-#define A_CHUNKS (BM * BK / 8)       // 16-byte chunks per A tile
-#define B_CHUNKS (BK * BN / 8)
+#define BM (64 * WARPGROUPS)
+#define BK 64
+#define THREADS (128 * WARPGROUPS)
+#define NPARTS (BN / 128)  // m64n128k16 instructions per k16 step and warpgroup
+// Warpgroup MMA needs the architecture-specific target (sm_90a, what the evaluator compiles for on
+// Hopper); elsewhere (sm_80, sm_89, plain sm_90) the same tiles feed mma.sync.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WARPGROUP_MMA 1
+#else
+#define WARPGROUP_MMA 0
+#endif
 
 typedef __half element_t;
 #define ZERO_ELEMENT __float2half(0.0f)
 
-__device__ __forceinline__ unsigned shared_address(const void* pointer) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
+// B (K x N) -> BT (N x K) through a 64 x 64 shared tile; pairs of values per thread on both sides.
+extern "C" __global__ void __launch_bounds__(256) transpose_b(const element_t* __restrict__ B, element_t* __restrict__ BT,
+                                                           int K, int N) {
+  __shared__ element_t tile[64][64 + 2];
+  const int tiles_n = (N + 63) / 64;
+  const int n0 = (blockIdx.x % tiles_n) * 64;
+  const int k0 = (blockIdx.x / tiles_n) * 64;
+  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+  for (int r = ty; r < 64; r += 8) {
+    const int k = k0 + r;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int n = n0 + 2 * tx + e;
+      tile[r][2 * tx + e] = k < K && n < N ? B[(long long)k * N + n] : ZERO_ELEMENT;
+    }
+  }
+  __syncthreads();
+  for (int r = ty; r < 64; r += 8) {
+    const int n = n0 + r;
+    if (n >= N) continue;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int k = k0 + 2 * tx + e;
+      if (k < K) BT[(long long)n * K + k] = tile[2 * tx + e][r];
+    }
+  }
 }
 
-// 16 bytes global -> shared; bytes = 0 reads nothing and writes zeros.
 __device__ __forceinline__ void copy16(unsigned destination, const void* source, int bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(destination), "l"(source), "r"(bytes));
 }
 
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
+// 8 values one by one (rows not 16-byte aligned), zeros where !row_inside or beyond `left` values; each
+// value goes straight to shared memory, so that this path holds few registers.
+__device__ __forceinline__ void load8(unsigned destination, const element_t* __restrict__ matrix, long long offset,
+                                      bool row_inside, int left, int) {
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    const element_t value = row_inside && e < left ? matrix[offset + e] : ZERO_ELEMENT;
+    asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(destination + 2 * e), "h"(*reinterpret_cast<const unsigned short*>(&value)));
+  }
+}
 
-template <int PENDING>
-__device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING));
+// Shared-memory matrix descriptor: start address, leading and stride byte offsets (16-byte units), 128B swizzle.
+__device__ __forceinline__ unsigned long long descriptor(unsigned address, unsigned leading, unsigned stride) {
+  return (unsigned long long)((address & 0x3FFFF) >> 4) | ((unsigned long long)(leading >> 4) << 16) |
+         ((unsigned long long)(stride >> 4) << 32) | (1ull << 62);
 }
 
 __device__ __forceinline__ void load_matrix_x4(unsigned (&r)[4], unsigned address) {
@@ -63,13 +97,7 @@ __device__ __forceinline__ void load_matrix_x4(unsigned (&r)[4], unsigned addres
                : "r"(address));
 }
 
-__device__ __forceinline__ void load_matrix_x4_trans(unsigned (&r)[4], unsigned address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-}
-
-__device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+__device__ __forceinline__ void mma_16816(float* c, const unsigned (&a)[4], unsigned b0, unsigned b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
@@ -77,28 +105,34 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4],
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Element-wise load of 8 values of a row starting at (row, col), zeros outside the rows x cols matrix,
-// stored as one 16-byte chunk in shared memory: for matrices whose rows are not 16-byte aligned.
-__device__ __forceinline__ void load8_slow(element_t* destination, const element_t* __restrict__ matrix, int rows,
-                                           int cols, int row, int col) {
-  union {
-    uint4 vector;
-    element_t values[8];
-  } chunk;
-#pragma unroll
-  for (int e = 0; e < 8; ++e) {
-    chunk.values[e] = row < rows && col + e < cols ? matrix[(long long)row * cols + col + e] : ZERO_ELEMENT;
-  }
-  *reinterpret_cast<uint4*>(destination) = chunk.vector;
+#if WARPGROUP_MMA
+__device__ __forceinline__ void mma_64x128x16(float (&d)[64], unsigned long long a, unsigned long long b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(a), "l"(b), "r"(1));
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
-matmul_fp16(const element_t* __restrict__ A, const element_t* __restrict__ B, float* __restrict__ C, int M, int N,
-            int K) {
-  extern __shared__ __align__(128) unsigned char shared_bytes[];
-  element_t* stages = reinterpret_cast<element_t*>(shared_bytes);
+// Pins the accumulators in place: no ordinary instruction may touch them while instructions are in flight
+// (otherwise ptxas serializes the wgmma pipeline).
+__device__ __forceinline__ void fence_accumulators(float (&d)[NPARTS][64]) {
+#pragma unroll
+  for (int j = 0; j < NPARTS; ++j) {
+#pragma unroll
+    for (int e = 0; e < 64; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
+  }
+}
+#endif
 
-  // Block -> tile, in groups of GROUP tile rows (column-major inside a group) for L2 reuse.
+// VECTORS: every row of A and B is 16-byte aligned (cp.async); otherwise values are loaded one by one.
+// Two instantiations keep the slow path's code out of the fast main loop.
+template <bool VECTORS>
+__device__ __forceinline__ void product(const element_t* __restrict__ A, const element_t* __restrict__ B,
+                                        float* __restrict__ C, int M, int N, int K, unsigned char* shared_bytes) {
+  // The swizzle is a function of the address bits, so tiles start on 1024-byte boundaries.
+  const unsigned shared_base = (static_cast<unsigned>(__cvta_generic_to_shared(shared_bytes)) + 1023u) & ~1023u;
+
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (N + BN - 1) / BN;
   const int blocks_per_group = GROUP * tiles_n;
@@ -110,131 +144,144 @@ matmul_fp16(const element_t* __restrict__ A, const element_t* __restrict__ B, fl
   const int block_n = (in_group / group_rows) * BN;
 
   const int tid = threadIdx.x;
-  const int warp = tid / 32;
-  const int lane = tid % 32;
-  const int warp_m0 = (warp / WARPS_N) * WM;
-  const int warp_n0 = (warp % WARPS_N) * WN;
-  const bool a_vector = K % 8 == 0;
-  const bool b_vector = N % 8 == 0;
+  const int warpgroup = tid / 128;
   const int k_tiles = (K + BK - 1) / BK;
+  constexpr int STAGE_BYTES = (BM + BN) * BK * 2;
 
   auto load_stage = [&](int stage, int k0) {
-    element_t* a_tile = stages + stage * STAGE_HALVES;
-    element_t* b_tile = a_tile + A_TILE;
-#pragma unroll
-    for (int l = 0; l < (A_CHUNKS + THREADS - 1) / THREADS; ++l) {
+    const unsigned a_tile = shared_base + stage * STAGE_BYTES;
+    const unsigned b_tile = a_tile + BM * 128;
+    // A: BM rows of 64 values (128 bytes, eight 16-byte chunks).
+#pragma unroll(VECTORS ? 16 : 1)  // the value-by-value path stays a loop: few registers
+    for (int l = 0; l < BM * 8 / THREADS; ++l) {
       const int c = tid + l * THREADS;
-      if (A_CHUNKS % THREADS != 0 && c >= A_CHUNKS) break;
-      const int r = c / (BK / 8);
-      const int col = (c % (BK / 8)) * 8;
-      const int row = block_m + r;
-      const int k = k0 + col;
-      element_t* destination = a_tile + r * A_STRIDE + col;
-      if (a_vector) {
-        const bool inside = row < M && k < K;
-        copy16(shared_address(destination), inside ? A + (long long)row * K + k : A, inside ? 16 : 0);
+      const int r = c / 8, q = c % 8;
+      const int m = block_m + r, k = k0 + q * 8;
+      const unsigned destination = a_tile + r * 128 + ((q ^ (r & 7)) << 4);
+      if (VECTORS) {
+        const bool inside = m < M && k < K;
+        copy16(destination, inside ? A + (long long)m * K + k : A, inside ? 16 : 0);
       } else {
-        load8_slow(destination, A, M, K, row, k);
+        load8(destination, A, (long long)m * K + k, m < M, K - k, 1);
       }
     }
-#pragma unroll
-    for (int l = 0; l < (B_CHUNKS + THREADS - 1) / THREADS; ++l) {
+    // B (as BT, N x K): BN rows of 64 values, K-major like A.
+#pragma unroll(VECTORS ? 16 : 1)  // the value-by-value path stays a loop: few registers
+    for (int l = 0; l < BN * 8 / THREADS; ++l) {
       const int c = tid + l * THREADS;
-      if (B_CHUNKS % THREADS != 0 && c >= B_CHUNKS) break;
-      const int r = c / (BN / 8);
-      const int col = (c % (BN / 8)) * 8;
-      const int k = k0 + r;
-      const int n = block_n + col;
-      element_t* destination = b_tile + r * B_STRIDE + col;
-      if (b_vector) {
-        const bool inside = k < K && n < N;
-        copy16(shared_address(destination), inside ? B + (long long)k * N + n : B, inside ? 16 : 0);
+      const int r = c / 8, q = c % 8;
+      const int n = block_n + r, k = k0 + q * 8;
+      const unsigned destination = b_tile + r * 128 + ((q ^ (r & 7)) << 4);
+      if (VECTORS) {
+        const bool inside = n < N && k < K;
+        copy16(destination, inside ? B + (long long)n * K + k : B, inside ? 16 : 0);
       } else {
-        load8_slow(destination, B, K, N, k, n);
+        load8(destination, B, (long long)n * K + k, n < N, K - k, 1);
       }
     }
   };
 
-  float acc[MI][NI][4];
+  float d[NPARTS][64];
 #pragma unroll
-  for (int i = 0; i < MI; ++i) {
+  for (int j = 0; j < NPARTS; ++j) {
 #pragma unroll
-    for (int j = 0; j < NI; ++j) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-    }
+    for (int e = 0; e < 64; ++e) d[j][e] = 0.0f;
   }
 
-  // Prologue: tiles 0 .. STAGES - 2 in flight, one commit group each (empty groups keep the count).
+  constexpr int AHEAD = STAGES - 2;
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
+  for (int s = 0; s < AHEAD; ++s) {
     if (s < k_tiles) load_stage(s, s * BK);
-    commit_copies();
+    asm volatile("cp.async.commit_group;\n" ::);
   }
-
-  // Per-lane ldmatrix offsets (halves) inside a stage: A rows lane % 16, k half (lane / 16) * 8; B k-rows
-  // lane % 16, n half (lane / 16) * 8.
-  const int a_lane_offset = (warp_m0 + lane % 16) * A_STRIDE + (lane / 16) * 8;
-  const int b_lane_offset = A_TILE + (lane % 16) * B_STRIDE + warp_n0 + (lane / 16) * 8;
-  const unsigned stages_address = shared_address(stages);
 
   for (int kt = 0; kt < k_tiles; ++kt) {
-    // Tile kt has landed for this thread's copies; the barrier makes everyone's visible and also
-    // guarantees that every warp finished reading the stage that the next load overwrites (kt - 1).
-    wait_copies<STAGES - 2>();
+    // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
+    // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
+    // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
+#if WARPGROUP_MMA
+    asm volatile("fence.proxy.async.shared::cta;\n" ::);
+#endif
     __syncthreads();
-    const int next = kt + STAGES - 1;
+    const int next = kt + AHEAD;
     if (next < k_tiles) load_stage(next % STAGES, next * BK);
-    commit_copies();
+    asm volatile("cp.async.commit_group;\n" ::);
 
-    const unsigned stage_address = stages_address + (kt % STAGES) * STAGE_HALVES * 2;
+    const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
+    const unsigned b_tile = a_tile + BM * 128;
+#if WARPGROUP_MMA
+    fence_accumulators(d);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += 16) {
-      unsigned a_frag[MI][4];
-      unsigned b_frag[NI][2];
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
 #pragma unroll
-      for (int i = 0; i < MI; ++i) {
-        load_matrix_x4(a_frag[i], stage_address + (a_lane_offset + i * 16 * A_STRIDE + kk) * 2);
-      }
-#pragma unroll
-      for (int j = 0; j < NI / 2; ++j) {
-        unsigned r[4];
-        load_matrix_x4_trans(r, stage_address + (b_lane_offset + kk * B_STRIDE + j * 16) * 2);
-        b_frag[2 * j][0] = r[0];
-        b_frag[2 * j][1] = r[1];
-        b_frag[2 * j + 1][0] = r[2];
-        b_frag[2 * j + 1][1] = r[3];
-      }
-#pragma unroll
-      for (int i = 0; i < MI; ++i) {
-#pragma unroll
-        for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], a_frag[i], b_frag[j][0], b_frag[j][1]);
+      for (int j = 0; j < NPARTS; ++j) {
+        mma_64x128x16(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
       }
     }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    fence_accumulators(d);
+#else
+    // mma.sync into the same accumulator layout: warp w of the warpgroup computes its 16 rows across all
+    // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
+    const int lane = tid % 32;
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      unsigned a[4];
+      const int r = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane % 16;
+      load_matrix_x4(a, a_tile + r * 128 + (((kk * 2 + lane / 16) ^ (r & 7)) << 4));
+#pragma unroll
+      for (int n16 = 0; n16 < BN / 16; ++n16) {
+        unsigned b[4];
+        const int n = n16 * 16 + lane % 8 + 8 * (lane / 16);
+        load_matrix_x4(b, b_tile + n * 128 + (((kk * 2 + (lane / 8) % 2) ^ (n & 7)) << 4));
+        mma_16816(&d[n16 / 8][(2 * n16 % 16) * 4], a, b[0], b[1]);
+        mma_16816(&d[n16 / 8][(2 * n16 % 16) * 4 + 4], a, b[2], b[3]);
+      }
+    }
+#endif
   }
-  wait_copies<0>();  // nothing real is pending (only empty groups), but leave no copy behind
+#if WARPGROUP_MMA
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#endif
+  asm volatile("cp.async.wait_group 0;\n" ::);
 
-  // Epilogue straight from the accumulators: c[0..1] at (lane / 4, 2 * (lane % 4) + 0..1), c[2..3] eight
-  // rows below.
+  // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
+  // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
+  const int lane = tid % 32;
+  const int row0 = block_m + warpgroup * 64 + ((tid % 128) / 32) * 16 + lane / 4;
   const bool pairs = N % 2 == 0;
 #pragma unroll
-  for (int i = 0; i < MI; ++i) {
+  for (int j = 0; j < NPARTS; ++j) {
 #pragma unroll
-    for (int j = 0; j < NI; ++j) {
-      const int col = block_n + warp_n0 + j * 8 + 2 * (lane % 4);
+    for (int q = 0; q < 16; ++q) {
+      const int col = block_n + j * 128 + q * 8 + 2 * (lane % 4);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int row = block_m + warp_m0 + i * 16 + lane / 4 + h * 8;
-        if (row < M) {
-          float* out = C + (long long)row * N + col;
-          if (pairs && col + 1 < N) {
-            *reinterpret_cast<float2*>(out) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-          } else {
-            if (col < N) out[0] = acc[i][j][2 * h];
-            if (col + 1 < N) out[1] = acc[i][j][2 * h + 1];
-          }
+        const int row = row0 + h * 8;
+        if (row >= M) continue;
+        float* out = C + (long long)row * N + col;
+        const float v0 = d[j][4 * q + 2 * h], v1 = d[j][4 * q + 2 * h + 1];
+        if (pairs && col + 1 < N) {
+          *reinterpret_cast<float2*>(out) = make_float2(v0, v1);
+        } else {
+          if (col < N) out[0] = v0;
+          if (col + 1 < N) out[1] = v1;
         }
       }
     }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+matmul_fp16(const element_t* __restrict__ A, const element_t* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+  extern __shared__ unsigned char shared_bytes[];
+  if (K % 8 == 0 && K % 8 == 0) {
+    product<true>(A, B, C, M, N, K, shared_bytes);
+  } else {
+    product<false>(A, B, C, M, N, K, shared_bytes);
   }
 }
