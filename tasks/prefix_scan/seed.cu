@@ -15,7 +15,7 @@
 // 1 the tile's own sum, 2 the inclusive prefix up to and including the tile), the value in the low half.
 // The first kernel clears the states and the ticket counter.
 // @tune BLOCK = 256 in {128, 256, 512, 1024}
-// @tune ITEMS = 16 in {4, 8, 16, 32}
+// @tune ITEMS = 32 in {4, 8, 16, 32}
 // @require BLOCK <= MAX_THREADS_PER_BLOCK
 // @workspace states: int64[ceil_div(N, BLOCK * ITEMS)]
 // @workspace ticket: int32[1]
