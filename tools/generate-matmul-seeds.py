@@ -1,0 +1,326 @@
+"""Writes the matmul_fp16 and matmul_bf16 CUDA seeds from one template, so that the two stay the same
+kernel on two element types (each candidate must be one self-contained file).
+
+usage: python3 tools/generate-matmul-seeds.py [TASKS_DIR]   (default: tasks/ of this checkout)
+
+The seeds: Hopper warpgroup MMA (wgmma m64n128k16) from 128-byte-swizzled shared tiles, B transposed
+once into a workspace so that both operands are K-major; mma.sync on the same tiles where wgmma is not
+available. Edit the template here, regenerate, and run the task suite's tests.
+"""
+import sys
+from pathlib import Path
+
+OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "tasks"
+
+ACC = ", ".join(f"%{i}" for i in range(64))
+ACC_OPERANDS = ", ".join(f'"+f"(d[{i}])' for i in range(64))
+
+
+def source(task, element, header, ptx_type, out_type, store_pair, store_one, title):
+    b_doc = ("B is first transposed into a workspace (N x K), so that both operands are K-major in\n"
+             "// shared memory, the layout the tensor cores read without a transpose.")
+    launch = (f"// @workspace BT: {'float16' if 'fp16' in task else 'bfloat16'}[N * K]\n"
+              f"// @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64), 256>>>(B, BT, K, N)\n"
+              f"// @launch {task}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(A, BT, C, M, N, K)")
+    transpose = f"""
+// B (K x N) -> BT (N x K) through a 64 x 64 shared tile; pairs of values per thread on both sides.
+extern "C" __global__ void __launch_bounds__(256) transpose_b(const element_t* __restrict__ B, element_t* __restrict__ BT,
+                                                           int K, int N) {{
+  __shared__ element_t tile[64][64 + 2];
+  const int tiles_n = (N + 63) / 64;
+  const int n0 = (blockIdx.x % tiles_n) * 64;
+  const int k0 = (blockIdx.x / tiles_n) * 64;
+  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+  for (int r = ty; r < 64; r += 8) {{
+    const int k = k0 + r;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {{
+      const int n = n0 + 2 * tx + e;
+      tile[r][2 * tx + e] = k < K && n < N ? B[(long long)k * N + n] : ZERO_ELEMENT;
+    }}
+  }}
+  __syncthreads();
+  for (int r = ty; r < 64; r += 8) {{
+    const int n = n0 + r;
+    if (n >= N) continue;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {{
+      const int k = k0 + 2 * tx + e;
+      if (k < K) BT[(long long)n * K + k] = tile[2 * tx + e][r];
+    }}
+  }}
+}}
+"""
+    b_load = """    // B (as BT, N x K): BN rows of 64 values, K-major like A.
+#pragma unroll(VECTORS ? 16 : 1)  // the value-by-value path stays a loop: few registers
+    for (int l = 0; l < BN * 8 / THREADS; ++l) {
+      const int c = tid + l * THREADS;
+      const int r = c / 8, q = c % 8;
+      const int n = block_n + r, k = k0 + q * 8;
+      const unsigned destination = b_tile + r * 128 + ((q ^ (r & 7)) << 4);
+      if (VECTORS) {
+        const bool inside = n < N && k < K;
+        copy16(destination, inside ? B + (long long)n * K + k : B, inside ? 16 : 0);
+      } else {
+        load8(destination, B, (long long)n * K + k, n < N, K - k, 1);
+      }
+    }"""
+    b_desc = "b_tile + j * 128 * 128 + kk * 32, 16, 1024"
+    trans_b = 0  # both operands K-major
+    b_vector = "K % 8 == 0"
+    return f"""// {title} seed for Hopper tensor cores (sm_90a): warpgroup MMA (wgmma.mma_async, float32 accumulators)
+// reading both operands from shared memory through matrix descriptors.
+// A block of WARPGROUPS consumer warpgroups computes a (64 * WARPGROUPS) x BN tile of C; each warpgroup
+// owns 64 rows and issues m64n128k16 instructions over its BN columns, accumulating in registers.
+// K advances in 64-wide tiles through a STAGES-deep ring in shared memory, filled by cp.async 16-byte
+// copies (global to shared without registers) STAGES - 2 tiles ahead; the tensor cores work on tile t
+// while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile being
+// read, the one being finished and STAGES - 2 in flight.
+// Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
+// the layout the descriptors name, which also keeps the copies and the tensor-core reads free of bank
+// conflicts. A is K-major (rows of 64 values); {b_doc}
+// Edges: where the row length is a multiple of 8 every 16-byte chunk is wholly inside or outside the
+// matrix and outside chunks are zero-filled by cp.async (source size 0); otherwise values are loaded
+// one by one with zero fill. Blocks are numbered in groups of GROUP tile rows for L2 reuse.
+// Warpgroup MMA exists on Hopper's architecture-specific target (sm_90a) only; compiled for another
+// target (an A100's sm_80, or plain sm_90) the same tiles feed mma.sync.m16n8k16 through ldmatrix into
+// the same accumulator layout: correct everywhere, fast on Hopper.
+// @tune WARPGROUPS = 2 in {{1, 2}}
+// @tune BN = 256 in {{128, 256}}
+// @tune STAGES = 4 in {{3, 4, 5, 6}}
+// @tune GROUP = 8 in {{4, 8, 16}}
+// @require STAGES * (64 * WARPGROUPS + BN) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
+// @require WARPGROUPS == 2 || BN == 128
+{launch}
+#include <{header}>
+
+#define BM (64 * WARPGROUPS)
+#define BK 64
+#define THREADS (128 * WARPGROUPS)
+#define NPARTS (BN / 128)  // m64n128k16 instructions per k16 step and warpgroup
+// Warpgroup MMA needs the architecture-specific target (sm_90a, what the evaluator compiles for on
+// Hopper); elsewhere (sm_80, sm_89, plain sm_90) the same tiles feed mma.sync.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WARPGROUP_MMA 1
+#else
+#define WARPGROUP_MMA 0
+#endif
+
+typedef {element} element_t;
+#define ZERO_ELEMENT {"__float2half(0.0f)" if "half" in element else "__float2bfloat16(0.0f)"}
+{transpose}
+__device__ __forceinline__ void copy16(unsigned destination, const void* source, int bytes) {{
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\\n" ::"r"(destination), "l"(source), "r"(bytes));
+}}
+
+// 8 values one by one (rows not 16-byte aligned), zeros where !row_inside or beyond `left` values; each
+// value goes straight to shared memory, so that this path holds few registers.
+__device__ __forceinline__ void load8(unsigned destination, const element_t* __restrict__ matrix, long long offset,
+                                      bool row_inside, int left, int) {{
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {{
+    const element_t value = row_inside && e < left ? matrix[offset + e] : ZERO_ELEMENT;
+    asm volatile("st.shared.b16 [%0], %1;\\n" ::"r"(destination + 2 * e), "h"(*reinterpret_cast<const unsigned short*>(&value)));
+  }}
+}}
+
+// Shared-memory matrix descriptor: start address, leading and stride byte offsets (16-byte units), 128B swizzle.
+__device__ __forceinline__ unsigned long long descriptor(unsigned address, unsigned leading, unsigned stride) {{
+  return (unsigned long long)((address & 0x3FFFF) >> 4) | ((unsigned long long)(leading >> 4) << 16) |
+         ((unsigned long long)(stride >> 4) << 32) | (1ull << 62);
+}}
+
+__device__ __forceinline__ void load_matrix_x4(unsigned (&r)[4], unsigned address) {{
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{%0, %1, %2, %3}}, [%4];\\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}}
+
+__device__ __forceinline__ void mma_16816(float* c, const unsigned (&a)[4], unsigned b0, unsigned b1) {{
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, "
+      "{{%0, %1, %2, %3}};\\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}}
+
+#if WARPGROUP_MMA
+__device__ __forceinline__ void mma_64x128x16(float (&d)[64], unsigned long long a, unsigned long long b) {{
+  asm volatile(
+      "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %66, 0;\\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.{ptx_type}.{ptx_type} {{{ACC}}}, %64, %65, p, 1, 1, 0, {trans_b};\\n}}\\n"
+      : {ACC_OPERANDS}
+      : "l"(a), "l"(b), "r"(1));
+}}
+
+// Pins the accumulators in place: no ordinary instruction may touch them while instructions are in flight
+// (otherwise ptxas serializes the wgmma pipeline).
+__device__ __forceinline__ void fence_accumulators(float (&d)[NPARTS][64]) {{
+#pragma unroll
+  for (int j = 0; j < NPARTS; ++j) {{
+#pragma unroll
+    for (int e = 0; e < 64; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
+  }}
+}}
+#endif
+
+// VECTORS: every row of A and B is 16-byte aligned (cp.async); otherwise values are loaded one by one.
+// Two instantiations keep the slow path's code out of the fast main loop.
+template <bool VECTORS>
+__device__ __forceinline__ void product(const element_t* __restrict__ A, const element_t* __restrict__ B,
+                                        {out_type}* __restrict__ C, int M, int N, int K, unsigned char* shared_bytes) {{
+  // The swizzle is a function of the address bits, so tiles start on 1024-byte boundaries.
+  const unsigned shared_base = (static_cast<unsigned>(__cvta_generic_to_shared(shared_bytes)) + 1023u) & ~1023u;
+
+  const int tiles_m = (M + BM - 1) / BM;
+  const int tiles_n = (N + BN - 1) / BN;
+  const int blocks_per_group = GROUP * tiles_n;
+  const int group = blockIdx.x / blocks_per_group;
+  const int first_tile_m = group * GROUP;
+  const int group_rows = min(tiles_m - first_tile_m, GROUP);
+  const int in_group = blockIdx.x % blocks_per_group;
+  const int block_m = (first_tile_m + in_group % group_rows) * BM;
+  const int block_n = (in_group / group_rows) * BN;
+
+  const int tid = threadIdx.x;
+  const int warpgroup = tid / 128;
+  const int k_tiles = (K + BK - 1) / BK;
+  constexpr int STAGE_BYTES = (BM + BN) * BK * 2;
+
+  auto load_stage = [&](int stage, int k0) {{
+    const unsigned a_tile = shared_base + stage * STAGE_BYTES;
+    const unsigned b_tile = a_tile + BM * 128;
+    // A: BM rows of 64 values (128 bytes, eight 16-byte chunks).
+#pragma unroll(VECTORS ? 16 : 1)  // the value-by-value path stays a loop: few registers
+    for (int l = 0; l < BM * 8 / THREADS; ++l) {{
+      const int c = tid + l * THREADS;
+      const int r = c / 8, q = c % 8;
+      const int m = block_m + r, k = k0 + q * 8;
+      const unsigned destination = a_tile + r * 128 + ((q ^ (r & 7)) << 4);
+      if (VECTORS) {{
+        const bool inside = m < M && k < K;
+        copy16(destination, inside ? A + (long long)m * K + k : A, inside ? 16 : 0);
+      }} else {{
+        load8(destination, A, (long long)m * K + k, m < M, K - k, 1);
+      }}
+    }}
+{b_load}
+  }};
+
+  float d[NPARTS][64];
+#pragma unroll
+  for (int j = 0; j < NPARTS; ++j) {{
+#pragma unroll
+    for (int e = 0; e < 64; ++e) d[j][e] = 0.0f;
+  }}
+
+  constexpr int AHEAD = STAGES - 2;
+#pragma unroll
+  for (int s = 0; s < AHEAD; ++s) {{
+    if (s < k_tiles) load_stage(s, s * BK);
+    asm volatile("cp.async.commit_group;\\n" ::);
+  }}
+
+  for (int kt = 0; kt < k_tiles; ++kt) {{
+    // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
+    // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
+    // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
+    asm volatile("cp.async.wait_group %0;\\n" ::"n"(AHEAD - 1));
+#if WARPGROUP_MMA
+    asm volatile("fence.proxy.async.shared::cta;\\n" ::);
+#endif
+    __syncthreads();
+    const int next = kt + AHEAD;
+    if (next < k_tiles) load_stage(next % STAGES, next * BK);
+    asm volatile("cp.async.commit_group;\\n" ::);
+
+    const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
+    const unsigned b_tile = a_tile + BM * 128;
+#if WARPGROUP_MMA
+    fence_accumulators(d);
+    asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {{
+      const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
+#pragma unroll
+      for (int j = 0; j < NPARTS; ++j) {{
+        mma_64x128x16(d[j], a_desc, descriptor({b_desc}));
+      }}
+    }}
+    asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
+    fence_accumulators(d);
+#else
+    // mma.sync into the same accumulator layout: warp w of the warpgroup computes its 16 rows across all
+    // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
+    const int lane = tid % 32;
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {{
+      unsigned a[4];
+      const int r = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane % 16;
+      load_matrix_x4(a, a_tile + r * 128 + (((kk * 2 + lane / 16) ^ (r & 7)) << 4));
+#pragma unroll
+      for (int n16 = 0; n16 < BN / 16; ++n16) {{
+        unsigned b[4];
+        const int n = n16 * 16 + lane % 8 + 8 * (lane / 16);
+        load_matrix_x4(b, b_tile + n * 128 + (((kk * 2 + (lane / 8) % 2) ^ (n & 7)) << 4));
+        mma_16816(&d[n16 / 8][(2 * n16 % 16) * 4], a, b[0], b[1]);
+        mma_16816(&d[n16 / 8][(2 * n16 % 16) * 4 + 4], a, b[2], b[3]);
+      }}
+    }}
+#endif
+  }}
+#if WARPGROUP_MMA
+  asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
+#endif
+  asm volatile("cp.async.wait_group 0;\\n" ::);
+
+  // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
+  // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
+  const int lane = tid % 32;
+  const int row0 = block_m + warpgroup * 64 + ((tid % 128) / 32) * 16 + lane / 4;
+  const bool pairs = N % 2 == 0;
+#pragma unroll
+  for (int j = 0; j < NPARTS; ++j) {{
+#pragma unroll
+    for (int q = 0; q < 16; ++q) {{
+      const int col = block_n + j * 128 + q * 8 + 2 * (lane % 4);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {{
+        const int row = row0 + h * 8;
+        if (row >= M) continue;
+        {out_type}* out = C + (long long)row * N + col;
+        const float v0 = d[j][4 * q + 2 * h], v1 = d[j][4 * q + 2 * h + 1];
+        if (pairs && col + 1 < N) {{
+          {store_pair}
+        }} else {{
+          if (col < N) {store_one.format(i=0, v="v0")}
+          if (col + 1 < N) {store_one.format(i=1, v="v1")}
+        }}
+      }}
+    }}
+  }}
+}}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+{task}(const element_t* __restrict__ A, const element_t* __restrict__ B, {out_type}* __restrict__ C, int M, int N, int K) {{
+  extern __shared__ unsigned char shared_bytes[];
+  if (K % 8 == 0 && {b_vector}) {{
+    product<true>(A, B, C, M, N, K, shared_bytes);
+  }} else {{
+    product<false>(A, B, C, M, N, K, shared_bytes);
+  }}
+}}
+"""
+
+
+for task, element, header, ptx, out_type, pair, one, title in (
+    ("matmul_fp16", "__half", "cuda_fp16.h", "f16", "float",
+     "*reinterpret_cast<float2*>(out) = make_float2(v0, v1);", "out[{i}] = {v};", "Half-precision matrix product"),
+    ("matmul_bf16", "__nv_bfloat16", "cuda_bf16.h", "bf16", "element_t",
+     "*reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(v0, v1);", "out[{i}] = __float2bfloat16_rn({v});",
+     "bfloat16 matrix product"),
+):
+    (OUT / task).mkdir(parents=True, exist_ok=True)
+    (OUT / task / "seed.cu").write_text(source(task, element, header, ptx, out_type, pair, one, title))
+print("wrote the seeds under", OUT)
