@@ -17,8 +17,6 @@ ACC_OPERANDS = ", ".join(f'"+f"(d[{i}])' for i in range(64))
 
 
 def source(task, element, header, ptx_type, out_type, store_pair, store_one, title):
-    b_doc = ("B is first transposed into a workspace (N x K), so that both operands are K-major in\n"
-             "// shared memory, the layout the tensor cores read without a transpose.")
     launch = (f"// @workspace BT: {'float16' if 'fp16' in task else 'bfloat16'}[N * K]\n"
               f"// @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64), 256>>>(B, BT, K, N)\n"
               f"// @launch {task}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(A, BT, C, M, N, K)")
@@ -51,23 +49,6 @@ extern "C" __global__ void __launch_bounds__(256) transpose_b(const element_t* _
   }}
 }}
 """
-    b_load = """    // B (as BT, N x K): BN rows of 64 values, K-major like A.
-#pragma unroll(VECTORS ? 16 : 1)  // the value-by-value path stays a loop: few registers
-    for (int l = 0; l < BN * 8 / THREADS; ++l) {
-      const int c = tid + l * THREADS;
-      const int r = c / 8, q = c % 8;
-      const int n = block_n + r, k = k0 + q * 8;
-      const unsigned destination = b_tile + r * 128 + ((q ^ (r & 7)) << 4);
-      if (VECTORS) {
-        const bool inside = n < N && k < K;
-        copy16(destination, inside ? B + (long long)n * K + k : B, inside ? 16 : 0);
-      } else {
-        load8(destination, B, (long long)n * K + k, n < N, K - k, 1);
-      }
-    }"""
-    b_desc = "b_tile + j * 128 * 128 + kk * 32, 16, 1024"
-    trans_b = 0  # both operands K-major
-    b_vector = "K % 8 == 0"
     return f"""// {title} seed for Hopper tensor cores (sm_90a): warpgroup MMA (wgmma.mma_async, float32 accumulators)
 // reading both operands from shared memory through matrix descriptors.
 // A block of WARPGROUPS consumer warpgroups computes a (64 * WARPGROUPS) x BN tile of C; each warpgroup
@@ -78,7 +59,8 @@ extern "C" __global__ void __launch_bounds__(256) transpose_b(const element_t* _
 // read, the one being finished and STAGES - 2 in flight.
 // Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
 // the layout the descriptors name, which also keeps the copies and the tensor-core reads free of bank
-// conflicts. A is K-major (rows of 64 values); {b_doc}
+// conflicts. A is K-major (rows of 64 values); B is first transposed into a workspace (N x K), so that both operands are K-major in
+// shared memory, the layout the tensor cores read without a transpose.
 // Edges: where the row length is a multiple of 8 every 16-byte chunk is wholly inside or outside the
 // matrix and outside chunks are zero-filled by cp.async (source size 0); otherwise values are loaded
 // one by one with zero fill. Blocks are numbered in groups of GROUP tile rows for L2 reuse.
@@ -116,11 +98,32 @@ __device__ __forceinline__ void copy16(unsigned destination, const void* source,
 // 8 values one by one (rows not 16-byte aligned), zeros where !row_inside or beyond `left` values; each
 // value goes straight to shared memory, so that this path holds few registers.
 __device__ __forceinline__ void load8(unsigned destination, const element_t* __restrict__ matrix, long long offset,
-                                      bool row_inside, int left, int) {{
+                                      bool row_inside, int left) {{
 #pragma unroll
   for (int e = 0; e < 8; ++e) {{
     const element_t value = row_inside && e < left ? matrix[offset + e] : ZERO_ELEMENT;
     asm volatile("st.shared.b16 [%0], %1;\\n" ::"r"(destination + 2 * e), "h"(*reinterpret_cast<const unsigned short*>(&value)));
+  }}
+}}
+
+// One operand's tile for k values k0 .. k0 + 63: ROWS rows of 64 values (128 bytes, eight 16-byte
+// chunks) from a K-major matrix of `rows` rows, starting at row `first_row`, chunk q of row r stored at
+// chunk q ^ (r % 8) (the 128-byte swizzle). A and BT are both loaded this way.
+template <int ROWS, bool VECTORS>
+__device__ __forceinline__ void load_rows(unsigned tile, const element_t* __restrict__ matrix, int rows, int first_row,
+                                          int k0, int K) {{
+#pragma unroll(VECTORS ? 16 : 1)  // the value-by-value path stays a loop: few registers
+  for (int l = 0; l < ROWS * 8 / THREADS; ++l) {{
+    const int c = threadIdx.x + l * THREADS;
+    const int r = c / 8, q = c % 8;
+    const int row = first_row + r, k = k0 + q * 8;
+    const unsigned destination = tile + r * 128 + ((q ^ (r & 7)) << 4);
+    if (VECTORS) {{
+      const bool inside = row < rows && k < K;
+      copy16(destination, inside ? matrix + (long long)row * K + k : matrix, inside ? 16 : 0);
+    }} else {{
+      load8(destination, matrix, (long long)row * K + k, row < rows, K - k);
+    }}
   }}
 }}
 
@@ -148,7 +151,7 @@ __device__ __forceinline__ void mma_16816(float* c, const unsigned (&a)[4], unsi
 __device__ __forceinline__ void mma_64x128x16(float (&d)[64], unsigned long long a, unsigned long long b) {{
   asm volatile(
       "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %66, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.{ptx_type}.{ptx_type} {{{ACC}}}, %64, %65, p, 1, 1, 0, {trans_b};\\n}}\\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.{ptx_type}.{ptx_type} {{{ACC}}}, %64, %65, p, 1, 1, 0, 0;\\n}}\\n"
       : {ACC_OPERANDS}
       : "l"(a), "l"(b), "r"(1));
 }}
@@ -164,7 +167,8 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[NPARTS][64]) {{
 }}
 #endif
 
-// VECTORS: every row of A and B is 16-byte aligned (cp.async); otherwise values are loaded one by one.
+// VECTORS: every row of A and BT is 16-byte aligned (K % 8 == 0: cp.async); otherwise values are loaded one
+// by one.
 // Two instantiations keep the slow path's code out of the fast main loop.
 template <bool VECTORS>
 __device__ __forceinline__ void product(const element_t* __restrict__ A, const element_t* __restrict__ B,
@@ -189,22 +193,8 @@ __device__ __forceinline__ void product(const element_t* __restrict__ A, const e
 
   auto load_stage = [&](int stage, int k0) {{
     const unsigned a_tile = shared_base + stage * STAGE_BYTES;
-    const unsigned b_tile = a_tile + BM * 128;
-    // A: BM rows of 64 values (128 bytes, eight 16-byte chunks).
-#pragma unroll(VECTORS ? 16 : 1)  // the value-by-value path stays a loop: few registers
-    for (int l = 0; l < BM * 8 / THREADS; ++l) {{
-      const int c = tid + l * THREADS;
-      const int r = c / 8, q = c % 8;
-      const int m = block_m + r, k = k0 + q * 8;
-      const unsigned destination = a_tile + r * 128 + ((q ^ (r & 7)) << 4);
-      if (VECTORS) {{
-        const bool inside = m < M && k < K;
-        copy16(destination, inside ? A + (long long)m * K + k : A, inside ? 16 : 0);
-      }} else {{
-        load8(destination, A, (long long)m * K + k, m < M, K - k, 1);
-      }}
-    }}
-{b_load}
+    load_rows<BM, VECTORS>(a_tile, A, M, block_m, k0, K);
+    load_rows<BN, VECTORS>(a_tile + BM * 128, B, N, block_n, k0, K);  // B is BT here (N x K)
   }};
 
   float d[NPARTS][64];
@@ -244,7 +234,7 @@ __device__ __forceinline__ void product(const element_t* __restrict__ A, const e
       const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
 #pragma unroll
       for (int j = 0; j < NPARTS; ++j) {{
-        mma_64x128x16(d[j], a_desc, descriptor({b_desc}));
+        mma_64x128x16(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
       }}
     }}
     asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
@@ -305,7 +295,7 @@ __device__ __forceinline__ void product(const element_t* __restrict__ A, const e
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 {task}(const element_t* __restrict__ A, const element_t* __restrict__ B, {out_type}* __restrict__ C, int M, int N, int K) {{
   extern __shared__ unsigned char shared_bytes[];
-  if (K % 8 == 0 && {b_vector}) {{
+  if (K % 8 == 0) {{
     product<true>(A, B, C, M, N, K, shared_bytes);
   }} else {{
     product<false>(A, B, C, M, N, K, shared_bytes);

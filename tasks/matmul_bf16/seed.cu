@@ -77,11 +77,32 @@ __device__ __forceinline__ void copy16(unsigned destination, const void* source,
 // 8 values one by one (rows not 16-byte aligned), zeros where !row_inside or beyond `left` values; each
 // value goes straight to shared memory, so that this path holds few registers.
 __device__ __forceinline__ void load8(unsigned destination, const element_t* __restrict__ matrix, long long offset,
-                                      bool row_inside, int left, int) {
+                                      bool row_inside, int left) {
 #pragma unroll
   for (int e = 0; e < 8; ++e) {
     const element_t value = row_inside && e < left ? matrix[offset + e] : ZERO_ELEMENT;
     asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(destination + 2 * e), "h"(*reinterpret_cast<const unsigned short*>(&value)));
+  }
+}
+
+// One operand's tile for k values k0 .. k0 + 63: ROWS rows of 64 values (128 bytes, eight 16-byte
+// chunks) from a K-major matrix of `rows` rows, starting at row `first_row`, chunk q of row r stored at
+// chunk q ^ (r % 8) (the 128-byte swizzle). A and BT are both loaded this way.
+template <int ROWS, bool VECTORS>
+__device__ __forceinline__ void load_rows(unsigned tile, const element_t* __restrict__ matrix, int rows, int first_row,
+                                          int k0, int K) {
+#pragma unroll(VECTORS ? 16 : 1)  // the value-by-value path stays a loop: few registers
+  for (int l = 0; l < ROWS * 8 / THREADS; ++l) {
+    const int c = threadIdx.x + l * THREADS;
+    const int r = c / 8, q = c % 8;
+    const int row = first_row + r, k = k0 + q * 8;
+    const unsigned destination = tile + r * 128 + ((q ^ (r & 7)) << 4);
+    if (VECTORS) {
+      const bool inside = row < rows && k < K;
+      copy16(destination, inside ? matrix + (long long)row * K + k : matrix, inside ? 16 : 0);
+    } else {
+      load8(destination, matrix, (long long)row * K + k, row < rows, K - k);
+    }
   }
 }
 
@@ -125,7 +146,8 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[NPARTS][64]) {
 }
 #endif
 
-// VECTORS: every row of A and B is 16-byte aligned (cp.async); otherwise values are loaded one by one.
+// VECTORS: every row of A and BT is 16-byte aligned (K % 8 == 0: cp.async); otherwise values are loaded one
+// by one.
 // Two instantiations keep the slow path's code out of the fast main loop.
 template <bool VECTORS>
 __device__ __forceinline__ void product(const element_t* __restrict__ A, const element_t* __restrict__ B,
@@ -150,35 +172,8 @@ __device__ __forceinline__ void product(const element_t* __restrict__ A, const e
 
   auto load_stage = [&](int stage, int k0) {
     const unsigned a_tile = shared_base + stage * STAGE_BYTES;
-    const unsigned b_tile = a_tile + BM * 128;
-    // A: BM rows of 64 values (128 bytes, eight 16-byte chunks).
-#pragma unroll(VECTORS ? 16 : 1)  // the value-by-value path stays a loop: few registers
-    for (int l = 0; l < BM * 8 / THREADS; ++l) {
-      const int c = tid + l * THREADS;
-      const int r = c / 8, q = c % 8;
-      const int m = block_m + r, k = k0 + q * 8;
-      const unsigned destination = a_tile + r * 128 + ((q ^ (r & 7)) << 4);
-      if (VECTORS) {
-        const bool inside = m < M && k < K;
-        copy16(destination, inside ? A + (long long)m * K + k : A, inside ? 16 : 0);
-      } else {
-        load8(destination, A, (long long)m * K + k, m < M, K - k, 1);
-      }
-    }
-    // B (as BT, N x K): BN rows of 64 values, K-major like A.
-#pragma unroll(VECTORS ? 16 : 1)  // the value-by-value path stays a loop: few registers
-    for (int l = 0; l < BN * 8 / THREADS; ++l) {
-      const int c = tid + l * THREADS;
-      const int r = c / 8, q = c % 8;
-      const int n = block_n + r, k = k0 + q * 8;
-      const unsigned destination = b_tile + r * 128 + ((q ^ (r & 7)) << 4);
-      if (VECTORS) {
-        const bool inside = n < N && k < K;
-        copy16(destination, inside ? B + (long long)n * K + k : B, inside ? 16 : 0);
-      } else {
-        load8(destination, B, (long long)n * K + k, n < N, K - k, 1);
-      }
-    }
+    load_rows<BM, VECTORS>(a_tile, A, M, block_m, k0, K);
+    load_rows<BN, VECTORS>(a_tile + BM * 128, B, N, block_n, k0, K);  // B is BT here (N x K)
   };
 
   float d[NPARTS][64];
@@ -279,7 +274,7 @@ __device__ __forceinline__ void product(const element_t* __restrict__ A, const e
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 matmul_bf16(const element_t* __restrict__ A, const element_t* __restrict__ B, element_t* __restrict__ C, int M, int N, int K) {
   extern __shared__ unsigned char shared_bytes[];
-  if (K % 8 == 0 && K % 8 == 0) {
+  if (K % 8 == 0) {
     product<true>(A, B, C, M, N, K, shared_bytes);
   } else {
     product<false>(A, B, C, M, N, K, shared_bytes);
