@@ -2,7 +2,7 @@
 
 Kernels that read 64-256 MiB (a row sum) and copies of 64 and 256 MiB, timed with CUDA events after: no
 eviction; a memset of twice the L2 (what triton's do_bench and kernelsmith before it did); a read of twice
-the L2 (what kernelsmith does: lib/detail/cache_flush.hpp); a memset then a read. A memset leaves the L2
+the L2 (what kernelsmith does: lib/evaluate/cache_flush.hpp); a memset then a read. A memset leaves the L2
 full of dirty lines that are written back while the timed kernel runs; a read leaves clean lines.
 Prints the median time and the bandwidth each way. Needs a CUDA GPU and CuPy:
 

@@ -3,7 +3,7 @@
 do_bench evicts the L2 before each sample by zeroing a 256 MB buffer. That leaves the cache full of dirty
 lines, and their write-back runs during the timed kernel: on an H200 a kernel that reads 64 MiB measured
 26.0 us after such a flush and 19.6 us after a flush that reads (bench_cache_flush.py). kernelsmith flushes
-by reading (lib/detail/cache_flush.hpp), so the benchmarks time PyTorch and the reference timings of
+by reading (lib/evaluate/cache_flush.hpp), so the benchmarks time PyTorch and the reference timings of
 do_bench the same way: while do_bench runs, its cache clearing reads the buffer (a sum) instead.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "detail/backend_registry.hpp"
+#include "backend_registry.hpp"
 #include "kernelsmith/error.hpp"
 
 namespace kernelsmith {

@@ -5,8 +5,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "detail/backend_registry.hpp"
-#include "detail/device_json.hpp"
+#include "backend_registry.hpp"
+#include "evaluate/device_json.hpp"
 #include "kernelsmith/error.hpp"
 
 namespace kernelsmith {

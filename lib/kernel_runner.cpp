@@ -4,7 +4,7 @@
 
 #include <deque>
 
-#include "detail/harness.hpp"
+#include "evaluate/harness.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/launch_plan.hpp"

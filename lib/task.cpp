@@ -14,7 +14,7 @@
 #include "detail/dynamic_library.hpp"
 #include "detail/expression.hpp"
 #include "detail/json_util.hpp"
-#include "detail/task_cases.hpp"
+#include "task_cases.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/launch_plan.hpp"
 

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "detail/base64.hpp"
-#include "detail/task_cases.hpp"
+#include "task_cases.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/launch_plan.hpp"
 

@@ -22,6 +22,26 @@ class ValidationError : public Error {
   using Error::Error;
 };
 
+/// A mistake in a launch plan or an expression: the harness turns it into an `invalid_launch`
+/// evaluation; outside an evaluation (a task's shapes, a work model) it reaches the caller.
+class PlanError : public ValidationError {
+ public:
+  PlanError(const std::string& message, int line) : ValidationError(message), line_(line) {}
+  /// 1-based source line, 0 when the mistake is not tied to one line.
+  int line() const { return line_; }
+
+ private:
+  int line_;
+};
+
+/// A problem of the task rather than of a candidate: its reference does not compile or fails, or its
+/// output is near-constant on random inputs. The evaluator throws it to the caller instead of
+/// returning an Evaluation, since no candidate can be judged against a broken task.
+class TaskError : public ValidationError {
+ public:
+  using ValidationError::ValidationError;
+};
+
 /// Something named does not exist: a task name, a file, a program id, a device index.
 class NotFoundError : public Error {
  public:

@@ -24,17 +24,6 @@
 
 namespace kernelsmith {
 
-/// A mistake in a plan: the harness turns it into an `invalid_launch` evaluation.
-class PlanError : public ValidationError {
- public:
-  PlanError(const std::string& message, int line) : ValidationError(message), line_(line) {}
-  /// 1-based source line, 0 when the mistake is not tied to one line.
-  int line() const { return line_; }
-
- private:
-  int line_;
-};
-
 struct WorkspaceDecl {
   std::string name;
   DType dtype = DType::float32;

@@ -4,12 +4,16 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "kernelsmith/launch_plan.hpp"
+#include "kernelsmith/error.hpp"
 
 namespace kernelsmith::detail {
+
+/// Values of the names an expression may use (the same type as kernelsmith::Bindings).
+using Bindings = std::map<std::string, std::int64_t>;
 
 /// A parsed expression, evaluable many times (e.g. once per size configuration).
 class Expression {

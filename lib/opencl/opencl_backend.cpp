@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "detail/backend_registry.hpp"
-#include "detail/build_failure.hpp"
+#include "backend_registry.hpp"
+#include "evaluate/build_failure.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
 #include "opencl/opencl_api.hpp"

@@ -1,5 +1,5 @@
 #include "catch.hpp"
-#include "detail/build_failure.hpp"
+#include "evaluate/build_failure.hpp"
 
 using kernelsmith::detail::headline_of_log;
 

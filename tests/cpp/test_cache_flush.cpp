@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "detail/cache_flush.hpp"
-#include "detail/timing.hpp"
+#include "evaluate/cache_flush.hpp"
+#include "evaluate/timing.hpp"
 #include "gpu_test_support.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"

@@ -11,7 +11,7 @@
 #include "catch.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "cuda/nvrtc_compile.hpp"
-#include "detail/backend_registry.hpp"
+#include "backend_registry.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
 

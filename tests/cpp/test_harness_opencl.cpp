@@ -8,7 +8,7 @@
 
 #include "catch.hpp"
 #include "harness_test_support.hpp"
-#include "detail/harness.hpp"
+#include "evaluate/harness.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"

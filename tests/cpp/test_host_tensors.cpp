@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "catch.hpp"
-#include "detail/host_tensors.hpp"
+#include "evaluate/host_tensors.hpp"
 
 using namespace kernelsmith;
 using namespace kernelsmith::detail;

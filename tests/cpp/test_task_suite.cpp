@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "detail/backend_registry.hpp"
+#include "backend_registry.hpp"
 #include "cpu_reference.hpp"
-#include "detail/harness.hpp"
-#include "detail/host_tensors.hpp"
+#include "evaluate/harness.hpp"
+#include "evaluate/host_tensors.hpp"
 #include "detail/random.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/config.hpp"

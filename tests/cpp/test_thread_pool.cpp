@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "detail/host_tensors.hpp"
+#include "evaluate/host_tensors.hpp"
 #include "detail/thread_pool.hpp"
 #include "kernelsmith/error.hpp"
 

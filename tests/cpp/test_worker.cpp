@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "detail/task_key.hpp"
-#include "detail/worker.hpp"
+#include "evaluate/task_key.hpp"
+#include "evaluate/worker.hpp"
 #include "harness_test_support.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluator.hpp"

@@ -1,4 +1,4 @@
-#include "detail/build_failure.hpp"
+#include "evaluate/build_failure.hpp"
 
 #include <sstream>
 

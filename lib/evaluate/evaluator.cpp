@@ -14,13 +14,13 @@
 #include <thread>
 #include <unordered_map>
 
-#include "detail/backend_registry.hpp"
-#include "detail/build_failure.hpp"
+#include "backend_registry.hpp"
+#include "evaluate/build_failure.hpp"
 #include "detail/file_cache.hpp"
-#include "detail/harness.hpp"
+#include "evaluate/harness.hpp"
 #include "detail/sha256.hpp"
 #include "detail/thread_pool.hpp"
-#include "detail/worker.hpp"
+#include "evaluate/worker.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"

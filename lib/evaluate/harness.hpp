@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/device_peaks.hpp"
+#include "evaluate/device_peaks.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/evaluation.hpp"
@@ -33,14 +33,6 @@ struct CompileJob {
 /// per size configuration that adds KS_<size>=value for each size.
 std::vector<CompileJob> compile_jobs(const Task& task, const LaunchPlan& plan, const std::string& target,
                                      double timeout_seconds);
-
-/// A problem of the task rather than of the candidate (its reference fails, or its output is
-/// near-constant on random inputs): the evaluator throws it to the caller instead of returning an
-/// Evaluation.
-class TaskError : public ValidationError {
- public:
-  using ValidationError::ValidationError;
-};
 
 class Harness {
  public:

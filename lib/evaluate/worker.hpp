@@ -47,7 +47,7 @@ std::string worker_executable();
 std::string compiled_program_to_text(const CompiledProgram& program);
 CompiledProgram compiled_program_from_text(const std::string& text);
 
-/// The worker program's main (lib/worker_main.cpp).
+/// The worker program's main (lib/evaluate/worker_main.cpp).
 int worker_main(int argc, char** argv);
 
 struct WorkerSettings {

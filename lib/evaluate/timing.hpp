@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/cache_flush.hpp"
+#include "evaluate/cache_flush.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluation.hpp"

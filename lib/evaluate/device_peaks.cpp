@@ -1,4 +1,4 @@
-#include "detail/device_peaks.hpp"
+#include "evaluate/device_peaks.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 
 #include "detail/file_cache.hpp"
 #include "detail/sha256.hpp"
-#include "detail/timing.hpp"
+#include "evaluate/timing.hpp"
 #include "kernelsmith/error.hpp"
 
 namespace kernelsmith::detail {

@@ -1,4 +1,4 @@
-#include "detail/host_tensors.hpp"
+#include "evaluate/host_tensors.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "detail/device_json.hpp"
+#include "evaluate/device_json.hpp"
 
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
-#include "detail/worker.hpp"
+#include "evaluate/worker.hpp"
 
-#include "detail/harness.hpp"
+#include "evaluate/harness.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -30,10 +30,10 @@
 #include <unordered_map>
 
 #include "detail/base64.hpp"
-#include "detail/device_json.hpp"
+#include "evaluate/device_json.hpp"
 #include "detail/dynamic_library.hpp"
 #include "detail/file_cache.hpp"
-#include "detail/task_key.hpp"
+#include "evaluate/task_key.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
 

@@ -1,4 +1,4 @@
-#include "detail/task_key.hpp"
+#include "evaluate/task_key.hpp"
 
 #include <algorithm>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "detail/timing.hpp"
+#include "evaluate/timing.hpp"
 
 #include <algorithm>
 #include <chrono>

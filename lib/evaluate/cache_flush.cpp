@@ -1,9 +1,9 @@
-#include "detail/cache_flush.hpp"
+#include "evaluate/cache_flush.hpp"
 
 #include <algorithm>
 #include <string>
 
-#include "detail/timing.hpp"
+#include "evaluate/timing.hpp"
 
 namespace kernelsmith::detail {
 namespace {

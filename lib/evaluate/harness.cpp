@@ -1,4 +1,4 @@
-#include "detail/harness.hpp"
+#include "evaluate/harness.hpp"
 
 #include <fmt/format.h>
 
@@ -15,12 +15,12 @@
 
 #include <unistd.h>
 
-#include "detail/build_failure.hpp"
-#include "detail/host_tensors.hpp"
+#include "evaluate/build_failure.hpp"
+#include "evaluate/host_tensors.hpp"
 #include "detail/random.hpp"
 #include "detail/sha256.hpp"
-#include "detail/task_key.hpp"
-#include "detail/timing.hpp"
+#include "evaluate/task_key.hpp"
+#include "evaluate/timing.hpp"
 #include "kernelsmith/error.hpp"
 
 namespace kernelsmith::detail {
