@@ -19,9 +19,7 @@ namespace {
 using detail::Json;
 using detail::JsonField;
 
-bool is_known_language(const std::string& language) {
-  return language == "cuda" || language == "opencl" || language == "maca";
-}
+bool is_known_language(const std::string& language) { return find_kernel_language(language) != nullptr; }
 
 }  // namespace
 
@@ -32,16 +30,6 @@ std::string Candidate::id() const {
   hash.update(std::string_view("\0", 1));
   hash.update(source);
   return hash.hex().substr(0, 16);
-}
-
-std::string language_for_extension(const std::string& path) {
-  std::string extension = std::filesystem::path(path).extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (extension == ".cu" || extension == ".cuh") return "cuda";
-  if (extension == ".cl") return "opencl";
-  if (extension == ".maca") return "maca";
-  return "";
 }
 
 Candidate Candidate::from_file(const std::string& path, const std::string& language) {
@@ -91,7 +79,15 @@ Candidate Candidate::from_json(const std::string& json_text, const std::string& 
   Candidate candidate;
   const JsonField language = root["language"];
   candidate.language = language.string();
-  if (!is_known_language(candidate.language)) language.fail_expected("\"cuda\", \"opencl\" or \"maca\"");
+  if (!is_known_language(candidate.language)) {
+    // "\"cuda\", \"opencl\" or \"maca\"": the table's names quoted, the last joined by "or".
+    std::string expected;
+    const auto& languages = kernel_languages();
+    for (std::size_t i = 0; i < languages.size(); ++i) {
+      expected += (i == 0 ? "" : i + 1 == languages.size() ? " or " : ", ") + ("\"" + languages[i].name + "\"");
+    }
+    language.fail_expected(expected);
+  }
   candidate.source = root["source"].string();
   if (auto lineage = root.optional("lineage")) {
     lineage->expect_object({"parent_ids", "island", "generation", "origin"});

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "detail/json_util.hpp"
+#include "json_codec.hpp"
 #include "kernelsmith/error.hpp"
 
 namespace kernelsmith {
@@ -16,29 +17,13 @@ namespace {
 using detail::Json;
 using detail::json_number;
 using detail::JsonField;
+using detail::read_field;
 
 constexpr Status kAllStatuses[] = {Status::ok,        Status::compile_error, Status::invalid_launch,
                                    Status::runtime_error, Status::incorrect, Status::timeout,
                                    Status::crashed};
 
 // ---------------------------------------------------------------------------------------------- writing
-
-Json kernel_resources_json(const KernelResources& k) {
-  return Json{{"name", k.name},
-              {"registers", k.registers},
-              {"spill_store_bytes", k.spill_store_bytes},
-              {"spill_load_bytes", k.spill_load_bytes},
-              {"stack_bytes", k.stack_bytes},
-              {"shared_bytes", k.shared_bytes},
-              {"local_bytes", k.local_bytes}};
-}
-
-Json compile_json(const CompileReport& c) {
-  Json kernels = Json::array();
-  for (const auto& k : c.kernels) kernels.push_back(kernel_resources_json(k));
-  return Json{{"ok", c.ok},         {"log", c.log},       {"target", c.target},
-              {"seconds", json_number(c.seconds)}, {"cached", c.cached}, {"kernels", kernels}};
-}
 
 Json output_check_json(const OutputCheck& o) {
   return Json{{"tensor", o.tensor},
@@ -101,92 +86,42 @@ Json sol_json(const SpeedOfLight& s) {
 // ---------------------------------------------------------------------------------------------- reading
 // Every field but "schema" and "status" may be absent; it then keeps the struct's default.
 
-void read(const JsonField& object, const char* key, std::string& out) {
-  if (auto field = object.optional(key)) out = field->string();
-}
-void read(const JsonField& object, const char* key, bool& out) {
-  if (auto field = object.optional(key)) out = field->boolean();
-}
-void read(const JsonField& object, const char* key, double& out) {
-  if (auto field = object.optional(key)) out = field->number();
-}
-void read(const JsonField& object, const char* key, int& out) {
-  if (auto field = object.optional(key)) out = field->int32();
-}
-void read(const JsonField& object, const char* key, std::int64_t& out) {
-  if (auto field = object.optional(key)) out = field->integer();
-}
-void read(const JsonField& object, const char* key, std::uint64_t& out) {
-  if (auto field = object.optional(key)) out = field->unsigned_integer();
-}
-void read(const JsonField& object, const char* key, std::vector<std::string>& out) {
-  if (auto field = object.optional(key)) {
-    for (const auto& element : field->elements()) out.push_back(element.string());
-  }
-}
-
-CompileReport read_compile(const JsonField& f) {
-  f.expect_object({"ok", "log", "target", "seconds", "cached", "kernels"});
-  CompileReport c;
-  read(f, "ok", c.ok);
-  read(f, "log", c.log);
-  read(f, "target", c.target);
-  read(f, "seconds", c.seconds);
-  read(f, "cached", c.cached);
-  if (auto kernels = f.optional("kernels")) {
-    for (const auto& e : kernels->elements()) {
-      e.expect_object({"name", "registers", "spill_store_bytes", "spill_load_bytes", "stack_bytes", "shared_bytes",
-                       "local_bytes"});
-      KernelResources k;
-      read(e, "name", k.name);
-      read(e, "registers", k.registers);
-      read(e, "spill_store_bytes", k.spill_store_bytes);
-      read(e, "spill_load_bytes", k.spill_load_bytes);
-      read(e, "stack_bytes", k.stack_bytes);
-      read(e, "shared_bytes", k.shared_bytes);
-      read(e, "local_bytes", k.local_bytes);
-      c.kernels.push_back(k);
-    }
-  }
-  return c;
-}
-
 OutputCheck read_output_check(const JsonField& f) {
   f.expect_object({"tensor", "passed", "max_abs_error", "rel_l2_error", "mismatches", "unwritten", "non_finite",
                    "first_mismatch", "expected", "actual"});
   OutputCheck o;
-  read(f, "tensor", o.tensor);
-  read(f, "passed", o.passed);
-  read(f, "max_abs_error", o.max_abs_error);
-  read(f, "rel_l2_error", o.rel_l2_error);
-  read(f, "mismatches", o.mismatches);
-  read(f, "unwritten", o.unwritten);
-  read(f, "non_finite", o.non_finite);
-  read(f, "first_mismatch", o.first_mismatch);
-  read(f, "expected", o.expected);
-  read(f, "actual", o.actual);
+  read_field(f, "tensor", o.tensor);
+  read_field(f, "passed", o.passed);
+  read_field(f, "max_abs_error", o.max_abs_error);
+  read_field(f, "rel_l2_error", o.rel_l2_error);
+  read_field(f, "mismatches", o.mismatches);
+  read_field(f, "unwritten", o.unwritten);
+  read_field(f, "non_finite", o.non_finite);
+  read_field(f, "first_mismatch", o.first_mismatch);
+  read_field(f, "expected", o.expected);
+  read_field(f, "actual", o.actual);
   return o;
 }
 
 CorrectnessReport read_correctness(const JsonField& f) {
   f.expect_object({"passed", "trials", "checks", "message"});
   CorrectnessReport r;
-  read(f, "passed", r.passed);
-  read(f, "trials", r.trials);
-  read(f, "message", r.message);
+  read_field(f, "passed", r.passed);
+  read_field(f, "trials", r.trials);
+  read_field(f, "message", r.message);
   if (auto checks = f.optional("checks")) {
     for (const auto& e : checks->elements()) {
       e.expect_object({"sizes", "inputs", "seed", "passed", "outputs", "modified_inputs", "message"});
       CorrectnessCheck check;
-      read(e, "sizes", check.sizes);
-      read(e, "inputs", check.inputs);
-      read(e, "seed", check.seed);
-      read(e, "passed", check.passed);
+      read_field(e, "sizes", check.sizes);
+      read_field(e, "inputs", check.inputs);
+      read_field(e, "seed", check.seed);
+      read_field(e, "passed", check.passed);
       if (auto outputs = e.optional("outputs")) {
         for (const auto& o : outputs->elements()) check.outputs.push_back(read_output_check(o));
       }
-      read(e, "modified_inputs", check.modified_inputs);
-      read(e, "message", check.message);
+      read_field(e, "modified_inputs", check.modified_inputs);
+      read_field(e, "message", check.message);
       r.checks.push_back(check);
     }
   }
@@ -197,22 +132,22 @@ TimingReport read_timing(const JsonField& f) {
   f.expect_object(
       {"mode", "median_ms", "mean_ms", "min_ms", "noise", "samples", "converged", "host_ms", "l2_flushed", "kernels"});
   TimingReport t;
-  read(f, "mode", t.mode);
-  read(f, "median_ms", t.median_ms);
-  read(f, "mean_ms", t.mean_ms);
-  read(f, "min_ms", t.min_ms);
-  read(f, "noise", t.noise);
-  read(f, "samples", t.samples);
-  read(f, "converged", t.converged);
-  read(f, "host_ms", t.host_ms);
-  read(f, "l2_flushed", t.l2_flushed);
+  read_field(f, "mode", t.mode);
+  read_field(f, "median_ms", t.median_ms);
+  read_field(f, "mean_ms", t.mean_ms);
+  read_field(f, "min_ms", t.min_ms);
+  read_field(f, "noise", t.noise);
+  read_field(f, "samples", t.samples);
+  read_field(f, "converged", t.converged);
+  read_field(f, "host_ms", t.host_ms);
+  read_field(f, "l2_flushed", t.l2_flushed);
   if (auto kernels = f.optional("kernels")) {
     for (const auto& e : kernels->elements()) {
       e.expect_object({"name", "median_ms", "share"});
       KernelTime k;
-      read(e, "name", k.name);
-      read(e, "median_ms", k.median_ms);
-      read(e, "share", k.share);
+      read_field(e, "name", k.name);
+      read_field(e, "median_ms", k.median_ms);
+      read_field(e, "share", k.share);
       t.kernels.push_back(k);
     }
   }
@@ -223,25 +158,25 @@ SpeedOfLight read_sol(const JsonField& f) {
   f.expect_object({"flops", "bytes", "achieved_gbps", "achieved_gflops", "peak_gbps", "peak_gflops",
                    "bandwidth_fraction", "compute_fraction", "fraction"});
   SpeedOfLight s;
-  read(f, "flops", s.flops);
-  read(f, "bytes", s.bytes);
-  read(f, "achieved_gbps", s.achieved_gbps);
-  read(f, "achieved_gflops", s.achieved_gflops);
-  read(f, "peak_gbps", s.peak_gbps);
-  read(f, "peak_gflops", s.peak_gflops);
-  read(f, "bandwidth_fraction", s.bandwidth_fraction);
-  read(f, "compute_fraction", s.compute_fraction);
-  read(f, "fraction", s.fraction);
+  read_field(f, "flops", s.flops);
+  read_field(f, "bytes", s.bytes);
+  read_field(f, "achieved_gbps", s.achieved_gbps);
+  read_field(f, "achieved_gflops", s.achieved_gflops);
+  read_field(f, "peak_gbps", s.peak_gbps);
+  read_field(f, "peak_gflops", s.peak_gflops);
+  read_field(f, "bandwidth_fraction", s.bandwidth_fraction);
+  read_field(f, "compute_fraction", s.compute_fraction);
+  read_field(f, "fraction", s.fraction);
   return s;
 }
 
 IntegrityReport read_integrity(const JsonField& f) {
   f.expect_object({"flags", "deterministic", "remeasured", "remeasured_speedup"});
   IntegrityReport i;
-  read(f, "flags", i.flags);
-  read(f, "deterministic", i.deterministic);
-  read(f, "remeasured", i.remeasured);
-  read(f, "remeasured_speedup", i.remeasured_speedup);
+  read_field(f, "flags", i.flags);
+  read_field(f, "deterministic", i.deterministic);
+  read_field(f, "remeasured", i.remeasured);
+  read_field(f, "remeasured_speedup", i.remeasured_speedup);
   return i;
 }
 
@@ -376,7 +311,7 @@ std::string Evaluation::to_json() const {
   json["device"] = device;
   json["status"] = to_string(status);
   json["message"] = message;
-  json["compile"] = compile_json(compile);
+  json["compile"] = detail::compile_report_to_json(compile);
   json["correctness"] = correctness ? correctness_json(*correctness) : Json(nullptr);
   json["timing"] = timing ? timing_json(*timing) : Json(nullptr);
   json["baseline_timing"] = baseline_timing ? timing_json(*baseline_timing) : Json(nullptr);
@@ -405,10 +340,10 @@ Evaluation Evaluation::from_json(const std::string& json_text, const std::string
     schema.fail_expected(fmt::format("\"{}\" (or the older \"{}\")", kEvaluationSchema, kEvaluationSchemaV1));
   }
   Evaluation evaluation;
-  read(root, "candidate_id", evaluation.candidate_id);
-  read(root, "task", evaluation.task);
-  read(root, "backend", evaluation.backend);
-  read(root, "device", evaluation.device);
+  read_field(root, "candidate_id", evaluation.candidate_id);
+  read_field(root, "task", evaluation.task);
+  read_field(root, "backend", evaluation.backend);
+  read_field(root, "device", evaluation.device);
   const JsonField status = root["status"];
   try {
     evaluation.status = parse_status(status.string());
@@ -417,16 +352,16 @@ Evaluation Evaluation::from_json(const std::string& json_text, const std::string
         "one of \"ok\", \"compile_error\", \"invalid_launch\", \"runtime_error\", \"incorrect\", \"timeout\", "
         "\"crashed\"");
   }
-  read(root, "message", evaluation.message);
-  if (auto compile = root.optional("compile")) evaluation.compile = read_compile(*compile);
+  read_field(root, "message", evaluation.message);
+  if (auto compile = root.optional("compile")) evaluation.compile = detail::compile_report_from_json(*compile);
   if (auto correctness = root.optional("correctness")) evaluation.correctness = read_correctness(*correctness);
   if (auto timing = root.optional("timing")) evaluation.timing = read_timing(*timing);
   if (auto baseline = root.optional("baseline_timing")) evaluation.baseline_timing = read_timing(*baseline);
-  read(root, "speedup", evaluation.speedup);
+  read_field(root, "speedup", evaluation.speedup);
   if (auto sol = root.optional("sol")) evaluation.sol = read_sol(*sol);
   if (auto integrity = root.optional("integrity")) evaluation.integrity = read_integrity(*integrity);
-  read(root, "fitness", evaluation.fitness);
-  read(root, "wall_seconds", evaluation.wall_seconds);
+  read_field(root, "fitness", evaluation.fitness);
+  read_field(root, "wall_seconds", evaluation.wall_seconds);
   if (auto stages = root.optional("stage_seconds")) {
     for (const auto& [stage, seconds] : stages->members()) evaluation.stage_seconds[stage] = seconds.number();
   }

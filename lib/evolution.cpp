@@ -19,6 +19,7 @@
 
 #include "detail/random.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/language.hpp"
 #include "kernelsmith/run_store.hpp"
 #include "kernelsmith/version.hpp"
 
@@ -378,7 +379,7 @@ struct Evolution::Impl {
   std::string choose_language() const {
     if (!config.language.empty()) return config.language;
     const std::string backend = evaluator->backend_name();
-    if (backend == "cuda" || backend == "opencl" || backend == "maca") return backend;
+    if (const std::string language = language_of_backend(backend); !language.empty()) return language;
     const std::vector<std::string> languages = task.languages();
     if (languages.empty()) {
       throw ValidationError(fmt::format("task '{}' has no reference in any language: nothing to start from", task.name));

@@ -4,7 +4,7 @@
 
 #include <deque>
 
-#include "evaluate/harness.hpp"
+#include "evaluate/plan_runner.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/launch_plan.hpp"

@@ -2,6 +2,7 @@
 // The grammar is in docs/candidate-format.md; every message names the directive and what was expected,
 // because the LLM that wrote the plan reads it back as feedback.
 #include "kernelsmith/launch_plan.hpp"
+#include "kernelsmith/device_attributes.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -284,8 +285,7 @@ TunableParam parse_tune(const DirectiveLine& directive, const LaunchPlan& plan) 
   std::size_t position = 0;
   param.name = read_identifier(text, position);
   if (param.name.empty()) directive.fail(fmt::format("{}; the name is missing", kShape));
-  const auto& attributes = detail::device_attribute_names();
-  if (std::find(attributes.begin(), attributes.end(), param.name) != attributes.end()) {
+  if (is_device_attribute(param.name)) {
     directive.fail(fmt::format("{} is a device attribute; choose another name", param.name));
   }
   skip_spaces(text, position);

@@ -1,5 +1,7 @@
 #include "kernelsmith/param_mutator.hpp"
 
+#include "kernelsmith/device_attributes.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -19,24 +21,16 @@ namespace {
 Bindings device_bindings(const DeviceInfo& device) {
   Bindings bindings;
   // Only what the device reports: an unknown attribute (0) must not make a requirement fail.
-  auto add = [&](const char* name, std::int64_t value) {
+  for (const auto& [name, value] : device_attribute_values(device)) {
     if (value > 0) bindings[name] = value;
-  };
-  add("SM_COUNT", device.compute_units);
-  add("WARP_SIZE", device.warp_size);
-  add("MAX_THREADS_PER_BLOCK", device.max_threads_per_block);
-  add("SMEM_PER_BLOCK", device.shared_per_block);
-  add("SMEM_PER_BLOCK_OPTIN", device.shared_per_block_optin);
-  add("L2_BYTES", device.l2_bytes);
+  }
   return bindings;
 }
 
 // True when the expression names a device attribute that `bindings` lacks.
 bool needs_unknown_attribute(const detail::Expression& expression, const Bindings& bindings) {
-  const auto& attributes = detail::device_attribute_names();
   for (const std::string& name : expression.identifiers()) {
-    if (bindings.count(name) == 0 &&
-        std::find(attributes.begin(), attributes.end(), name) != attributes.end()) {
+    if (bindings.count(name) == 0 && is_device_attribute(name)) {
       return true;
     }
   }

@@ -6,9 +6,12 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/device_attributes.hpp"
+#include "kernelsmith/language.hpp"
 
 namespace kernelsmith {
 
@@ -53,10 +56,8 @@ void scan_template(const std::string& text, OnLiteral on_literal, OnPlaceholder 
 }
 
 std::string language_name(const std::string& language) {
-  if (language == "cuda") return "CUDA C++";
-  if (language == "opencl") return "OpenCL C";
-  if (language == "maca") return "MACA C++";
-  return language;
+  const KernelLanguage* found = find_kernel_language(language);
+  return found != nullptr ? found->prompt_label : language;
 }
 
 std::string human_quantity(double value, const std::string& unit) {
@@ -212,10 +213,9 @@ EditMode parse_edit_mode(const std::string& name) {
 }
 
 std::string fence_tag(const std::string& language) {
-  if (language == "opencl") return "opencl";
-  if (language == "maca") return "cpp";
-  if (language.empty()) return "cuda";
-  return language;
+  if (language.empty()) return kernel_languages().front().fence_tag;
+  const KernelLanguage* found = find_kernel_language(language);
+  return found != nullptr ? found->fence_tag : language;
 }
 
 std::string render_template(const std::string& text, const Values& values, const std::string& template_name) {
@@ -238,17 +238,8 @@ std::string render_template(const std::string& text, const Values& values, const
 
 std::string candidate_format_rules(const std::string& language) {
   std::string kernel_rule;
-  if (language == "opencl") {
-    kernel_rule =
-        "- Kernels are `__kernel void name(__global float* x, ...)` functions in OpenCL C 1.2. In a launch, grid "
-        "counts work-groups and block is the work-group size (the global size is grid * block, per dimension).\n";
-  } else if (language == "maca") {
-    kernel_rule = "- Kernels are `extern \"C\" __global__ void name(...)` functions (MACA follows CUDA's syntax).\n";
-  } else {
-    kernel_rule =
-        "- Kernels are `extern \"C\" __global__ void name(...)` functions, compiled with NVRTC: only device code and "
-        "the CUDA device headers NVRTC provides (cuda_fp16.h, cuda_bf16.h); no host code.\n";
-  }
+  const KernelLanguage* row = find_kernel_language(language);
+  kernel_rule = "- " + (row != nullptr ? row : &kernel_languages().front())->kernel_rule + "\n";
   return "Candidate format (enforced; a violation costs the attempt):\n"
          "- A candidate is ONE source file of device code only: kernels and device helper functions. No host code, no "
          "main(), no library calls (cuBLAS, cuDNN, Thrust, PyTorch are unavailable), no file or network access.\n" +
@@ -260,8 +251,8 @@ std::string candidate_format_rules(const std::string& language) {
          "- Scratch memory: `// @workspace name: float32[count_expression]` (float16, bfloat16, float32, float64, "
          "int8, uint8, int32, int64); pass it by name. Its contents are undefined at the start of each run.\n"
          "- Expressions are integer arithmetic: + - * / % and parentheses (/ is floor division), ceil_div(a, b), "
-         "round_up(a, b), min(a, b), max(a, b), over the task's sizes, tunable parameters and the device attributes "
-         "SM_COUNT, WARP_SIZE, MAX_THREADS_PER_BLOCK, SMEM_PER_BLOCK, SMEM_PER_BLOCK_OPTIN, L2_BYTES.\n"
+         "round_up(a, b), min(a, b), max(a, b), over the task's sizes, tunable parameters and the device attributes " +
+         fmt::format("{}", fmt::join(device_attribute_names(), ", ")) + ".\n"
          "- `// @specialize` makes the sizes compile-time constants KS_<name> (e.g. KS_N); the program must still be "
          "correct for every size configuration it is checked on.\n"
          "- `// @tune NAME = 256 in {128, 256, 512}` declares a macro a tuner may vary; `// @require expression` "
@@ -420,15 +411,9 @@ std::string render_device(const DeviceInfo& device, const PromptBuilderOptions& 
   out += "- " + title + "\n";
   if (!device.architecture.empty()) out += fmt::format("- architecture: {}\n", device.architecture);
   std::string attributes;
-  auto add = [&](const std::string& name, std::int64_t value) {
+  for (const auto& [name, value] : device_attribute_values(device)) {
     if (value > 0) attributes += fmt::format("{}{}={}", attributes.empty() ? "" : ", ", name, value);
-  };
-  add("SM_COUNT", device.compute_units);
-  add("WARP_SIZE", device.warp_size);
-  add("MAX_THREADS_PER_BLOCK", device.max_threads_per_block);
-  add("SMEM_PER_BLOCK", device.shared_per_block);
-  add("SMEM_PER_BLOCK_OPTIN", device.shared_per_block_optin);
-  add("L2_BYTES", device.l2_bytes);
+  }
   if (!attributes.empty()) out += "- attributes (usable in launch expressions): " + attributes + "\n";
   if (device.l2_bytes > 0) out += fmt::format("- L2 cache: {}\n", human_bytes(device.l2_bytes));
   if (device.global_memory_bytes > 0) out += fmt::format("- memory: {}\n", human_bytes(device.global_memory_bytes));

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "kernelsmith/language.hpp"
+
 namespace kernelsmith {
 
 namespace {
@@ -87,8 +89,16 @@ std::string clip(const std::string& s, std::size_t max_chars) {
   return s.size() <= max_chars ? s : s.substr(0, max_chars - 3) + "...";
 }
 
-const std::set<std::string> kKernelFenceTags = {"",   "cuda", "cu",  "cuh", "c",      "cpp", "c++", "cc",
-                                                "cxx", "h",    "hpp", "opencl", "cl", "ocl", "maca", "hip"};
+// Untagged fences, and every language's own tag and aliases (language.hpp).
+const std::set<std::string> kKernelFenceTags = [] {
+  std::set<std::string> tags = {""};
+  for (const auto& language : kernel_languages()) {
+    tags.insert(language.name);
+    tags.insert(language.fence_tag);
+    tags.insert(language.fence_aliases.begin(), language.fence_aliases.end());
+  }
+  return tags;
+}();
 
 bool is_marker(const std::string& trimmed, char c, std::size_t min_run, const char* word) {
   std::size_t n = run_length(trimmed, c);

@@ -16,6 +16,8 @@
 #include "detail/json_util.hpp"
 #include "task_cases.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/device_attributes.hpp"
+#include "kernelsmith/language.hpp"
 #include "kernelsmith/launch_plan.hpp"
 
 namespace kernelsmith {
@@ -27,21 +29,11 @@ using detail::JsonField;
 
 constexpr const char* kTimingConfigName = "timing";
 
-const std::vector<std::string>& known_languages() {
-  static const std::vector<std::string> languages = {"cuda", "opencl", "maca"};
-  return languages;
-}
-
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 // Plausible device attributes, so that a task's own sources can be checked without a device.
-Bindings placeholder_device_attributes() {
-  return {{"SM_COUNT", 132},       {"WARP_SIZE", 32},
-          {"MAX_THREADS_PER_BLOCK", 1024}, {"SMEM_PER_BLOCK", 48 * 1024},
-          {"SMEM_PER_BLOCK_OPTIN", 227 * 1024}, {"L2_BYTES", 50 * 1024 * 1024}};
-}
 
 std::string read_text_file(const fs::path& path) {
   std::ifstream stream(path, std::ios::binary);
@@ -142,9 +134,9 @@ KernelSource read_source(const JsonField& field, const std::string& language, co
 std::map<std::string, KernelSource> read_sources(const JsonField& field, const fs::path& folder) {
   std::map<std::string, KernelSource> sources;
   for (const auto& [language, value] : field.members()) {
-    if (!contains(known_languages(), language)) {
-      throw ValidationError(fmt::format("{}: {}: unknown language; expected one of cuda, opencl, maca",
-                                        field.origin(), value.path()));
+    if (find_kernel_language(language) == nullptr) {
+      throw ValidationError(fmt::format("{}: {}: unknown language; expected one of {}", field.origin(), value.path(),
+                                        kernel_language_names()));
     }
     sources[language] = read_source(value, language, folder);
   }
@@ -197,7 +189,7 @@ class Checker {
 };
 
 void check_size_configs(const Checker& checker, const Task& task) {
-  const auto& attributes = detail::device_attribute_names();
+  const auto attributes = device_attribute_names();
   if (task.timing_sizes.name.empty()) checker.fail("sizes", "the timing configuration needs a name");
   if (task.timing_sizes.sizes.empty()) checker.fail("sizes", "expected at least one size, e.g. {\"N\": 1048576}");
   for (const auto& [name, value] : task.timing_sizes.sizes) {
@@ -265,7 +257,7 @@ void check_distribution(const Checker& checker, const std::string& path, const T
 }
 
 void check_tensors(const Checker& checker, const Task& task) {
-  const auto& attributes = detail::device_attribute_names();
+  const auto attributes = device_attribute_names();
   bool has_input = false;
   bool has_output = false;
   const auto configs = task.all_size_configs();
@@ -320,7 +312,7 @@ void check_source_plan(const Checker& checker, const std::string& path, const Ke
   for (const auto& tensor : task.tensors) buffers.insert(tensor.name);
   for (const auto& workspace : plan.workspaces) buffers.insert(workspace.name);
   for (const auto& config : task.all_size_configs()) {
-    Bindings bindings = placeholder_device_attributes();
+    Bindings bindings = placeholder_device_attribute_values();
     for (const auto& [name, value] : config.sizes) bindings[name] = value;
     for (const auto& tunable : plan.tunables) bindings[tunable.name] = tunable.value;
     const auto evaluate = [&](const std::string& expression, int line, const char* role) {
@@ -359,7 +351,9 @@ void check_sources(const Checker& checker, const Task& task) {
     const char* group_name = group == &task.references ? "references" : "seeds";
     for (const auto& [language, source] : *group) {
       const std::string path = fmt::format("{}.{}", group_name, language);
-      if (!contains(known_languages(), language)) checker.fail(path, "unknown language; expected one of cuda, opencl, maca");
+      if (find_kernel_language(language) == nullptr) {
+        checker.fail(path, "unknown language; expected one of " + kernel_language_names());
+      }
       if (source.language != language) {
         checker.fail(path, fmt::format("the source says language \"{}\"", source.language));
       }

@@ -1,6 +1,8 @@
 // Candidate: one source file of device code (its launch plan inside it) and its lineage.
 #pragma once
 
+#include "kernelsmith/language.hpp"
+
 #include <string>
 #include <vector>
 
@@ -34,8 +36,5 @@ struct Candidate {
 };
 
 inline constexpr const char* kCandidateSchema = "kernelsmith.candidate/1";
-
-/// Language of a file by its extension, or "" when unknown.
-std::string language_for_extension(const std::string& path);
 
 }  // namespace kernelsmith

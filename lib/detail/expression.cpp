@@ -377,12 +377,6 @@ std::int64_t Expression::evaluate_node(int index, const Bindings& bindings) cons
   fail(text_, "internal error: bad expression node");
 }
 
-const std::vector<std::string>& device_attribute_names() {
-  static const std::vector<std::string> names = {"SM_COUNT",       "WARP_SIZE",          "MAX_THREADS_PER_BLOCK",
-                                                 "SMEM_PER_BLOCK", "SMEM_PER_BLOCK_OPTIN", "L2_BYTES"};
-  return names;
-}
-
 bool is_identifier(const std::string& text) {
   if (text.empty() || !(std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_')) return false;
   return std::all_of(text.begin(), text.end(),

@@ -46,10 +46,6 @@ class Expression {
   int root_ = -1;
 };
 
-/// The device attributes every plan expression may use: SM_COUNT, WARP_SIZE, MAX_THREADS_PER_BLOCK,
-/// SMEM_PER_BLOCK, SMEM_PER_BLOCK_OPTIN, L2_BYTES.
-const std::vector<std::string>& device_attribute_names();
-
 /// True for a C identifier: [A-Za-z_][A-Za-z0-9_]*.
 bool is_identifier(const std::string& text);
 

@@ -21,9 +21,11 @@
 #include "detail/sha256.hpp"
 #include "detail/thread_pool.hpp"
 #include "evaluate/worker.hpp"
+#include "json_codec.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/language.hpp"
 #include "kernelsmith/launch_plan.hpp"
 #include "kernelsmith/version.hpp"
 
@@ -228,19 +230,14 @@ class BuiltinEvaluator final : public Evaluator {
       return outcome;
     };
     try {
-      const std::string language = language_of_backend();
-      if (candidate.language != language) {
+      const detail::Precheck checked = detail::precheck(candidate, backend_, kernelsmith::language_of_backend(backend_));
+      if (checked.failure == Status::compile_error) {
         CompileReport report;
-        report.log = fmt::format("the {} backend compiles {} kernels; this candidate is written in {}", backend_,
-                                 language, candidate.language.empty() ? "no known language" : candidate.language);
-        return finish(Status::compile_error, report.log, report);
+        report.log = checked.message;
+        return finish(Status::compile_error, checked.message, report);
       }
-      LaunchPlan plan;
-      try {
-        plan = LaunchPlan::parse(candidate.source);
-      } catch (const PlanError& e) {
-        return finish(Status::invalid_launch, detail::plan_error_message(e), {});
-      }
+      if (!checked.ok()) return finish(*checked.failure, checked.message, {});
+      const LaunchPlan& plan = checked.plan;
       if (!offline_compiles_) return outcome;  // compiled by the backend in the worker (OpenCL)
       for (const auto& job : detail::compile_jobs(task, plan, offline_target(), options_.compile_timeout_seconds)) {
         const std::string key = cache_key(candidate.source, job.options);
@@ -261,7 +258,7 @@ class BuiltinEvaluator final : public Evaluator {
         }
         if (!program.report.ok) {
           CompileReport report = program.report;
-          const std::string label = job.config.empty() ? std::string() : fmt::format("[sizes {}] ", job.config);
+          const std::string label = detail::sizes_label(job.config);
           report.log = label + report.log;
           const std::string headline = detail::headline_of_log(program.report.log);
           const std::string first_line = headline.empty() ? headline : label + headline;
@@ -329,11 +326,6 @@ class BuiltinEvaluator final : public Evaluator {
     return evaluation;
   }
 
-  std::string language_of_backend() const {
-    // The kernel language each backend compiles is its own name.
-    return backend_;
-  }
-
   EvaluatorOptions options_;
   std::string backend_;
   DeviceInfo device_;
@@ -355,10 +347,9 @@ class BuiltinEvaluator final : public Evaluator {
 std::unique_ptr<Evaluator> create_evaluator(const EvaluatorOptions& options) {
   validate_options(options);
   const std::string backend = options.backend == "auto" || options.backend.empty() ? best_backend() : options.backend;
-  if (backend != "cuda" && backend != "opencl" && backend != "maca") {
-    throw ValidationError(fmt::format("EvaluatorOptions: backend must be \"auto\", \"cuda\", \"opencl\" or "
-                                      "\"maca\"; got \"{}\"",
-                                      options.backend));
+  if (language_of_backend(backend).empty()) {
+    throw ValidationError(fmt::format("EvaluatorOptions: backend must be \"auto\" or one of {}; got \"{}\"",
+                                      kernel_language_names(), options.backend));
   }
   const auto backends = devices();
   const auto info = std::find_if(backends.begin(), backends.end(), [&](const BackendInfo& b) { return b.name == backend; });

@@ -42,11 +42,6 @@ using ProgramSet = std::map<std::string, CompiledProgram>;
 /// NotFoundError naming the places tried when there is none.
 std::string worker_executable();
 
-/// A compiled program as a JSON document (the binary in base64) and back: the worker protocol and the
-/// compile cache on disk use it. Reading throws ValidationError.
-std::string compiled_program_to_text(const CompiledProgram& program);
-CompiledProgram compiled_program_from_text(const std::string& text);
-
 /// The worker program's main (lib/evaluate/worker_main.cpp).
 int worker_main(int argc, char** argv);
 

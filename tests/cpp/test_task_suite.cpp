@@ -15,6 +15,7 @@
 #include "backend_registry.hpp"
 #include "cpu_reference.hpp"
 #include "evaluate/harness.hpp"
+#include "evaluate/plan_runner.hpp"
 #include "evaluate/host_tensors.hpp"
 #include "detail/random.hpp"
 #include "kernelsmith/backend.hpp"

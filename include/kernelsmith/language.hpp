@@ -1,0 +1,39 @@
+// Kernel languages: one table row per language a candidate can be written in. Everything that depends
+// on the language — file extensions, the name the prompt uses, the markdown fence tag, the backend that
+// runs it — is read from this table, so that a new language is one row (plus its backend).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kernelsmith {
+
+struct KernelLanguage {
+  std::string name;                     ///< as in Candidate::language and task manifests: "cuda"
+  std::vector<std::string> extensions;  ///< file extensions, lower case with the dot: ".cu", ".cuh"
+  std::string prompt_label;             ///< how prompts and messages name it: "CUDA C++"
+  std::string fence_tag;                ///< the markdown code-fence tag of its examples: "cuda"
+  std::vector<std::string> fence_aliases;  ///< other fence tags an answer in this language may carry
+  std::string backend;                  ///< the backend that compiles and runs it: "cuda"
+  std::string kernel_rule;              ///< the prompt's one-line rule for writing its kernels
+};
+
+/// Every kernel language, in a stable order (CUDA, OpenCL, MACA).
+const std::vector<KernelLanguage>& kernel_languages();
+
+/// The row for `name`, or nullptr when there is none.
+const KernelLanguage* find_kernel_language(const std::string& name);
+
+/// The row for `name`. Throws ValidationError naming the known languages.
+const KernelLanguage& kernel_language(const std::string& name);
+
+/// "cuda, opencl, maca": the known names, for messages.
+std::string kernel_language_names();
+
+/// The kernel language of the backend `backend` ("cuda" → "cuda"), or "" when no language runs on it.
+std::string language_of_backend(const std::string& backend);
+
+/// The language a file's extension implies (.cu/.cuh → cuda, .cl → opencl, .maca → maca), or "".
+std::string language_for_extension(const std::string& path);
+
+}  // namespace kernelsmith

@@ -1,0 +1,62 @@
+#include "evaluate/compile_jobs.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace kernelsmith::detail {
+
+std::vector<std::string> unique_kernel_names(const LaunchPlan& plan) {
+  std::vector<std::string> names;
+  for (const auto& launch : plan.launches) {
+    if (std::find(names.begin(), names.end(), launch.kernel) == names.end()) names.push_back(launch.kernel);
+  }
+  return names;
+}
+
+std::vector<CompileJob> compile_jobs(const Task& task, const LaunchPlan& plan, const std::string& target,
+                                     double timeout_seconds) {
+  CompileOptions base;
+  base.target = target;
+  base.timeout_seconds = timeout_seconds;
+  base.kernels = unique_kernel_names(plan);
+  for (const auto& tunable : plan.tunables) base.defines.emplace_back(tunable.name, std::to_string(tunable.value));
+  if (!plan.specialize) return {{"", base}};
+  std::vector<CompileJob> jobs;
+  for (const auto& config : task.all_size_configs()) {
+    CompileJob job{config.name, base};
+    for (const auto& [name, value] : config.sizes) job.options.defines.emplace_back("KS_" + name, std::to_string(value));
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+std::string plan_error_message(const PlanError& error) {
+  const std::string what = error.what();
+  // The parser's messages usually name the line already.
+  if (error.line() <= 0 || what.rfind("line ", 0) == 0) return what;
+  return fmt::format("line {}: {}", error.line(), what);
+}
+
+std::string sizes_label(const std::string& config) {
+  return config.empty() ? std::string() : fmt::format("[sizes {}] ", config);
+}
+
+Precheck precheck(const Candidate& candidate, const std::string& backend_name, const std::string& backend_language) {
+  Precheck result;
+  if (candidate.language != backend_language) {
+    result.failure = Status::compile_error;
+    result.message = fmt::format("the {} backend compiles {} kernels; this candidate is written in {}", backend_name,
+                                 backend_language, candidate.language.empty() ? "no known language" : candidate.language);
+    return result;
+  }
+  try {
+    result.plan = LaunchPlan::parse(candidate.source);
+  } catch (const PlanError& e) {
+    result.failure = Status::invalid_launch;
+    result.message = plan_error_message(e);
+  }
+  return result;
+}
+
+}  // namespace kernelsmith::detail

@@ -1,0 +1,40 @@
+#include "evaluate/device_memory.hpp"
+
+namespace kernelsmith::detail {
+
+// `buffers` holds a device buffer per entry of the plan's buffers, in the same order.
+void launch_one(Backend& backend, const BoundLaunch& launch, const std::vector<std::uint64_t>& buffers) {
+  std::vector<KernelArg> args;
+  args.reserve(launch.args.size());
+  for (const auto& arg : launch.args) {
+    KernelArg out;
+    out.kind = arg.is_buffer ? KernelArg::Kind::buffer : arg.kind;
+    if (arg.is_buffer) {
+      out.buffer = buffers[arg.buffer];
+    } else {
+      out.value = arg.value;
+    }
+    args.push_back(out);
+  }
+  backend.launch(launch.handle, launch.grid, launch.block, launch.shared_bytes, args);
+}
+
+void run_plan(Backend& backend, const BoundPlan& plan, const std::vector<std::uint64_t>& buffers) {
+  for (const auto& launch : plan.launches) launch_one(backend, launch, buffers);
+}
+
+LaunchSequence sequence_of(Backend& backend, const BoundPlan& plan, const DeviceBuffers& buffers) {
+  LaunchSequence sequence;
+  for (const auto& launch : plan.launches) sequence.names.push_back(launch.kernel);
+  sequence.launch = [&backend, &plan, &buffers](std::size_t index) {
+    launch_one(backend, plan.launches[index], buffers.handles());
+  };
+  return sequence;
+}
+
+// Device memory the buffer pool may keep between evaluations: a quarter of the device's.
+std::size_t buffer_pool_bytes(const DeviceInfo& device) {
+  constexpr std::size_t kFallback = std::size_t(1) << 30;
+  return device.global_memory_bytes > 0 ? static_cast<std::size_t>(device.global_memory_bytes) / 4 : kFallback;
+}
+}  // namespace kernelsmith::detail

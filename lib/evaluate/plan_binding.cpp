@@ -1,0 +1,233 @@
+#include "evaluate/plan_binding.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "kernelsmith/device_attributes.hpp"
+
+namespace kernelsmith::detail {
+
+std::string line_prefix(int line) { return line > 0 ? fmt::format("line {}: ", line) : std::string(); }
+
+namespace {
+
+std::int64_t evaluate_in_plan(const std::string& expression, const Bindings& bindings, int line,
+                              const std::string& what) {
+  try {
+    return evaluate_expression(expression, bindings);
+  } catch (const PlanError& e) {
+    throw InvalidLaunch(fmt::format("{}{} `{}`: {}", line_prefix(line), what, expression, e.what()));
+  }
+}
+
+std::uint32_t launch_dimension(const std::string& expression, const Bindings& bindings, const LaunchDecl& launch,
+                               const char* what, int axis) {
+  static const char* axes = "xyz";
+  const std::string label = fmt::format("{}.{} of {}", what, axes[axis], launch.kernel);
+  const std::int64_t value = evaluate_in_plan(expression, bindings, launch.line, label);
+  if (value < 1) {
+    throw InvalidLaunch(fmt::format("{}{}.{} of {} is `{}` = {}; every dimension must be at least 1",
+                                    line_prefix(launch.line), what, axes[axis], launch.kernel, expression, value));
+  }
+  if (value > std::numeric_limits<std::uint32_t>::max()) {
+    throw InvalidLaunch(fmt::format("{}{}.{} of {} is `{}` = {}, beyond 2^32 - 1", line_prefix(launch.line), what,
+                                    axes[axis], launch.kernel, expression, value));
+  }
+  return static_cast<std::uint32_t>(value);
+}
+
+}  // namespace
+
+Bindings plan_bindings(const LaunchPlan& plan, const SizeConfig& config, const DeviceInfo& device) {
+  Bindings bindings = device_attribute_values(device);
+  for (const auto& tunable : plan.tunables) bindings[tunable.name] = tunable.value;
+  for (const auto& [name, value] : config.sizes) bindings[name] = value;
+  return bindings;
+}
+
+BoundPlan bind_plan(const Task& task, const LaunchPlan& plan, const SizeConfig& config, const DeviceInfo& device) {
+  const Bindings bindings = plan_bindings(plan, config, device);
+  BoundPlan bound;
+  bound.config = config.name;
+  for (std::size_t i = 0; i < task.tensors.size(); ++i) {
+    const TensorSpec& tensor = task.tensors[i];
+    BufferSpec buffer;
+    buffer.role = tensor.role == TensorRole::input ? BufferSpec::Role::input : BufferSpec::Role::output;
+    buffer.name = tensor.name;
+    buffer.dtype = tensor.dtype;
+    buffer.count = task.element_count(tensor, config.sizes);
+    buffer.bytes = static_cast<std::size_t>(buffer.count) * dtype_size(tensor.dtype);
+    buffer.tensor_index = i;
+    bound.buffers.push_back(buffer);
+  }
+  for (const auto& workspace : plan.workspaces) {
+    BufferSpec buffer;
+    buffer.role = BufferSpec::Role::workspace;
+    buffer.name = workspace.name;
+    buffer.dtype = workspace.dtype;
+    buffer.count = evaluate_in_plan(workspace.count, bindings, workspace.line,
+                                    fmt::format("the size of workspace {}", workspace.name));
+    const auto element = static_cast<std::int64_t>(dtype_size(workspace.dtype));
+    if (buffer.count < 0) {
+      throw InvalidLaunch(fmt::format("{}workspace {} has {} elements (`{}`); the count must be 0 or more",
+                                      line_prefix(workspace.line), workspace.name, buffer.count, workspace.count));
+    }
+    const std::int64_t limit = device.global_memory_bytes > 0 ? device.global_memory_bytes
+                                                                : std::numeric_limits<std::int64_t>::max() / 2;
+    if (buffer.count > limit / element) {
+      throw InvalidLaunch(fmt::format("{}workspace {} needs {} elements of {} (`{}`), more than the device's {} bytes",
+                                      line_prefix(workspace.line), workspace.name, buffer.count,
+                                      to_string(workspace.dtype), workspace.count, device.global_memory_bytes));
+    }
+    buffer.bytes = static_cast<std::size_t>(buffer.count * element);
+    bound.buffers.push_back(buffer);
+  }
+  for (const auto& requirement : plan.requirements) {
+    if (evaluate_in_plan(requirement, bindings, 0, "requirement") == 0) {
+      throw InvalidLaunch(fmt::format("the requirement `@require {}` does not hold for the sizes '{}' on {}",
+                                      requirement, config.name, device.name));
+    }
+  }
+  const std::int64_t max_threads = device.max_threads_per_block;
+  const std::int64_t max_shared = shared_memory_limit(device);
+  for (const auto& launch : plan.launches) {
+    BoundLaunch out;
+    out.kernel = launch.kernel;
+    out.line = launch.line;
+    for (int d = 0; d < 3; ++d) {
+      out.grid[d] = launch_dimension(launch.grid[d], bindings, launch, "grid", d);
+      out.block[d] = launch_dimension(launch.block[d], bindings, launch, "block", d);
+    }
+    const std::int64_t threads = std::int64_t(out.block[0]) * out.block[1] * out.block[2];
+    if (max_threads > 0 && threads > max_threads) {
+      throw InvalidLaunch(fmt::format("{}block of {} is ({}, {}, {}) = {} threads; {} allows at most {} "
+                                      "(MAX_THREADS_PER_BLOCK)",
+                                      line_prefix(launch.line), launch.kernel, out.block[0], out.block[1],
+                                      out.block[2], threads, device.name, max_threads));
+    }
+    const std::int64_t shared = evaluate_in_plan(launch.shared_bytes, bindings, launch.line,
+                                                 fmt::format("the dynamic shared memory of {}", launch.kernel));
+    if (shared < 0) {
+      throw InvalidLaunch(fmt::format("{}dynamic shared memory of {} is {} bytes; it must be 0 or more",
+                                      line_prefix(launch.line), launch.kernel, shared));
+    }
+    if (max_shared > 0 && shared > max_shared) {
+      throw InvalidLaunch(fmt::format("{}{} asks for {} bytes of dynamic shared memory; {} allows at most {} "
+                                      "(SMEM_PER_BLOCK_OPTIN)",
+                                      line_prefix(launch.line), launch.kernel, shared, device.name, max_shared));
+    }
+    out.shared_bytes = static_cast<std::size_t>(shared);
+    for (std::size_t i = 0; i < launch.args.size(); ++i) {
+      const std::string& text = launch.args[i];
+      BoundArg arg;
+      arg.text = text;
+      const auto found = std::find_if(bound.buffers.begin(), bound.buffers.end(),
+                                      [&](const BufferSpec& buffer) { return buffer.name == text; });
+      if (found != bound.buffers.end()) {
+        arg.is_buffer = true;
+        arg.buffer = static_cast<std::size_t>(found - bound.buffers.begin());
+      } else {
+        arg.value = evaluate_in_plan(text, bindings, launch.line,
+                                     fmt::format("argument {} of {}", i + 1, launch.kernel));
+      }
+      out.args.push_back(arg);
+    }
+    bound.launches.push_back(std::move(out));
+  }
+  return bound;
+}
+
+namespace {
+
+bool is_integer_type_name(const std::string& type) {
+  static const std::set<std::string> names = {"int",      "uint",          "long",         "ulong",
+                                              "size_t",   "unsigned int",  "unsigned long", "int32_t",
+                                              "int64_t",  "uint32_t",      "uint64_t",     "long long",
+                                              "unsigned long long", "ptrdiff_t", "intptr_t", "uintptr_t"};
+  return names.count(type) > 0;
+}
+
+std::string describe_param(const KernelParam& param) {
+  if (!param.type_name.empty()) return "`" + param.type_name + "`";
+  if (param.is_pointer) return "a pointer";
+  if (param.size > 0) return fmt::format("a {}-byte value", param.size);
+  return "a parameter";
+}
+
+}  // namespace
+
+void check_params(BoundLaunch& launch, const std::vector<KernelParam>& all_params, const BoundPlan& plan) {
+  std::vector<KernelParam> params;
+  for (const auto& param : all_params) {
+    if (!param.is_dynamic_shared) params.push_back(param);
+  }
+  const bool known = !all_params.empty();
+  if (known && params.size() != launch.args.size()) {
+    std::vector<std::string> described;
+    for (const auto& param : params) described.push_back(describe_param(param));
+    throw InvalidLaunch(fmt::format("{}{} takes {} argument{} ({}); the launch passes {}", line_prefix(launch.line),
+                                    launch.kernel, params.size(), params.size() == 1 ? "" : "s",
+                                    fmt::join(described, ", "), launch.args.size()));
+  }
+  for (std::size_t i = 0; i < launch.args.size(); ++i) {
+    BoundArg& arg = launch.args[i];
+    const bool fits_int32 = arg.value >= std::numeric_limits<std::int32_t>::min() &&
+                            arg.value <= std::numeric_limits<std::int32_t>::max();
+    if (!known) {
+      // The API cannot say (CUDA without parameter info): integers go as 32 bits when they fit.
+      arg.kind = arg.is_buffer ? KernelArg::Kind::buffer : (fits_int32 ? KernelArg::Kind::int32 : KernelArg::Kind::int64);
+      continue;
+    }
+    const KernelParam& param = params[i];
+    // Whether a parameter can take a buffer: a type name (OpenCL) says; a size alone (CUDA's
+    // cuFuncGetParamInfo) only rules out parameters narrower than a pointer.
+    const bool cannot_take_buffer =
+        !param.is_pointer && (!param.type_name.empty() || (param.size > 0 && param.size != sizeof(std::uint64_t)));
+    if (arg.is_buffer) {
+      if (cannot_take_buffer) {
+        throw InvalidLaunch(fmt::format("{}argument {} of {} is the buffer {}, but parameter {} is {}",
+                                        line_prefix(launch.line), i + 1, launch.kernel,
+                                        plan.buffers[arg.buffer].name, i + 1, describe_param(param)));
+      }
+      arg.kind = KernelArg::Kind::buffer;
+      continue;
+    }
+    if (param.is_pointer) {
+      throw InvalidLaunch(fmt::format("{}argument {} of {} is the integer `{}` = {}, but parameter {} is {}: pass "
+                                      "a tensor or workspace name there",
+                                      line_prefix(launch.line), i + 1, launch.kernel, arg.text, arg.value, i + 1,
+                                      describe_param(param)));
+    }
+    if (!param.type_name.empty() && !is_integer_type_name(param.type_name)) {
+      throw InvalidLaunch(fmt::format("{}parameter {} of {} is {}; plan arguments are tensors, workspaces or "
+                                      "integers (int, long): compute other values inside the kernel",
+                                      line_prefix(launch.line), i + 1, launch.kernel, describe_param(param)));
+    }
+    std::size_t size = param.size;
+    if (size == 0 && !param.type_name.empty()) {
+      const bool wide = param.type_name.find("long") != std::string::npos ||
+                        param.type_name.find("64") != std::string::npos || param.type_name.find("size_t") != std::string::npos ||
+                        param.type_name.find("ptr") != std::string::npos;
+      size = wide ? 8 : 4;
+    }
+    if (size == 8) {
+      arg.kind = KernelArg::Kind::int64;
+    } else if (size == 4 || size == 0) {
+      if (!fits_int32) {
+        throw InvalidLaunch(fmt::format("{}argument {} of {} is `{}` = {}, which does not fit the 32-bit parameter "
+                                        "{}; declare it as a 64-bit integer (long long / long)",
+                                        line_prefix(launch.line), i + 1, launch.kernel, arg.text, arg.value, i + 1));
+      }
+      arg.kind = KernelArg::Kind::int32;
+    } else {
+      throw InvalidLaunch(fmt::format("{}parameter {} of {} is a {}-byte value; plan integers are passed as 32 or "
+                                      "64 bits (int, long long)",
+                                      line_prefix(launch.line), i + 1, launch.kernel, size));
+    }
+  }
+}
+}  // namespace kernelsmith::detail

@@ -1,0 +1,405 @@
+#include "evaluate/protocol.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <new>
+
+#include <unistd.h>
+
+#include "detail/random.hpp"
+#include "detail/sha256.hpp"
+#include "evaluate/plan_runner.hpp"
+#include "evaluate/task_key.hpp"
+
+namespace kernelsmith::detail {
+
+namespace {
+
+std::uint64_t stable_hash(const std::string& text) {
+  // FNV-1a: the same on every platform, unlike std::hash.
+  std::uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+constexpr double kNearConstantSpread = 1e-3;
+constexpr std::size_t kReferenceTasksKept = 8;
+
+std::uint64_t case_seed(std::uint64_t base, const std::string& config, InputKind kind, int trial) {
+  return mix_seed(mix_seed(base, stable_hash(config)), static_cast<std::uint64_t>(kind) * 1000 + trial);
+}
+
+std::string describe_failure(const OutputCheck& check, std::int64_t count) {
+  if (check.unwritten > 0) {
+    return fmt::format("{}: {} of {} elements were never written (first at index {})", check.tensor, check.unwritten,
+                       count, check.first_mismatch);
+  }
+  if (check.non_finite > 0) {
+    return fmt::format("{}: {} elements are NaN or infinite where the reference is finite (first at index {}: "
+                       "expected {:.6g}, got {:.6g})",
+                       check.tensor, check.non_finite, check.first_mismatch, check.expected, check.actual);
+  }
+  return fmt::format("{}: {} of {} elements differ from the reference beyond the tolerance (first at index {}: "
+                     "expected {:.6g}, got {:.6g}); max abs error {:.3g}, relative L2 error {:.3g}",
+                     check.tensor, check.mismatches, count, check.first_mismatch, check.expected, check.actual,
+                     check.max_abs_error, check.rel_l2_error);
+}
+
+}  // namespace
+
+// Reference inputs and outputs kept in host memory: an eighth of it, between 1 and 16 GiB. A strict
+// evaluation of a large task holds about eight cases of its timing sizes.
+std::size_t case_cache_bytes() {
+  constexpr std::size_t kGiB = std::size_t(1) << 30;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  const std::size_t physical = pages > 0 && page_size > 0 ? std::size_t(pages) * std::size_t(page_size) : 8 * kGiB;
+  return std::clamp(physical / 8, kGiB, 16 * kGiB);
+}
+
+ReferenceState& EvaluationRun::reference(const std::string& key) {
+  for (auto& existing : state_.references) {
+    if (existing->key == key) return *existing;
+  }
+  const auto source = task_.references.find(backend_.language());
+  if (source == task_.references.end()) {
+    throw TaskError(fmt::format("task {} has no {} reference, which the {} backend needs as the correctness oracle "
+                                "and the baseline; add \"references\": {{\"{}\": ...}} to its manifest",
+                                task_.name, backend_.language(), backend_.name(), backend_.language()));
+  }
+  auto state = std::make_unique<ReferenceState>();
+  state->key = key;
+  try {
+    const LaunchPlan plan = LaunchPlan::parse(source->second.source);
+    LoadedPlan loaded = load_plan(backend_, task_, plan, source->second.source, {}, options_.compile_timeout_seconds);
+    state->modules = std::move(loaded.modules);
+    state->bound = std::move(loaded.bound);
+  } catch (const DeviceFault&) {
+    throw;
+  } catch (const CompileRejected& e) {
+    throw TaskError(fmt::format("task {}: its {} reference does not compile on {}: {}\n{}", task_.name,
+                                backend_.language(), backend_.device().name, e.what(), e.log));
+  } catch (const std::exception& e) {
+    throw TaskError(fmt::format("task {}: its {} reference cannot run on {}: {}", task_.name, backend_.language(),
+                                backend_.device().name, e.what()));
+  }
+  if (state_.references.size() >= kReferenceTasksKept) state_.references.pop_front();
+  state_.references.push_back(std::move(state));
+  return *state_.references.back();
+}
+
+const CaseData& EvaluationRun::reference_case(ReferenceState& reference, const SizeConfig& config, InputKind kind,
+                                               std::uint64_t seed, const DataCase* user) {
+  const std::string key = user != nullptr ? fmt::format("{}|{}|{}", reference.key, config.name, user->name)
+                                          : fmt::format("{}|{}|{}|{}", reference.key, config.name, to_string(kind), seed);
+  if (const CaseData* cached = state_.cases.find(key)) return *cached;
+  const BoundPlan& plan = reference.bound.at(config.name);
+  CaseData data;
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferSpec& buffer = plan.buffers[i];
+    if (buffer.role != BufferSpec::Role::input) continue;
+    if (user != nullptr) {
+      data.inputs.push_back(*user->inputs.at(buffer.name));
+      continue;
+    }
+    data.inputs.push_back(generate_input(task_.tensors[buffer.tensor_index], buffer.count, kind,
+                                         mix_seed(seed, buffer.tensor_index)));
+  }
+  try {
+    DeviceBuffers buffers(backend_, state_.pool, plan.buffers);
+    std::size_t input = 0;
+    for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+      const BufferSpec& buffer = plan.buffers[i];
+      if (buffer.role == BufferSpec::Role::input) {
+        backend_.write(buffers[i], data.inputs[input++].data(), buffer.bytes);
+      } else {
+        backend_.fill(buffers[i], 0, buffer.bytes);
+      }
+    }
+    run_plan(backend_, plan, buffers.handles());
+    backend_.synchronize();
+    for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+      const BufferSpec& buffer = plan.buffers[i];
+      if (buffer.role != BufferSpec::Role::output) continue;
+      Bytes out(buffer.bytes);
+      backend_.read(buffers[i], out.data(), buffer.bytes);
+      if (user != nullptr && user->expected.count(buffer.name) > 0) out = *user->expected.at(buffer.name);
+      data.expected.push_back(std::move(out));
+    }
+  } catch (const DeviceFault&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw TaskError(fmt::format("task {}: its {} reference failed on the sizes '{}' with {} inputs: {}", task_.name,
+                                backend_.language(), config.name, to_string(kind), e.what()));
+  }
+  return state_.cases.insert(key, std::move(data));
+}
+
+void EvaluationRun::check_reference_spread(ReferenceState& reference) {
+  if (reference.spread_checked) return;
+  // Several random cases on the timing sizes: an output that barely varies across elements and seeds
+  // lets a wrong kernel pass a tolerance (pitfall 8).
+  const SizeConfig& config = task_.timing_sizes;
+  const int cases = std::max(options_.correctness_trials, 2);
+  std::vector<const CaseData*> data;
+  for (int trial = 0; trial < cases; ++trial) {
+    data.push_back(&reference_case(reference, config, InputKind::random,
+                                   case_seed(options_.seed, config.name, InputKind::random, trial)));
+  }
+  std::size_t output = 0;
+  for (const auto& tensor : task_.tensors) {
+    if (tensor.role != TensorRole::output) continue;
+    std::vector<const Bytes*> buffers;
+    for (const CaseData* d : data) buffers.push_back(&d->expected[output]);
+    const std::int64_t count = task_.element_count(tensor, config.sizes);
+    const double spread = relative_spread(tensor.dtype, buffers, count);
+    if (spread < kNearConstantSpread) {
+      throw TaskError(fmt::format(
+          "task {}: the reference output {} is near-constant on random inputs (relative spread {:.3g} over {} "
+          "trials of the sizes '{}'): a wrong kernel could pass the tolerance; change the task's input "
+          "distributions or its computation",
+          task_.name, tensor.name, spread, cases, config.name));
+    }
+    ++output;
+  }
+  reference.spread_checked = true;
+}
+
+CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
+                                                 const std::map<std::string, BoundPlan>& bound,
+                                                 IntegrityReport& integrity) {
+  CorrectnessReport report;
+  report.passed = true;
+  const auto configs = task_.all_size_configs();
+  // Two passes over the configurations: the built-in cases, then the caller's data cases (Task::add_case).
+  for (std::size_t step = 0; step < 2 * configs.size(); ++step) {
+    const std::size_t ci = step % configs.size();
+    const bool user_pass = step >= configs.size();
+    const SizeConfig& config = configs[ci];
+    const BoundPlan& plan = bound.at(config.name);
+    // configs[0] is the timing sizes: the largest, where each case costs the most. Screen mode runs
+    // fewer cases there; the check sizes get every kind of input in both modes.
+    const bool strict = options_.mode == "strict";
+    const bool timing_sizes = ci == 0;
+    std::vector<std::pair<InputKind, int>> cases;
+    const int trials_at_timing_sizes = strict ? options_.correctness_trials : options_.screen_correctness_trials;
+    const int random_trials = timing_sizes ? std::max(trials_at_timing_sizes, 1) : 1;
+    if (user_pass) {
+      // In this pass the second member is the index of the data case in task_.cases.
+      for (std::size_t u = 0; u < task_.cases.size(); ++u) {
+        if (task_.cases[u].sizes == config.name) cases.emplace_back(InputKind::random, static_cast<int>(u));
+      }
+      if (cases.empty()) continue;
+    } else {
+      for (int trial = 0; trial < random_trials; ++trial) cases.emplace_back(InputKind::random, trial);
+    }
+    if (!user_pass && options_.adversarial_inputs &&
+        (!timing_sizes || strict || options_.screen_adversarial_timing_sizes)) {
+      for (InputKind kind : adversarial_input_kinds()) cases.emplace_back(kind, 0);
+    }
+    DeviceBuffers buffers(backend_, state_.pool, plan.buffers);
+    for (const auto& [kind, trial] : cases) {
+      const DataCase* user = user_pass ? &task_.cases[static_cast<std::size_t>(trial)] : nullptr;
+      const std::uint64_t seed = user != nullptr ? 0 : case_seed(options_.seed, config.name, kind, trial);
+      const CaseData& data = reference_case(reference, config, kind, seed, user);
+      CorrectnessCheck check;
+      check.sizes = config.name;
+      check.inputs = user != nullptr ? user->name : to_string(kind);
+      check.seed = seed;
+
+      auto upload_inputs = [&] {
+        std::size_t input = 0;
+        for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+          if (plan.buffers[i].role != BufferSpec::Role::input) continue;
+          backend_.write(buffers[i], data.inputs[input++].data(), plan.buffers[i].bytes);
+        }
+      };
+      auto poison = [&](std::uint8_t byte) {
+        for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+          if (plan.buffers[i].role != BufferSpec::Role::input) backend_.fill(buffers[i], byte, plan.buffers[i].bytes);
+        }
+      };
+      auto read_outputs = [&] {
+        std::vector<Bytes> outputs;
+        for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+          if (plan.buffers[i].role != BufferSpec::Role::output) continue;
+          Bytes out(plan.buffers[i].bytes);
+          backend_.read(buffers[i], out.data(), out.size());
+          outputs.push_back(std::move(out));
+        }
+        return outputs;
+      };
+      // Inputs the candidate wrote into (pitfall 4); restores them for the next case.
+      auto check_inputs = [&] {
+        std::size_t input = 0;
+        bool restored = false;
+        for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+          if (plan.buffers[i].role != BufferSpec::Role::input) continue;
+          Bytes now(plan.buffers[i].bytes);
+          backend_.read(buffers[i], now.data(), now.size());
+          if (now != data.inputs[input]) {
+            if (std::find(check.modified_inputs.begin(), check.modified_inputs.end(), plan.buffers[i].name) ==
+                check.modified_inputs.end()) {
+              check.modified_inputs.push_back(plan.buffers[i].name);
+            }
+            restored = true;
+          }
+          ++input;
+        }
+        if (restored) upload_inputs();
+      };
+
+      upload_inputs();
+      poison(kPoisonFirst);
+      run_plan(backend_, plan, buffers.handles());
+      backend_.synchronize();
+      const std::vector<Bytes> first = read_outputs();
+      // Inputs are checked once, after the second run: a write in the first run is still there then
+      // (and the second run's outputs then differ from the first's).
+      poison(kPoisonSecond);
+      run_plan(backend_, plan, buffers.handles());
+      backend_.synchronize();
+      const std::vector<Bytes> second = read_outputs();
+      check_inputs();
+
+      check.passed = check.modified_inputs.empty();
+      std::size_t output = 0;
+      std::string first_problem;
+      for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+        const BufferSpec& buffer = plan.buffers[i];
+        if (buffer.role != BufferSpec::Role::output) continue;
+        const Tolerance tolerance = task_.tolerance_for(buffer.dtype);
+        OutputComparison comparison = compare_output(buffer.name, buffer.dtype, buffer.count, data.expected[output],
+                                                     first[output], second[output], tolerance);
+        if (comparison.nondeterministic > 0) {
+          integrity.deterministic = false;
+          if (std::find(integrity.flags.begin(), integrity.flags.end(), "nondeterministic") == integrity.flags.end()) {
+            integrity.flags.push_back("nondeterministic");
+          }
+        }
+        if (!comparison.check.passed) {
+          check.passed = false;
+          if (first_problem.empty()) first_problem = describe_failure(comparison.check, buffer.count);
+        }
+        check.outputs.push_back(std::move(comparison.check));
+        ++output;
+      }
+      if (!check.modified_inputs.empty()) {
+        check.message = fmt::format("the kernel wrote into its input{} {}; inputs must stay unchanged",
+                                    check.modified_inputs.size() == 1 ? "" : "s", fmt::join(check.modified_inputs, ", "));
+      } else if (!first_problem.empty()) {
+        check.message = first_problem;
+      }
+      ++report.trials;
+      const bool passed = check.passed;
+      report.checks.push_back(std::move(check));
+      if (!passed) {
+        const CorrectnessCheck& failed = report.checks.back();
+        report.passed = false;
+        report.message = user_pass ? fmt::format("{} (sizes '{}'): {}", failed.inputs, failed.sizes, failed.message)
+                                   : fmt::format("sizes '{}', {} inputs (seed {}): {}", failed.sizes, failed.inputs,
+                                                 failed.seed, failed.message);
+        return report;
+      }
+    }
+  }
+  report.message = fmt::format("{} checks passed over {} size configurations", report.trials, configs.size());
+  return report;
+}
+
+CacheFlusher& EvaluationRun::flusher() {
+  if (!state_.flusher) state_.flusher = std::make_unique<CacheFlusher>(backend_);
+  return *state_.flusher;
+}
+
+TimingSettings EvaluationRun::settings(const std::string& mode) {
+  // "remeasure" confirms a suspicious speedup: strict mode's rules, but at most max_samples samples. It
+  // checks a ratio above suspicious_speedup, for which a thousand samples are plenty; sampling a whole
+  // strict budget on both sides would multiply the cost of screening fast candidates.
+  const bool strict = mode == "strict" || mode == "remeasure";
+  TimingSettings settings;
+  settings.mode = strict ? "strict" : "screen";
+  settings.noise_target = options_.noise_target;
+  settings.min_samples = strict ? std::max(options_.min_samples, options_.strict_min_samples) : options_.min_samples;
+  settings.max_samples = mode == "strict"      ? options_.strict_max_samples
+                         : mode == "remeasure" ? std::max(options_.max_samples, settings.min_samples)
+                                               : options_.max_samples;
+  settings.budget_seconds = strict ? options_.strict_budget_seconds : options_.screen_budget_seconds;
+  settings.share_samples = strict ? 5 : 3;
+  if (options_.flush_l2) settings.flusher = &flusher();
+  return settings;
+}
+
+TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const CaseData& data, const std::string& mode,
+                                      std::string* timed_output_problem) {
+  DeviceBuffers buffers(backend_, state_.pool, plan.buffers);
+  std::size_t input = 0;
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+    if (plan.buffers[i].role == BufferSpec::Role::input) {
+      backend_.write(buffers[i], data.inputs[input++].data(), plan.buffers[i].bytes);
+    } else {
+      backend_.fill(buffers[i], kPoisonFirst, plan.buffers[i].bytes);
+    }
+  }
+  const TimingReport report = measure_sequence(backend_, sequence_of(backend_, plan, buffers), settings(mode));
+  if (timed_output_problem != nullptr) {
+    // The outputs of the timed runs are checked too: a kernel that behaves only while checked fails.
+    std::size_t output = 0;
+    for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+      const BufferSpec& buffer = plan.buffers[i];
+      if (buffer.role != BufferSpec::Role::output) continue;
+      Bytes out(buffer.bytes);
+      backend_.read(buffers[i], out.data(), out.size());
+      const OutputComparison comparison = compare_output(buffer.name, buffer.dtype, buffer.count,
+                                                         data.expected[output], out, out,
+                                                         task_.tolerance_for(buffer.dtype));
+      if (!comparison.check.passed && timed_output_problem->empty()) {
+        *timed_output_problem = "after the timed runs, " + describe_failure(comparison.check, buffer.count);
+      }
+      ++output;
+    }
+  }
+  return report;
+}
+
+TimingReport EvaluationRun::baseline(ReferenceState& reference, const std::string& mode) {
+  const auto found = reference.baseline.find(mode);
+  if (found != reference.baseline.end()) return found->second;
+  const SizeConfig& config = task_.timing_sizes;
+  const CaseData& data = reference_case(reference, config, InputKind::random,
+                                        mix_seed(options_.seed, kTimingSeedStream));
+  TimingReport report;
+  try {
+    report = time_plan(reference.bound.at(config.name), data, mode, nullptr);
+  } catch (const DeviceFault&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw TaskError(fmt::format("task {}: timing its {} reference failed: {}", task_.name, backend_.language(), e.what()));
+  }
+  reference.baseline[mode] = report;
+  return report;
+}
+
+double speedup_of(const TimingReport& baseline, const TimingReport& candidate) {
+  const double candidate_ms = candidate.median_ms > 0.0 ? candidate.median_ms : candidate.host_ms;
+  if (!(candidate_ms > 0.0) || !(baseline.median_ms > 0.0)) return 0.0;
+  return baseline.median_ms / candidate_ms;
+}
+
+std::string reference_key(const Task& task, const std::string& language) {
+  // The content key does not re-encode the data cases' bytes on every evaluation.
+  return Sha256().field(task_content_key(task)).field(language).hex().substr(0, 24);
+}
+
+void add_flag(IntegrityReport& integrity, const std::string& flag) {
+  if (std::find(integrity.flags.begin(), integrity.flags.end(), flag) == integrity.flags.end()) {
+    integrity.flags.push_back(flag);
+  }
+}
+}  // namespace kernelsmith::detail

@@ -1,0 +1,141 @@
+// The correctness and timing protocols of one evaluation (docs/evaluation.md): reference cases computed
+// once and cached, the candidate checked on every size configuration and input kind (two runs over
+// poisoned outputs, inputs checked for writes, determinism), plan and baseline timed under the same
+// rules with the L2 evicted. The harness (harness.hpp) sequences these stages.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "evaluate/cache_flush.hpp"
+#include "evaluate/device_memory.hpp"
+#include "evaluate/device_peaks.hpp"
+#include "evaluate/host_tensors.hpp"
+#include "evaluate/plan_binding.hpp"
+#include "evaluate/timing.hpp"
+#include "kernelsmith/backend.hpp"
+#include "kernelsmith/candidate.hpp"
+#include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/evaluator.hpp"
+#include "kernelsmith/task.hpp"
+
+namespace kernelsmith::detail {
+
+/// Inputs of one correctness case and the reference's outputs for them.
+struct CaseData {
+  std::vector<Bytes> inputs;    ///< per input tensor, in task order
+  std::vector<Bytes> expected;  ///< per output tensor, in task order
+  std::size_t bytes() const {
+    std::size_t total = 0;
+    for (const auto& b : inputs) total += b.size();
+    for (const auto& b : expected) total += b.size();
+    return total;
+  }
+};
+
+/// Reference results are computed once per (task, sizes, input kind, seed) and kept while they fit.
+class CaseCache {
+ public:
+  explicit CaseCache(std::size_t capacity_bytes) : capacity_(capacity_bytes) {}
+  const CaseData* find(const std::string& key) const {
+    const auto found = entries_.find(key);
+    return found == entries_.end() ? nullptr : &found->second;
+  }
+  const CaseData& insert(const std::string& key, CaseData data) {
+    const std::size_t size = data.bytes();
+    while (!order_.empty() && total_ + size > capacity_) {
+      const auto oldest = entries_.find(order_.front());
+      if (oldest != entries_.end()) {
+        total_ -= oldest->second.bytes();
+        entries_.erase(oldest);
+      }
+      order_.pop_front();
+    }
+    total_ += size;
+    order_.push_back(key);
+    return entries_[key] = std::move(data);
+  }
+
+ private:
+  std::size_t capacity_;
+  std::size_t total_ = 0;
+  std::deque<std::string> order_;
+  std::unordered_map<std::string, CaseData> entries_;
+};
+
+/// Host memory the case cache may hold: an eighth of the machine's, between 1 and 16 GiB.
+std::size_t case_cache_bytes();
+
+/// The seed stream of the timing case (apart from the correctness cases' streams).
+constexpr std::uint64_t kTimingSeedStream = 0x7157'0000'0000'0001ULL;
+
+/// A task's reference, compiled, loaded and bound to every size configuration: kept across
+/// evaluations of the same task, with its baseline timings.
+struct ReferenceState {
+  std::string key;
+  std::vector<LoadedModule> modules;
+  std::map<std::string, BoundPlan> bound;  ///< by size configuration name
+  bool spread_checked = false;
+  std::map<std::string, TimingReport> baseline;  ///< by timing mode
+};
+
+/// What a harness keeps across evaluations: loaded references, reference outputs, device memory,
+/// baselines, the device's peaks.
+struct HarnessState {
+  HarnessState(std::string directory, std::size_t pool_bytes) : cache_dir(std::move(directory)), pool(pool_bytes) {}
+  std::string cache_dir;
+  bool measure_peaks = true;
+  std::optional<DevicePeaks> peaks;
+  bool peaks_failed = false;
+  CaseCache cases{case_cache_bytes()};
+  BufferPool pool;
+  std::deque<std::unique_ptr<ReferenceState>> references;
+  std::unique_ptr<CacheFlusher> flusher;  // built on the first timed sample
+};
+
+/// Everything one evaluation needs; the stages are its methods.
+class EvaluationRun {
+ public:
+  EvaluationRun(Backend& backend, HarnessState& state, const Task& task, const Candidate& candidate,
+                const EvaluatorOptions& options)
+      : backend_(backend), state_(state), task_(task), candidate_(candidate), options_(options) {}
+
+  ReferenceState& reference(const std::string& task_key);
+  void check_reference_spread(ReferenceState& reference);
+  /// With `user`, the inputs are the caller's data case and its expected outputs replace the reference's.
+  const CaseData& reference_case(ReferenceState& reference, const SizeConfig& config, InputKind kind,
+                                 std::uint64_t seed, const DataCase* user = nullptr);
+  CorrectnessReport check_candidate(ReferenceState& reference, const std::map<std::string, BoundPlan>& bound,
+                                    IntegrityReport& integrity);
+  /// Times a plan on the case's inputs; with `timed_output_problem`, also checks the outputs of the
+  /// timed runs and describes the first problem there.
+  TimingReport time_plan(const BoundPlan& plan, const CaseData& data, const std::string& mode,
+                         std::string* timed_output_problem);
+  TimingReport baseline(ReferenceState& reference, const std::string& mode);
+
+ private:
+  CacheFlusher& flusher();
+  TimingSettings settings(const std::string& mode);
+
+  Backend& backend_;
+  HarnessState& state_;
+  const Task& task_;
+  const Candidate& candidate_;
+  const EvaluatorOptions& options_;
+};
+
+/// The reference's time over the candidate's (0 when either is unknown).
+double speedup_of(const TimingReport& baseline, const TimingReport& candidate);
+/// The key of a task's loaded reference in the harness state.
+std::string reference_key(const Task& task, const std::string& language);
+/// Adds an integrity flag once.
+void add_flag(IntegrityReport& integrity, const std::string& flag);
+
+}  // namespace kernelsmith::detail

@@ -1,0 +1,438 @@
+#include "evaluate/worker.hpp"
+
+#include "evaluate/worker_protocol.hpp"
+#include "json_codec.hpp"
+
+#include "evaluate/harness.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <list>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include "detail/base64.hpp"
+#include "evaluate/device_json.hpp"
+#include "detail/dynamic_library.hpp"
+#include "detail/file_cache.hpp"
+#include "evaluate/task_key.hpp"
+#include "kernelsmith/backend.hpp"
+#include "kernelsmith/error.hpp"
+
+extern char** environ;
+
+namespace kernelsmith::detail {
+namespace {
+
+
+// PR_SET_PDEATHSIG fires when the *thread* that spawned the child exits, not the process. Spawning from
+// one thread that lives as long as the process makes it mean "when the parent process dies".
+class SpawnThread {
+ public:
+  static SpawnThread& instance() {
+    static SpawnThread* thread = new SpawnThread();  // never destroyed: it must outlive every caller
+    return *thread;
+  }
+
+  pid_t run(std::function<pid_t()> job) {
+    auto task = std::make_shared<std::packaged_task<pid_t()>>(std::move(job));
+    auto result = task->get_future();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back([task] { (*task)(); });
+    }
+    ready_.notify_one();
+    return result.get();
+  }
+
+ private:
+  SpawnThread() {
+    std::thread([this] {
+      while (true) {
+        std::function<void()> job;
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          ready_.wait(lock, [this] { return !jobs_.empty(); });
+          job = std::move(jobs_.front());
+          jobs_.pop_front();
+        }
+        job();
+      }
+    }).detach();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> jobs_;
+};
+
+std::string signal_name(int signal) {
+  static const std::unordered_map<int, const char*> names = {
+      {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGABRT, "SIGABRT"}, {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},
+      {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGTRAP, "SIGTRAP"}, {SIGPIPE, "SIGPIPE"}, {SIGSYS, "SIGSYS"}};
+  const auto found = names.find(signal);
+  const std::string name = found != names.end() ? found->second : fmt::format("signal {}", signal);
+  const char* description = strsignal(signal);
+  return description != nullptr ? fmt::format("{} ({})", name, description) : name;
+}
+
+// The last lines the worker printed (driver messages, a kernel's printf, an abort message).
+std::string log_tail(const std::string& path, std::size_t max_lines = 8, std::size_t max_bytes = 2000) {
+  const auto text = read_cache_file(path);
+  if (!text || text->empty()) return {};
+  std::string tail = text->size() > 4 * max_bytes ? text->substr(text->size() - 4 * max_bytes) : *text;
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < tail.size()) {
+    std::size_t end = tail.find('\n', start);
+    if (end == std::string::npos) end = tail.size();
+    std::string line = tail.substr(start, end - start);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
+    start = end + 1;
+  }
+  if (lines.size() > max_lines) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(max_lines));
+  std::string joined;
+  for (const auto& line : lines) joined += (joined.empty() ? "" : "\n") + line;
+  if (joined.size() > max_bytes) joined = "..." + joined.substr(joined.size() - max_bytes);
+  return joined;
+}
+
+}  // namespace
+std::string worker_executable() {
+  if (const char* path = std::getenv("KERNELSMITH_WORKER"); path != nullptr && *path != '\0') {
+    if (::access(path, X_OK) != 0) {
+      throw NotFoundError(fmt::format("KERNELSMITH_WORKER={} is not an executable file", path));
+    }
+    return path;
+  }
+  const std::string directory = library_directory();
+  const std::string beside = (std::filesystem::path(directory) / "kernelsmith-worker").string();
+  if (!directory.empty() && ::access(beside.c_str(), X_OK) == 0) return beside;
+  throw NotFoundError(fmt::format(
+      "the worker program kernelsmith-worker was not found beside the kernelsmith library (looked for {}); "
+      "reinstall kernelsmith, set KERNELSMITH_WORKER to its path, or evaluate with isolate=false",
+      beside));
+}
+
+// ------------------------------------------------------------------------------------------ parent side
+
+struct WorkerClient::Process {
+  pid_t pid = 0;
+  std::unique_ptr<Channel> channel;
+  std::string log_path;
+};
+
+WorkerClient::WorkerClient(WorkerSettings settings) : settings_(std::move(settings)) {}
+
+WorkerClient::~WorkerClient() { stop(); }
+
+pid_t WorkerClient::pid() const { return process_ ? process_->pid : 0; }
+int WorkerClient::starts() const { return starts_; }
+int WorkerClient::task_sends() const { return task_sends_; }
+std::int64_t WorkerClient::bytes_sent() const { return bytes_sent_; }
+int WorkerClient::unknown_task_replies() const { return unknown_task_replies_; }
+
+namespace {
+
+// Waits for the child to exit (up to `grace` seconds), then kills it. Returns the wait status, or -1 when
+// it cannot be known (the child was reaped elsewhere).
+int reap(pid_t pid, double grace) {
+  const auto until = deadline_after(grace);
+  int status = 0;
+  while (true) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 && errno != EINTR) return -1;
+    if (Clock::now() >= until) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(pid, SIGKILL);
+  while (true) {
+    const pid_t done = ::waitpid(pid, &status, 0);
+    if (done == pid) return status;
+    if (done < 0 && errno != EINTR) return -1;
+  }
+}
+
+std::string describe_exit(int status) {
+  if (status == -1) return "the worker ended (its exit status is unknown)";
+  if (WIFSIGNALED(status)) return fmt::format("the worker was killed by {}", signal_name(WTERMSIG(status)));
+  if (WIFEXITED(status)) return fmt::format("the worker exited with status {}", WEXITSTATUS(status));
+  return "the worker ended";
+}
+
+}  // namespace
+
+void WorkerClient::stop() {
+  if (!process_) return;
+  process_->channel.reset();  // EOF tells an idle worker to exit
+  if (process_->pid > 0) reap(process_->pid, 0.5);
+  if (!process_->log_path.empty()) ::unlink(process_->log_path.c_str());
+  process_.reset();
+  prepared_.clear();
+  sent_tasks_.clear();
+}
+
+void WorkerClient::start() {
+  if (process_ && process_->pid > 0) {
+    // A worker that died while idle (killed from outside, out of memory) is replaced here, before a
+    // request could be blamed on the next candidate.
+    int status = 0;
+    if (::waitpid(process_->pid, &status, WNOHANG) == process_->pid) {
+      process_->pid = 0;
+      stop();
+    }
+  }
+  if (process_) return;
+  const std::string executable = worker_executable();
+  auto process = std::make_unique<Process>();
+
+  char log_template[] = "/tmp/kernelsmith-worker-XXXXXX";
+  const int log_fd = ::mkstemp(log_template);
+  if (log_fd < 0) throw Error(fmt::format("cannot create the worker's log file in /tmp: {}", std::strerror(errno)));
+  ::close(log_fd);
+  process->log_path = log_template;
+
+  int sockets[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
+    ::unlink(log_template);
+    throw Error(fmt::format("socketpair for the worker failed: {}", std::strerror(errno)));
+  }
+  const std::vector<std::string> arguments = {executable,
+                                              "--backend",
+                                              settings_.backend,
+                                              "--device",
+                                              std::to_string(settings_.device),
+                                              "--cache-dir",
+                                              settings_.cache_dir,
+                                              "--parent",
+                                              std::to_string(static_cast<long>(::getpid())),
+                                              "--protocol",
+                                              std::to_string(kWorkerProtocol),
+                                              "--task-cache-entries",
+                                              std::to_string(settings_.task_cache_entries),
+                                              "--task-cache-bytes",
+                                              std::to_string(settings_.task_cache_bytes)};
+  const std::string log_path = process->log_path;
+  const int child_end = sockets[1];
+  const pid_t pid = SpawnThread::instance().run([&]() -> pid_t {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    // The protocol socket arrives as stdin; the worker moves it away at once. Everything the worker and
+    // its driver print goes to the log file, whose tail explains a crash.
+    posix_spawn_file_actions_adddup2(&actions, child_end, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, log_path.c_str(), O_WRONLY | O_APPEND, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 2, 1);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    // Signal dispositions the caller set (Python ignores SIGPIPE) must not leak into the worker.
+    sigset_t all;
+    sigfillset(&all);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    std::vector<char*> argv;
+    for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+    argv.push_back(nullptr);
+    pid_t child = 0;
+    const int error = ::posix_spawn(&child, arguments[0].c_str(), &actions, &attributes, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    if (error != 0) {
+      throw Error(fmt::format("cannot start the worker {}: {}", arguments[0], std::strerror(error)));
+    }
+    return child;
+  });
+  ::close(child_end);
+  process->pid = pid;
+  process->channel = std::make_unique<Channel>(sockets[0]);
+  ++starts_;
+
+  // The worker answers with its device once the backend is open.
+  std::optional<std::string> hello;
+  try {
+    hello = process->channel->receive(deadline_after(settings_.startup_seconds));
+  } catch (const ChannelClosed&) {
+  }
+  if (!hello) {
+    const int status = reap(pid, 0.5);
+    const std::string tail = log_tail(log_path);
+    ::unlink(log_path.c_str());
+    throw BackendUnavailableError(fmt::format("the {} worker did not start within {:.0f} s: {}{}", settings_.backend,
+                                              settings_.startup_seconds, describe_exit(status),
+                                              tail.empty() ? "" : "; it printed:\n" + tail));
+  }
+  const Json message = Json::parse(*hello);
+  if (message.at("type") == "error") {
+    reap(pid, 2.0);
+    ::unlink(log_path.c_str());
+    throw BackendUnavailableError(message.at("message").get<std::string>());
+  }
+  if (message.value("protocol", 1) != kWorkerProtocol) {
+    process->channel.reset();  // EOF ends the other worker
+    reap(pid, 2.0);
+    ::unlink(log_path.c_str());
+    throw BackendUnavailableError(fmt::format(
+        "the worker program {} speaks protocol version {}, this kernelsmith library version {}: it belongs to "
+        "another kernelsmith installation; reinstall kernelsmith, or point KERNELSMITH_WORKER at the "
+        "kernelsmith-worker built with this library",
+        executable, message.value("protocol", 1), kWorkerProtocol));
+  }
+  device_ = device_from_json(message.at("device"));
+  process_ = std::move(process);
+}
+
+DeviceInfo WorkerClient::device() {
+  start();
+  return device_;
+}
+
+Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, const ProgramSet& programs,
+                                  const EvaluatorOptions& options) {
+  start();
+  // The task travels to a worker once; later requests name it by this key. Computing the key does not
+  // encode the data cases (their digests are remembered), so it costs little per evaluation.
+  const std::string task_key = task_content_key(task);
+  std::string task_body;  // serialised only when this worker needs it
+
+  // One round trip. Returns the reply, or nothing when the deadline passed (the worker is then killed),
+  // and fills `ended` when the worker died on the way.
+  std::string ended;
+  bool timed_out = false;
+  auto round_trip = [&](const Json& request, double seconds) -> std::optional<Json> {
+    const auto deadline = deadline_after(seconds);
+    try {
+      const std::string payload = request.dump();
+      bytes_sent_ += static_cast<std::int64_t>(payload.size());
+      if (!process_->channel->send(payload, deadline)) {
+        timed_out = true;
+      } else if (auto reply = process_->channel->receive(deadline)) {
+        return Json::parse(*reply);
+      } else {
+        timed_out = true;
+      }
+    } catch (const ChannelClosed&) {
+    }
+    // Dead or too slow: either way this worker is finished.
+    if (timed_out) ::kill(process_->pid, SIGKILL);
+    const int status = reap(process_->pid, timed_out ? 5.0 : 2.0);
+    process_->pid = 0;
+    const std::string tail = log_tail(process_->log_path);
+    ended = timed_out ? std::string() : describe_exit(status) + (tail.empty() ? "" : "; its last output:\n" + tail);
+    stop();
+    return std::nullopt;
+  };
+  // A round trip for a request about the task: it carries the task's body when this worker has not been
+  // sent it, and once more when the worker answers that it does not hold the key (it evicted the task
+  // from its cache).
+  auto task_round_trip = [&](Json request, double seconds) -> std::optional<Json> {
+    request["task_key"] = task_key;
+    for (int attempt = 0;; ++attempt) {
+      if (sent_tasks_.count(task_key) == 0) {
+        if (task_body.empty()) task_body = task.to_json();
+        request["task"] = task_body;
+        ++task_sends_;
+      } else {
+        request.erase("task");
+      }
+      auto reply = round_trip(request, seconds);
+      if (!reply) return reply;
+      if (reply->value("type", "") != "error" || reply->value("kind", "") != "unknown_task") {
+        sent_tasks_.insert(task_key);
+        return reply;
+      }
+      ++unknown_task_replies_;
+      sent_tasks_.erase(task_key);
+      if (attempt > 0) {
+        throw Error(fmt::format("task {}: the worker reports an unknown task key right after receiving the task ({}); "
+                                "this is a bug in kernelsmith's worker protocol, please report it",
+                                task.name, reply->value("message", "")));
+      }
+    }
+  };
+  auto forward_error = [&](const Json& reply) {
+    const std::string kind = reply.value("kind", "error");
+    const std::string text = reply.value("message", "the worker reported an error");
+    if (kind == "task") throw TaskError(text);
+    if (kind == "unavailable") throw BackendUnavailableError(text);
+    throw Error(text);
+  };
+
+  if (!peaks_requested_) {
+    // Measured once per device and cached on disk; its own deadline keeps it out of the candidate's.
+    peaks_requested_ = true;
+    const auto reply = round_trip({{"type", "peaks"}}, std::max(180.0, options.deadline_seconds));
+    if (!reply) start();
+  }
+  // Preparing a task (its reference compiled and loaded, its outputs checked for spread, the baseline
+  // timed) is charged to the first evaluation of the task, as its "reference" stage.
+  double prepare_seconds = 0.0;
+  const std::string prepared_key = task_key + "\n" + options.mode;
+  if (prepared_.count(prepared_key) == 0) {
+    const auto prepare_started = std::chrono::steady_clock::now();
+    const double seconds = std::max(120.0, options.deadline_seconds);
+    const auto reply = task_round_trip({{"type", "prepare"}, {"options", evaluator_options_to_json(options)}}, seconds);
+    if (!reply) {
+      throw TaskError(timed_out ? fmt::format("task {}: preparing its reference (compile, reference runs, baseline "
+                                              "timing) did not finish within {:.0f} s",
+                                              task.name, seconds)
+                                : fmt::format("task {}: the worker died while preparing the reference: {}",
+                                              task.name, ended));
+    }
+    if (reply->at("type") == "error") forward_error(*reply);
+    prepared_.insert(prepared_key);
+    prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - prepare_started).count();
+  }
+
+  Json program_documents = Json::object();
+  for (const auto& [config, program] : programs) program_documents[config] = compiled_program_to_json(program);
+  const Json request = {{"type", "evaluate"},
+                        {"candidate", candidate.to_json()},
+                        {"programs", program_documents},
+                        {"options", evaluator_options_to_json(options)}};
+  const auto reply = task_round_trip(request, options.deadline_seconds);
+  if (!reply) {
+    if (timed_out) {
+      return failed_evaluation(task, candidate, settings_.backend, device_.name, Status::timeout,
+                               fmt::format("did not finish within the deadline of {:.3g} s; the worker was killed "
+                                           "(an endless loop, a deadlock, or far too much work per launch)",
+                                           options.deadline_seconds));
+    }
+    return failed_evaluation(task, candidate, settings_.backend, device_.name, Status::crashed,
+                             "the candidate crashed the worker: " + ended);
+  }
+  if (reply->at("type") == "error") forward_error(*reply);
+  Evaluation evaluation = Evaluation::from_json(reply->at("evaluation").get<std::string>(), "<worker reply>");
+  if (prepare_seconds > 0.0) evaluation.stage_seconds["reference"] += prepare_seconds;
+  if (reply->value("exiting", false)) {
+    // The device context is lost: this worker is finished; the next evaluation starts another.
+    reap(process_->pid, 5.0);
+    process_->pid = 0;
+    stop();
+  }
+  return evaluation;
+}
+}  // namespace kernelsmith::detail

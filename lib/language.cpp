@@ -1,0 +1,65 @@
+#include "kernelsmith/language.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "kernelsmith/error.hpp"
+
+namespace kernelsmith {
+
+const std::vector<KernelLanguage>& kernel_languages() {
+  static const std::vector<KernelLanguage> languages = {
+      {"cuda", {".cu", ".cuh"}, "CUDA C++", "cuda", {"cu", "cuh", "c", "cpp", "c++", "cc", "cxx", "h", "hpp"}, "cuda",
+       "Kernels are `extern \"C\" __global__ void name(...)` functions, compiled with NVRTC: only device code and the "
+       "CUDA device headers NVRTC provides (cuda_fp16.h, cuda_bf16.h); no host code."},
+      {"opencl", {".cl"}, "OpenCL C", "opencl", {"cl", "ocl"}, "opencl",
+       "Kernels are `__kernel void name(__global float* x, ...)` functions in OpenCL C 1.2. In a launch, grid counts "
+       "work-groups and block is the work-group size (the global size is grid * block, per dimension)."},
+      // MACA is C++ close to CUDA; no highlighter knows a "maca" fence, so examples are fenced as cpp.
+      {"maca", {".maca"}, "MACA C++", "cpp", {"maca", "hip"}, "maca",
+       "Kernels are `extern \"C\" __global__ void name(...)` functions (MACA follows CUDA's syntax)."},
+  };
+  return languages;
+}
+
+const KernelLanguage* find_kernel_language(const std::string& name) {
+  for (const auto& language : kernel_languages()) {
+    if (language.name == name) return &language;
+  }
+  return nullptr;
+}
+
+std::string kernel_language_names() {
+  std::string names;
+  for (const auto& language : kernel_languages()) names += (names.empty() ? "" : ", ") + language.name;
+  return names;
+}
+
+const KernelLanguage& kernel_language(const std::string& name) {
+  if (const KernelLanguage* found = find_kernel_language(name)) return *found;
+  throw ValidationError(fmt::format("unknown kernel language '{}'; expected one of {}", name, kernel_language_names()));
+}
+
+std::string language_of_backend(const std::string& backend) {
+  for (const auto& language : kernel_languages()) {
+    if (language.backend == backend) return language.name;
+  }
+  return "";
+}
+
+std::string language_for_extension(const std::string& path) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const auto& language : kernel_languages()) {
+    if (std::find(language.extensions.begin(), language.extensions.end(), extension) != language.extensions.end()) {
+      return language.name;
+    }
+  }
+  return "";
+}
+
+}  // namespace kernelsmith

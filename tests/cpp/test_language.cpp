@@ -1,0 +1,49 @@
+// The kernel-language table: lookups, extensions, fence tags, backends and the messages for unknown names.
+#include <set>
+#include <string>
+
+#include "catch.hpp"
+#include "kernelsmith/error.hpp"
+#include "kernelsmith/language.hpp"
+
+using namespace kernelsmith;
+
+TEST_CASE("every language has one row with what its users need", "[language]") {
+  std::set<std::string> names;
+  std::set<std::string> extensions;
+  for (const auto& language : kernel_languages()) {
+    CHECK(names.insert(language.name).second);
+    CHECK_FALSE(language.prompt_label.empty());
+    CHECK_FALSE(language.fence_tag.empty());
+    CHECK_FALSE(language.backend.empty());
+    CHECK_FALSE(language.kernel_rule.empty());
+    for (const auto& extension : language.extensions) {
+      CHECK(extension.front() == '.');
+      CHECK(extensions.insert(extension).second);  // one language per extension
+    }
+  }
+  CHECK(names == std::set<std::string>{"cuda", "opencl", "maca"});
+  CHECK(kernel_language_names() == "cuda, opencl, maca");
+}
+
+TEST_CASE("lookups by name, extension and backend", "[language]") {
+  CHECK(kernel_language("opencl").prompt_label == "OpenCL C");
+  CHECK(kernel_language("maca").fence_tag == "cpp");
+  CHECK(find_kernel_language("triton") == nullptr);
+  CHECK(language_for_extension("dir/k.CU") == "cuda");
+  CHECK(language_for_extension("k.cuh") == "cuda");
+  CHECK(language_for_extension("k.cl") == "opencl");
+  CHECK(language_for_extension("k.maca") == "maca");
+  CHECK(language_for_extension("k.py").empty());
+  CHECK(language_of_backend("opencl") == "opencl");
+  CHECK(language_of_backend("vulkan").empty());
+}
+
+TEST_CASE("an unknown language is refused naming the known ones", "[language]") {
+  try {
+    kernel_language("hip");
+    FAIL("no error");
+  } catch (const ValidationError& e) {
+    CHECK(std::string(e.what()) == "unknown kernel language 'hip'; expected one of cuda, opencl, maca");
+  }
+}
