@@ -36,21 +36,20 @@ std::string make_source(std::size_t index, std::mt19937_64& rng) {
 }
 
 Program make_program(std::size_t index, int islands, std::mt19937_64& rng) {
-  Program program;
-  program.candidate.language = "opencl";
-  program.candidate.source = make_source(index, rng);
-  program.evaluation.candidate_id = fmt::format("{:016x}", index * 0x9E3779B97F4A7C15ULL);
+  Candidate candidate;
+  candidate.language = "opencl";
+  candidate.source = make_source(index, rng);
+  Evaluation evaluation;
   const bool correct = rng() % 10 != 0;
-  program.evaluation.status = correct ? Status::ok : Status::incorrect;
-  program.evaluation.speedup = correct ? 0.25 + static_cast<double>(rng() % 10000) / 1000.0 : 0.0;
-  program.evaluation.fitness = correct ? program.evaluation.speedup : 0.0;
+  evaluation.status = correct ? Status::ok : Status::incorrect;
+  evaluation.speedup = correct ? 0.25 + static_cast<double>(rng() % 10000) / 1000.0 : 0.0;
+  evaluation.fitness = correct ? evaluation.speedup : 0.0;
   KernelResources kernel;
   kernel.name = "k";
   kernel.registers = static_cast<int>(16 + rng() % 200);
-  program.evaluation.compile.kernels = {kernel};
-  program.island = static_cast<int>(index % static_cast<std::size_t>(islands));
-  program.sequence = static_cast<std::int64_t>(index);
-  return program;
+  evaluation.compile.kernels = {kernel};
+  return Program(std::move(candidate), std::move(evaluation), static_cast<int>(index % static_cast<std::size_t>(islands)),
+                 0, static_cast<std::int64_t>(index));
 }
 
 double seconds_since(Clock::time_point start) {
@@ -115,20 +114,20 @@ int main(int argc, char** argv) {
 
   NoveltyFilter filter;
   start = Clock::now();
-  for (const Program& program : programs) filter.remember(program.candidate, program.id(), program.island);
+  for (const Program& program : programs) filter.remember(program.candidate(), program.id(), program.island);
   report("novelty remember (hash + embedding)", count, seconds_since(start));
   const std::size_t checks = 200;
   start = Clock::now();
   std::size_t novel = 0;
   for (std::size_t i = 0; i < checks; ++i) {
-    Candidate candidate = programs[i].candidate;
+    Candidate candidate = programs[i].candidate();
     candidate.source += "// edited\nint unused_" + std::to_string(i) + ";\n";
     novel += filter.check(candidate, programs[i].island, "llm_diff").novel() ? 1 : 0;
   }
   report(fmt::format("novelty check against {} programs per island", count / islands).c_str(), checks,
          seconds_since(start));
   start = Clock::now();
-  for (std::size_t i = 0; i < checks; ++i) filter.check(programs[i].candidate, programs[i].island, "llm_diff");
+  for (std::size_t i = 0; i < checks; ++i) filter.check(programs[i].candidate(), programs[i].island, "llm_diff");
   report("novelty check of an exact duplicate (hash only)", checks, seconds_since(start));
   fmt::print("  {} of {} edited candidates novel\n", novel, checks);
   return 0;

@@ -9,6 +9,7 @@
 #include "kernelsmith/novelty.hpp"
 #include "kernelsmith/param_mutator.hpp"
 #include "kernelsmith/population.hpp"
+#include "kernelsmith/program.hpp"
 #include "kernelsmith/run_store.hpp"
 #include "kernelsmith/selection.hpp"
 
@@ -27,6 +28,7 @@ class PyMutator : public Mutator, public py::trampoline_self_life_support {
     PYBIND11_OVERRIDE_PURE(std::vector<Proposal>, Mutator, propose, request);
   }
   std::string name() const override { PYBIND11_OVERRIDE_PURE(std::string, Mutator, name, ); }
+  bool can_mutate(const Candidate& parent) const override { PYBIND11_OVERRIDE(bool, Mutator, can_mutate, parent); }
 };
 
 // A Python callable as a progress callback: the GIL is taken for each call (pybind11's function
@@ -90,22 +92,18 @@ void bind_selection(py::module_& m) {
            "The next 64-bit random number (advances the generator).");
 }
 
-void bind_population(py::module_& m) {
-  py::class_<Program>(m, "Program", "An evaluated candidate as the search sees it.")
+void bind_program(py::module_& m) {
+  py::class_<Program>(m, "Program",
+                      "An evaluated candidate as the search sees it. Its id is the candidate's content id, computed "
+                      "once when the Program is made; the candidate is read-only from then on.")
       .def(py::init<>())
-      .def(py::init([](Candidate candidate, Evaluation evaluation, int island, int generation, std::int64_t sequence) {
-             Program program;
-             program.candidate = std::move(candidate);
-             program.evaluation = std::move(evaluation);
-             if (program.evaluation.candidate_id.empty()) program.evaluation.candidate_id = program.candidate.id();
-             program.island = island;
-             program.generation = generation;
-             program.sequence = sequence;
-             return program;
-           }),
-           py::arg("candidate"), py::arg("evaluation"), py::arg("island") = 0, py::arg("generation") = 0,
-           py::arg("sequence") = 0)
-      .def_readwrite("candidate", &Program::candidate, "The Candidate: language, source and lineage.")
+      .def(py::init<Candidate, Evaluation, int, int, std::int64_t>(), py::arg("candidate"), py::arg("evaluation"),
+           py::arg("island") = 0, py::arg("generation") = 0, py::arg("sequence") = 0,
+           "A program of the candidate with its evaluation, whose candidate_id is set to the program's id.")
+      // A copy: changing the candidate in place would leave the program's id stale.
+      .def_property_readonly("candidate", &Program::candidate, py::return_value_policy::copy,
+                             "A copy of the Candidate: language, source and lineage (read-only: its id is the "
+                             "program's).")
       .def_readwrite("evaluation", &Program::evaluation, "Its Evaluation (status, timing, fitness, speedup).")
       .def_readwrite("island", &Program::island, "Index of the island the program lives on.")
       .def_readwrite("generation", &Program::generation, "Mutation steps from a root (reference or seed: 0).")
@@ -114,10 +112,17 @@ void bind_population(py::module_& m) {
       .def_readwrite("sequence", &Program::sequence, "Evaluation order, from 0: the engine's clock.")
       .def_readwrite("migrant", &Program::migrant,
                      "True for a copy that arrived on this island by migration; migrants are never migrated again.")
-      .def_property_readonly("id", &Program::id, "The candidate id (the evaluation's candidate_id).")
+      .def_property_readonly("id", &Program::id,
+                             "The candidate's content id (16 hex digits), computed once when the Program was made.")
       .def_property_readonly("fitness", &Program::fitness, "The evaluation's fitness (higher is better).")
       .def_property_readonly("correct", &Program::correct, "True when the evaluation's status is ok.")
       .def("__repr__", &repr_program<Program>);
+  m.def("better_program", &better_program, py::arg("a"), py::arg("b"),
+        "True when program a ranks above b: correct before incorrect, then higher fitness, then the earlier "
+        "evaluation.");
+}
+
+void bind_population(py::module_& m) {
 
   m.def("selection_weights",
         [](const std::vector<Program>& programs, const SelectionConfig& config) {
@@ -161,8 +166,15 @@ void bind_population(py::module_& m) {
                                            "The built-in population: one list of programs per island, parents picked "
                                            "by the config's SelectionConfig.")
       .def(py::init<PopulationConfig>(), py::arg("config") = PopulationConfig{})
-      .def("choose_parent", &IslandPopulation::choose_parent, py::arg("island"), py::arg("rng"),
-           "select_parent() with the mode that made the pick, as a ParentChoice.")
+      .def("choose_parent",
+           [](const IslandPopulation& population, int island, std::mt19937_64& rng,
+              const std::optional<std::function<bool(const Program&)>>& eligible) -> std::optional<ParentChoice> {
+             const ParentChoice choice = population.choose_parent(island, rng, eligible.value_or(ParentFilter{}));
+             return choice.program ? std::optional<ParentChoice>(choice) : std::nullopt;
+           },
+           py::arg("island"), py::arg("rng"), py::arg("eligible") = py::none(),
+           "select_parent() with the mode that made the pick, as a ParentChoice. `eligible` (a callable Program -> "
+           "bool) limits the pick to the programs it accepts; None when it accepts none of the island's programs.")
       .def("find",
            [](const IslandPopulation& population, int island, const std::string& id) -> std::optional<Program> {
              const Program* program = population.find(island, id);
@@ -367,7 +379,13 @@ void bind_mutators(py::module_& m) {
 
   py::class_<MutationRequest>(m, "MutationRequest", "What a mutator gets: the parent, its feedback, inspirations, memory.")
       .def(py::init<>())
-      .def_readwrite("task", &MutationRequest::task, "The Task being optimised.")
+      // The engine shares one Task between all requests of a run: reading gives a copy (changing it
+      // cannot reach the other requests), assigning replaces this request's task.
+      .def_property(
+          "task", [](const MutationRequest& request) { return request.task(); },
+          [](MutationRequest& request, Task task) { request.shared_task = std::make_shared<const Task>(std::move(task)); },
+          "The Task being optimised (read: a copy of the run's shared task; raises ValidationError when the request "
+          "has none).")
       .def_readwrite("parent", &MutationRequest::parent, "The Candidate to revise.")
       .def_readwrite("parent_evaluation", &MutationRequest::parent_evaluation,
                      "The parent's Evaluation (None when not evaluated).")
@@ -396,7 +414,7 @@ void bind_mutators(py::module_& m) {
       .def(py::init<>())
       .def(py::init([](std::optional<Candidate> candidate, std::string mutation, std::string failure, std::string prompt,
                        std::string response, std::string model, std::int64_t prompt_tokens,
-                       std::int64_t completion_tokens, double latency_seconds) {
+                       std::int64_t completion_tokens, double latency_seconds, std::vector<std::string> exhausted_ids) {
              Proposal proposal;
              proposal.candidate = std::move(candidate);
              proposal.mutation = std::move(mutation);
@@ -407,11 +425,13 @@ void bind_mutators(py::module_& m) {
              proposal.prompt_tokens = prompt_tokens;
              proposal.completion_tokens = completion_tokens;
              proposal.latency_seconds = latency_seconds;
+             proposal.exhausted_ids = std::move(exhausted_ids);
              return proposal;
            }),
            py::arg("candidate") = py::none(), py::arg("mutation") = "", py::arg("failure") = "",
            py::arg("prompt") = "", py::arg("response") = "", py::arg("model") = "", py::arg("prompt_tokens") = 0,
-           py::arg("completion_tokens") = 0, py::arg("latency_seconds") = 0.0)
+           py::arg("completion_tokens") = 0, py::arg("latency_seconds") = 0.0,
+           py::arg("exhausted_ids") = std::vector<std::string>{})
       .def_readwrite("candidate", &Proposal::candidate,
                      "The proposed Candidate, or None when `failure` says why there is none.")
       .def_readwrite("mutation", &Proposal::mutation,
@@ -426,17 +446,25 @@ void bind_mutators(py::module_& m) {
       .def_readwrite("model", &Proposal::model, "The model that answered, as the server names it.")
       .def_readwrite("prompt_tokens", &Proposal::prompt_tokens, "Prompt tokens the model reported.")
       .def_readwrite("completion_tokens", &Proposal::completion_tokens, "Completion tokens the model reported.")
-      .def_readwrite("latency_seconds", &Proposal::latency_seconds, "Wall time of the model call, in seconds.");
+      .def_readwrite("latency_seconds", &Proposal::latency_seconds, "Wall time of the model call, in seconds.")
+      .def_readwrite("exhausted_ids", &Proposal::exhausted_ids,
+                     "Ids of programs from which the mutator can propose nothing new for the rest of the run (the "
+                     "parent, and others it knows offer the same variants); the engine stops picking them as "
+                     "parents.");
 
   py::class_<Mutator, PyMutator, py::smart_holder>(
       m, "Mutator",
       "Proposes revised candidates. Subclass it and implement propose(request) -> list[Proposal] and "
-      "name() -> str; the engine calls propose() from several threads when several mutations are in flight.")
+      "name() -> str, and can_mutate(parent) -> bool when it cannot work from every program; the engine calls "
+      "propose() from several threads when several mutations are in flight.")
       .def(py::init<>())
       .def("propose", &Mutator::propose, py::arg("request"), py::call_guard<py::gil_scoped_release>(),
            "Revised candidates for a request, a list of Proposal; called from several threads when several mutations "
            "are in flight.")
-      .def("name", &Mutator::name);
+      .def("name", &Mutator::name)
+      .def("can_mutate", &Mutator::can_mutate, py::arg("parent"),
+           "Whether the mutator can work from this parent Candidate at all; the engine picks parents only among the "
+           "programs it accepts and asks once per program (default: True).");
 
   py::class_<ParamMutatorOptions>(m, "ParamMutatorOptions", "Settings of the ParamMutator.")
       .def(py::init<>())
@@ -699,6 +727,9 @@ void bind_evolution(py::module_& m) {
       .def_readonly("db_path", &EvolutionResult::db_path, "The run store's file.")
       .def_readonly("stop_reason", &EvolutionResult::stop_reason,
                     "'budget', 'wall_time', 'target_speedup', 'stagnation', 'stopped' or 'no_new_candidates'.")
+      .def_readonly("stop_detail", &EvolutionResult::stop_detail,
+                    "The stop reason in words where it needs some (for 'no_new_candidates': failed proposals in a row, "
+                    "or no program left that the mutator can work from, and why); empty otherwise.")
       .def_readonly("best", &EvolutionResult::best, "The best correct Program, or None.")
       .def_readonly("best_speedup", &EvolutionResult::best_speedup, "Its speedup over the baseline.")
       .def_readonly("evaluations", &EvolutionResult::evaluations, "Evaluations in the run, earlier sessions included.")
@@ -708,6 +739,9 @@ void bind_evolution(py::module_& m) {
       .def_readonly("duplicates", &EvolutionResult::duplicates, "Exact duplicates rejected.")
       .def_readonly("near_duplicates", &EvolutionResult::near_duplicates, "Near duplicates rejected.")
       .def_readonly("migrations", &EvolutionResult::migrations, "Programs copied between islands.")
+      .def_readonly("parent_fallbacks", &EvolutionResult::parent_fallbacks,
+                    "Proposals whose parent came from another island, because the island whose turn it was had no "
+                    "program the mutator could work from.")
       .def_readonly("pending", &EvolutionResult::pending,
                     "Stored candidates left unevaluated (a resume evaluates them).")
       .def_readonly("wall_seconds", &EvolutionResult::wall_seconds, "Wall time of run(), in seconds.")
@@ -746,6 +780,7 @@ void bind_evolution(py::module_& m) {
 }  // namespace
 
 void bind_search(py::module_& m) {
+  bind_program(m);
   bind_selection(m);
   bind_population(m);
   bind_archive(m);

@@ -141,7 +141,7 @@ std::vector<double> compute_features(const ArchiveConfig& config, const Program&
       continue;
     }
     if (feature.name == "complexity" && tokens < 0.0) {
-      tokens = static_cast<double>(detail::digest_source(program.candidate.language, program.candidate.source).tokens);
+      tokens = static_cast<double>(detail::digest_source(program.candidate().language, program.candidate().source).tokens);
     }
     values.push_back(builtin_feature(feature.name, program, tokens, reference_tokens));
   }
@@ -197,7 +197,7 @@ bool MapElitesArchive::add(const Program& program) {
   State& state = *state_;
   State::Island& island = state.islands[static_cast<std::size_t>(program.island)];
   // One pass over the source gives the code hash and the token count.
-  const detail::SourceDigest digest = detail::digest_source(program.candidate.language, program.candidate.source);
+  const detail::SourceDigest digest = detail::digest_source(program.candidate().language, program.candidate().source);
   island.code_hashes.insert(digest.hash);
   if (state.reference_tokens <= 0.0) {
     // The first program offered (the task's reference, in a run) sets the complexity scale.
@@ -270,7 +270,7 @@ std::vector<std::pair<const Program*, std::string>> MapElitesArchive::inspiratio
   const bool parent_held = parent_holder != state.holders.end();
   const std::string parent_hash =
       parent_held ? parent_holder->second.code_hash
-                  : detail::digest_source(parent.candidate.language, parent.candidate.source).hash;
+                  : detail::digest_source(parent.candidate().language, parent.candidate().source).hash;
   auto take = [&](const Program* program, const char* reason) {
     if (program == nullptr || static_cast<int>(chosen.size()) >= count) return false;
     if (!taken.insert(program->id()).second) return false;
@@ -408,7 +408,7 @@ double MapElitesArchive::coverage(int island) const {
 bool MapElitesArchive::island_has_code(int island, const Program& program) const {
   if (island < 0 || island >= config_.islands) return false;
   return state_->islands[static_cast<std::size_t>(island)].code_hashes.count(
-             detail::digest_source(program.candidate.language, program.candidate.source).hash) != 0;
+             detail::digest_source(program.candidate().language, program.candidate().source).hash) != 0;
 }
 
 std::vector<Program> MapElitesArchive::migrate() {

@@ -16,6 +16,7 @@
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "detail/random.hpp"
 #include "kernelsmith/error.hpp"
@@ -304,7 +305,8 @@ struct Pending {
 }  // namespace
 
 struct Evolution::Impl {
-  Task task;
+  std::shared_ptr<const Task> shared_task;  // one copy, shared by every mutation request
+  const Task& task;
   std::shared_ptr<Evaluator> evaluator;
   std::shared_ptr<Mutator> mutator;
   EvolutionConfig config;
@@ -333,12 +335,17 @@ struct Evolution::Impl {
   std::optional<Program> best;
   std::unordered_map<std::string, std::deque<Attempt>> attempts;  // by parent id
   std::unordered_map<std::string, Program> evaluated;               // by id, home-island copies
+  // Parent eligibility: what Mutator::can_mutate said of each program (asked once), and the programs
+  // the mutator reported it can propose nothing new from (Proposal::exhausted_ids).
+  std::unordered_map<std::string, bool> mutator_accepts;
+  std::unordered_set<std::string> exhausted;
   EvolutionResult result;
   Clock::time_point started;
 
   Impl(Task task_in, std::shared_ptr<Evaluator> evaluator_in, std::shared_ptr<Mutator> mutator_in,
        EvolutionConfig config_in)
-      : task(std::move(task_in)),
+      : shared_task(std::make_shared<const Task>(std::move(task_in))),
+        task(*shared_task),
         evaluator(std::move(evaluator_in)),
         mutator(std::move(mutator_in)),
         config(std::move(config_in)) {
@@ -371,6 +378,8 @@ struct Evolution::Impl {
     best.reset();
     attempts.clear();
     evaluated.clear();
+    mutator_accepts.clear();
+    exhausted.clear();
     result = EvolutionResult{};
   }
 
@@ -422,15 +431,15 @@ struct Evolution::Impl {
   void incorporate(Program program, const std::string& parent_id, const std::string& mutation, bool report,
                    double propose_seconds_unused = 0.0) {
     (void)propose_seconds_unused;
-    const bool initial = is_initial_origin(program.candidate.lineage.origin);
-    evaluated[program.id()] = program;
+    const bool initial = is_initial_origin(program.candidate().lineage.origin);
+    evaluated.insert_or_assign(program.id(), program);
     if (initial) {
       for (int island = 0; island < config.islands; ++island) {
         Program copy = program;
         copy.island = island;
         population->add(copy);
         archive->add(copy);
-        novelty->remember(copy.candidate, copy.id(), island);
+        novelty->remember(copy.candidate(), copy.id(), island);
       }
     } else {
       population->add(program);
@@ -525,22 +534,17 @@ struct Evolution::Impl {
     }
     const double each = seconds / static_cast<double>(batch.size());
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      Evaluation& evaluation = results[i];
-      // The id is the candidate's, whatever a custom evaluator put there.
-      evaluation.candidate_id = batch[i].id;
-      if (evaluation.task.empty()) evaluation.task = task.name;
-      const std::int64_t sequence = evaluations;
+      if (results[i].task.empty()) results[i].task = task.name;
+      const Lineage& lineage = batch[i].candidate.lineage;
+      const int island = std::clamp(lineage.island, 0, config.islands - 1);
+      const int generation = lineage.generation;
+      Program program(std::move(batch[i].candidate), std::move(results[i]), island, generation, evaluations);
       timed_store([&] {
-        return store->add_evaluation(run_id, batch[i].id, sequence, evaluation, batch[i].step_id, each);
+        return store->add_evaluation(run_id, program.id(), program.sequence, program.evaluation, batch[i].step_id,
+                                     each);
       });
       ++evaluations;
       ++session_evaluations;
-      Program program;
-      program.candidate = batch[i].candidate;
-      program.evaluation = std::move(evaluation);
-      program.island = std::clamp(batch[i].candidate.lineage.island, 0, config.islands - 1);
-      program.generation = batch[i].candidate.lineage.generation;
-      program.sequence = sequence;
       incorporate(std::move(program), batch[i].parent_id, batch[i].mutation, true);
     }
   }
@@ -552,7 +556,7 @@ struct Evolution::Impl {
     for (Program& migrant : archive->migrate()) {
       const int from = (migrant.island + config.islands - 1) % config.islands;
       population->add(migrant);
-      novelty->remember(migrant.candidate, migrant.id(), migrant.island);
+      novelty->remember(migrant.candidate(), migrant.id(), migrant.island);
       MigrationRecord record;
       record.run = run_id;
       record.program_id = migrant.id();
@@ -639,7 +643,7 @@ struct Evolution::Impl {
         copy.children = 0;
         population->add(copy);
         archive->add(copy);
-        novelty->remember(copy.candidate, copy.id(), copy.island);
+        novelty->remember(copy.candidate(), copy.id(), copy.island);
       }
     };
     for (const EvaluationRecord& record : records) {
@@ -649,16 +653,17 @@ struct Evolution::Impl {
         throw StoreError(fmt::format("run store '{}': evaluation {} names program {} that run {} does not hold",
                                      config.db_path, record.id, record.program_id, run_id));
       }
-      Program program;
-      program.candidate = found->second.candidate;
-      program.evaluation = record.evaluation;
-      program.evaluation.candidate_id = record.program_id;
-      program.island = std::clamp(program.candidate.lineage.island, 0, config.islands - 1);
-      program.generation = program.candidate.lineage.generation;
-      program.sequence = record.sequence;
-      novelty->remember(program.candidate, program.id(), program.island);
+      const Lineage& lineage = found->second.candidate.lineage;
+      Program program(found->second.candidate, record.evaluation, std::clamp(lineage.island, 0, config.islands - 1),
+                      lineage.generation, record.sequence);
+      if (program.id() != record.program_id) {
+        throw StoreError(fmt::format("run store '{}': program {} of run {} holds code whose id is {}; the file was "
+                                     "changed outside kernelsmith, so the run cannot be resumed",
+                                     config.db_path, record.program_id, run_id, program.id()));
+      }
+      novelty->remember(program.candidate(), program.id(), program.island);
       std::string parent_id;
-      std::string mutation = program.candidate.lineage.origin;
+      std::string mutation = program.candidate().lineage.origin;
       auto step = step_of_child.find(record.program_id);
       if (step != step_of_child.end()) {
         if (!step->second->parent_ids.empty()) parent_id = step->second->parent_ids.front();
@@ -709,33 +714,58 @@ struct Evolution::Impl {
 
   // ---- proposals
 
+  // A program the mutator can start from: one it accepts (asked once per program) and has not reported
+  // exhausted.
+  bool eligible_parent(const Program& program) {
+    if (exhausted.count(program.id()) != 0) return false;
+    auto known = mutator_accepts.find(program.id());
+    if (known == mutator_accepts.end()) {
+      known = mutator_accepts.emplace(program.id(), mutator->can_mutate(program.candidate())).first;
+    }
+    return known->second;
+  }
+
+  // The next proposal's parent: picked on the ticket's island among the eligible programs; when that
+  // island has none, on the next island (in ring order) that has one, and the job moves there. Null when
+  // no island has an eligible program.
   std::shared_ptr<Job> make_job() {
+    const ParentFilter eligible = [this](const Program& program) { return eligible_parent(program); };
+    const std::uint64_t ticket = tickets;
+    const int home = static_cast<int>(ticket % static_cast<std::uint64_t>(config.islands));
+    ParentChoice choice;
+    int island = home;
+    for (int offset = 0; offset < config.islands && choice.program == nullptr; ++offset) {
+      island = (home + offset) % config.islands;
+      if (!population->island_programs(island).empty()) choice = population->choose_parent(island, rng, eligible);
+    }
+    if (choice.program == nullptr) return nullptr;
+    if (island != home) ++result.parent_fallbacks;
+
     auto job = std::make_shared<Job>();
     job->ticket = tickets++;
-    job->island = static_cast<int>(job->ticket % static_cast<std::uint64_t>(config.islands));
-    const ParentChoice choice = population->choose_parent(job->island, rng);
+    job->island = island;
     const Program& parent = *choice.program;
     job->parent_id = parent.id();
     job->parent_generation = parent.generation;
     job->mode = choice.mode;
 
     MutationRequest& request = job->request;
-    request.task = task;
-    request.parent = parent.candidate;
+    request.shared_task = shared_task;
+    request.parent = parent.candidate();
     request.parent_evaluation = parent.evaluation;
     request.device = device;
     request.seed = detail::mix_seed(config.seed, job->ticket);
     request.island = job->island;
     request.generation = parent.generation + 1;
     for (const auto& [program, reason] : archive->inspirations_with_reasons(parent, config.inspirations, rng)) {
-      request.inspirations.push_back(Inspiration{program->candidate, program->evaluation, reason});
+      request.inspirations.push_back(Inspiration{program->candidate(), program->evaluation, reason});
       job->inspiration_ids.push_back(program->id());
     }
     if (config.crossover_rate > 0.0 && detail::uniform01(rng) < config.crossover_rate) {
-      for (const Inspiration& inspiration : request.inspirations) {
-        if (inspiration.evaluation.status == Status::ok) {
-          request.second_parent = inspiration.candidate;
-          job->second_parent_id = inspiration.evaluation.candidate_id;
+      for (std::size_t i = 0; i < request.inspirations.size(); ++i) {
+        if (request.inspirations[i].evaluation.status == Status::ok) {
+          request.second_parent = request.inspirations[i].candidate;
+          job->second_parent_id = job->inspiration_ids[i];
           break;
         }
       }
@@ -788,6 +818,7 @@ struct Evolution::Impl {
       return fresh;
     }
     for (Proposal& proposal : job.proposals) {
+      exhausted.insert(proposal.exhausted_ids.begin(), proposal.exhausted_ids.end());
       StepRecord step = base;
       step.mutation = proposal.mutation.empty() ? mutator->name() : proposal.mutation;
       step.prompt = proposal.prompt;
@@ -850,6 +881,24 @@ struct Evolution::Impl {
   }
 
   // ---- stop rules
+
+  // Why no program is left to start a proposal from, counted over the distinct programs of the run.
+  std::string no_parent_detail() const {
+    std::int64_t rejected = 0;
+    std::int64_t used_up = 0;
+    for (const auto& [id, program] : evaluated) {
+      if (exhausted.count(id) != 0) {
+        ++used_up;
+      } else {
+        auto accepted = mutator_accepts.find(id);
+        if (accepted != mutator_accepts.end() && !accepted->second) ++rejected;
+      }
+    }
+    return fmt::format("no program is left that the mutator '{}' can work from: {} of the run's {} programs have "
+                       "nothing new to offer (every variant is in the run or invalid) and it cannot work from {} "
+                       "(Mutator::can_mutate)",
+                       mutator->name(), used_up, evaluated.size(), rejected);
+  }
 
   std::string stop_reason() const {
     if (stop_requested.load()) return "stopped";
@@ -924,8 +973,17 @@ struct Evolution::Impl {
         if (!reason.empty()) break;
         while (in_flight < config.mutations_in_flight && evaluations + in_flight < config.budget &&
                !stop_requested.load()) {
-          pool_owner->submit(make_job());
+          std::shared_ptr<Job> job = make_job();
+          if (!job) break;
+          pool_owner->submit(std::move(job));
           ++in_flight;
+        }
+        if (in_flight == 0 && !stop_requested.load()) {
+          // Nothing in flight, everything proposed is evaluated, and no program is one the mutator
+          // can work from and has anything new to offer: more steps would all come back empty.
+          reason = "no_new_candidates";
+          result.stop_detail = no_parent_detail();
+          break;
         }
         std::vector<Pending> batch;
         for (const std::shared_ptr<Job>& job : pool_owner->collect(std::chrono::milliseconds(200))) {
@@ -955,6 +1013,10 @@ struct Evolution::Impl {
     if (pool_owner) pool_owner->close();
 
     result.stop_reason = failure ? "error" : reason;
+    if (reason == "no_new_candidates" && result.stop_detail.empty()) {
+      result.stop_detail = fmt::format("{} proposals in a row yielded nothing to evaluate (max_failed_proposals)",
+                                       failed_in_a_row);
+    }
     result.best = best;
     result.best_speedup = best ? best->evaluation.speedup : 0.0;
     result.evaluations = evaluations;

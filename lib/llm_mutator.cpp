@@ -2,25 +2,15 @@
 
 #include <chrono>
 #include <cmath>
-#include <random>
 
 #include <fmt/format.h>
 
+#include "detail/random.hpp"
 #include "kernelsmith/error.hpp"
 
 namespace kernelsmith {
 
 namespace {
-
-// splitmix64: decorrelates the mutator's seed, the request's seed and the proposal index.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-double uniform01(std::uint64_t bits) { return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0); }
 
 // The program crossover combines with the parent: the engine's second parent, else the first
 // inspiration that is a different program.
@@ -63,9 +53,11 @@ EditMode LlmMutator::choose_mode(const MutationRequest& request, int index) cons
   double crossover = crossover_partner(request) ? options_.crossover_weight : 0.0;
   double total = full + diff + crossover;
   if (total <= 0.0) return EditMode::full;  // only crossover was wanted and there is no partner
-  std::uint64_t bits = mix(mix(options_.seed) ^ mix(request.seed + 0x51ed2701ULL) ^
-                           mix(static_cast<std::uint64_t>(index) + 0x2545f491ULL));
-  double x = uniform01(bits) * total;
+  // splitmix64 decorrelates the mutator's seed, the request's seed and the proposal index.
+  using detail::splitmix64;
+  const std::uint64_t bits = splitmix64(splitmix64(options_.seed) ^ splitmix64(request.seed + 0x51ed2701ULL) ^
+                                        splitmix64(static_cast<std::uint64_t>(index) + 0x2545f491ULL));
+  double x = detail::unit_interval(bits) * total;
   if (x < full) return EditMode::full;
   if (x < full + diff) return EditMode::diff;
   return EditMode::crossover;
@@ -107,7 +99,8 @@ Proposal LlmMutator::propose_with_mode(const MutationRequest& request, EditMode 
   proposal.prompt = prompt.messages_json();
 
   LlmRequestOptions request_options = options_.request;
-  request_options.seed = mix(options_.seed ^ mix(request.seed) ^ static_cast<std::uint64_t>(index));
+  request_options.seed =
+      detail::splitmix64(options_.seed ^ detail::splitmix64(request.seed) ^ static_cast<std::uint64_t>(index));
 
   LlmResponse response;
   const auto start = std::chrono::steady_clock::now();

@@ -126,7 +126,7 @@ std::string ParamMutator::rewrite(const std::string& source, const ParamValues& 
 bool ParamMutator::satisfies(const LaunchPlan& plan, const ParamValues& values, const MutationRequest& request,
                              std::string* reason) const {
   Bindings bindings = device_bindings(request.device);
-  for (const auto& [name, value] : request.task.timing_sizes.sizes) bindings[name] = value;
+  for (const auto& [name, value] : request.task().timing_sizes.sizes) bindings[name] = value;
   for (const auto& [name, value] : values) bindings[name] = value;
   for (const std::string& requirement : plan.requirements) {
     try {
@@ -160,6 +160,16 @@ bool ParamMutator::satisfies(const LaunchPlan& plan, const ParamValues& values, 
     }
   }
   return true;
+}
+
+bool ParamMutator::can_mutate(const Candidate& parent) const {
+  try {
+    const LaunchPlan plan = LaunchPlan::parse(parent.source);
+    return std::any_of(plan.tunables.begin(), plan.tunables.end(),
+                       [](const TunableParam& param) { return param.values.size() > 1; });
+  } catch (const PlanError&) {
+    return false;  // propose() would only report the parse error
+  }
 }
 
 std::vector<Proposal> ParamMutator::propose(const MutationRequest& request) {
@@ -257,7 +267,7 @@ std::vector<Proposal> ParamMutator::propose(const MutationRequest& request) {
   std::vector<Proposal> proposals;
   for (int index = 0; index < options_.proposals_per_request; ++index) {
     int rejected = 0;
-    int known = 0;
+    std::vector<std::string> known_ids;  // the combinations already in the run, as programs
     std::string first_rejection;
     std::optional<ParamValues> chosen;
     std::optional<Candidate> child;
@@ -275,7 +285,7 @@ std::vector<Proposal> ParamMutator::propose(const MutationRequest& request) {
       candidate.language = request.parent.language;
       candidate.source = rewrite(request.parent.source, values);
       if (request.is_known && request.is_known(candidate)) {
-        ++known;
+        known_ids.push_back(candidate.id());
         offered.insert(values);
         return false;
       }
@@ -334,12 +344,18 @@ std::vector<Proposal> ParamMutator::propose(const MutationRequest& request) {
             for (const TunableParam* param : mutable_params) names.push_back(param->name);
             return names;
           }(), ", "),
-          describe(current), rejected, known);
+          describe(current), rejected, known_ids.size());
       if (!first_rejection.empty()) why += fmt::format(" (e.g. {})", first_rejection);
       if (space > options_.enumeration_limit) {
         why += fmt::format("; the space ({}+ combinations) was sampled, not enumerated", options_.enumeration_limit);
+        return failed(why);
       }
-      return failed(why);
+      // The whole space was enumerated: nothing new will come from this parent, nor from the programs
+      // of the same space (the known combinations), whose requests would enumerate the same space.
+      std::vector<Proposal> exhausted = failed(why);
+      exhausted.front().exhausted_ids = std::move(known_ids);
+      exhausted.front().exhausted_ids.push_back(request.parent.id());
+      return exhausted;
     }
     offered.insert(*chosen);
     child->lineage.parent_ids = {request.parent.id()};

@@ -9,12 +9,6 @@
 
 namespace kernelsmith {
 
-bool better_program(const Program& a, const Program& b) {
-  if (a.correct() != b.correct()) return a.correct();
-  if (a.fitness() != b.fitness()) return a.fitness() > b.fitness();
-  return a.sequence < b.sequence;
-}
-
 void PopulationConfig::validate() const {
   if (islands < 1) {
     throw ValidationError(fmt::format("population.islands = {} must be at least 1", islands));
@@ -77,7 +71,8 @@ void IslandPopulation::evict_one(Island& island) {
   island.programs.pop_back();
 }
 
-ParentChoice IslandPopulation::choose_parent(int island_number, std::mt19937_64& rng) const {
+ParentChoice IslandPopulation::choose_parent(int island_number, std::mt19937_64& rng,
+                                            const ParentFilter& eligible) const {
   const Island& island = island_at(island_number);
   if (island.programs.empty()) {
     throw NotFoundError(fmt::format("island {} has no program to select a parent from", island_number));
@@ -85,8 +80,10 @@ ParentChoice IslandPopulation::choose_parent(int island_number, std::mt19937_64&
   std::vector<const Program*> correct;
   std::vector<const Program*> incorrect;
   for (const auto& program : island.programs) {
+    if (eligible && !eligible(*program)) continue;
     (program->correct() ? correct : incorrect).push_back(program.get());
   }
+  if (correct.empty() && incorrect.empty()) return {};
   const SelectionConfig& selection = config_.selection;
   auto pick_repair = [&]() {
     // Fresh failures first: a failure already tried many times is less likely to be fixed next.

@@ -463,7 +463,7 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
   // The parts that never shrink.
   const std::string system = render_template(
       t.system, with({{"format_rules", candidate_format_rules(language)}}), "system");
-  const std::string task_text = render_task(request.task, t, common);
+  const std::string task_text = render_task(request.task(), t, common);
   const std::string hardware_text =
       render_template(t.hardware, with({{"device", render_device(request.device, options_, request.parent_evaluation)}}), "hardware");
   std::string instruction_template = mode == EditMode::full   ? t.full_instruction
@@ -483,9 +483,9 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
   // The parts the budget may drop or trim.
   std::string reference_source;
   {
-    auto it = request.task.references.find(language);
-    if (it != request.task.references.end()) reference_source = it->second.source;
-    else if (!request.task.references.empty()) reference_source = request.task.references.begin()->second.source;
+    auto it = request.task().references.find(language);
+    if (it != request.task().references.end()) reference_source = it->second.source;
+    else if (!request.task().references.empty()) reference_source = request.task().references.begin()->second.source;
   }
   bool keep_reference = !reference_source.empty();
 

@@ -8,7 +8,6 @@
 
 #include "detail/random.hpp"
 #include "kernelsmith/error.hpp"
-#include "kernelsmith/population.hpp"
 
 namespace kernelsmith {
 

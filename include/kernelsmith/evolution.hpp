@@ -52,7 +52,8 @@ struct EvolutionConfig {
   /// Evaluations in a row without a better best program.
   std::int64_t stagnation = 0;
   /// Proposals in a row that yield nothing to evaluate (mutator failures, duplicates): the mutator has
-  /// run out of ideas.
+  /// run out of ideas. (A run also stops, at once, when no program is left that the mutator can work
+  /// from: see Mutator::can_mutate and Proposal::exhausted_ids.)
   std::int64_t max_failed_proposals = 100;
 
   // Reproducibility and storage.
@@ -103,6 +104,10 @@ struct EvolutionResult {
   std::string db_path;
   /// "budget", "wall_time", "target_speedup", "stagnation", "stopped", "no_new_candidates".
   std::string stop_reason;
+  /// The stop reason in words where the reason alone does not say enough: for "no_new_candidates",
+  /// whether the proposals kept failing or no program was left that the mutator could work from (and
+  /// why). Empty otherwise.
+  std::string stop_detail;
   std::optional<Program> best;
   double best_speedup = 0.0;
   std::int64_t evaluations = 0;          ///< in the run, earlier sessions included
@@ -112,6 +117,9 @@ struct EvolutionResult {
   std::int64_t duplicates = 0;
   std::int64_t near_duplicates = 0;
   std::int64_t migrations = 0;
+  /// Proposals whose parent came from another island, because the island whose turn it was had no
+  /// program the mutator could work from (Mutator::can_mutate, Proposal::exhausted_ids).
+  std::int64_t parent_fallbacks = 0;
   std::int64_t pending = 0;  ///< stored candidates left unevaluated (resume evaluates them)
   double wall_seconds = 0.0;
   double evaluator_seconds = 0.0;  ///< inside Evaluator::evaluate_batch

@@ -16,6 +16,7 @@
 #include "kernelsmith/kernel_runner.hpp"
 #include "kernelsmith/mutator.hpp"
 #include "kernelsmith/param_mutator.hpp"
+#include "kernelsmith/program.hpp"
 #include "kernelsmith/selection.hpp"
 #include "kernelsmith/population.hpp"
 #include "kernelsmith/novelty.hpp"

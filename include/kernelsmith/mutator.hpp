@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,7 +33,9 @@ struct Inspiration {
 };
 
 struct MutationRequest {
-  Task task;
+  /// The task being optimised, shared read-only by every request of a run: the engine makes it once,
+  /// and a request (and each copy of it) keeps it alive for as long as the request lives.
+  std::shared_ptr<const Task> shared_task;
   Candidate parent;
   std::optional<Evaluation> parent_evaluation;
   /// A second parent for crossover, when the engine offers one.
@@ -47,6 +50,9 @@ struct MutationRequest {
   /// Set by the engine: true when the candidate's code (normalised: comments and layout ignored) is
   /// already in the run, so that a mutator can avoid proposing it again. Thread-safe; may be empty.
   std::function<bool(const Candidate&)> is_known;
+
+  /// The task. Throws ValidationError when the request carries none (`shared_task` is null).
+  const Task& task() const;
 };
 
 /// One proposal. When `candidate` is empty, `failure` says why (garbled response, diff matched nothing,
@@ -62,6 +68,11 @@ struct Proposal {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
   double latency_seconds = 0.0;
+  /// Ids of programs from which the mutator can propose nothing new for the rest of the run: the
+  /// parent, when every variant it could make is already in the run or breaks a constraint, and the
+  /// programs it knows to offer the same variants. The engine no longer picks them as parents; when no
+  /// program is left to pick, the run stops with "no_new_candidates".
+  std::vector<std::string> exhausted_ids;
 };
 
 class Mutator {
@@ -70,6 +81,13 @@ class Mutator {
   /// Thread-safe: the engine calls it from several threads when several mutations are in flight.
   virtual std::vector<Proposal> propose(const MutationRequest& request) = 0;
   virtual std::string name() const = 0;
+  /// Whether the mutator can work from this parent at all (the parameter mutator needs `// @tune`
+  /// lines with a choice). The engine picks parents only among the programs it accepts and asks once
+  /// per program, so the answer must depend on the candidate alone. Thread-safe. Default: every one.
+  virtual bool can_mutate(const Candidate& parent) const {
+    static_cast<void>(parent);
+    return true;
+  }
 };
 
 }  // namespace kernelsmith

@@ -41,8 +41,13 @@ class ParamMutator : public Mutator {
   /// Mutation (1-2 parameters changed) or, with a second parent declaring the same parameters,
   /// crossover (each value from either parent, then mutated if the mix equals a parent). Proposals have
   /// mutation "param"; a request with nothing new to offer gets one proposal whose `failure` says why.
+  /// When the parent's whole space was enumerated (at most `enumeration_limit` combinations) and every
+  /// combination is in the run or breaks a constraint, that proposal's `exhausted_ids` names the parent
+  /// and the programs of the run in the same space.
   std::vector<Proposal> propose(const MutationRequest& request) override;
   std::string name() const override { return "param"; }
+  /// True when the candidate's plan parses and declares a `// @tune` parameter with two or more values.
+  bool can_mutate(const Candidate& parent) const override;
 
   const ParamMutatorOptions& options() const { return options_; }
 

@@ -2,38 +2,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "kernelsmith/candidate.hpp"
-#include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/program.hpp"
 #include "kernelsmith/selection.hpp"
 
 namespace kernelsmith {
-
-/// An evaluated candidate as the search sees it.
-struct Program {
-  Candidate candidate;
-  Evaluation evaluation;
-  int island = 0;
-  int generation = 0;
-  /// Children proposed from it so far (damps its chance of being picked again).
-  int children = 0;
-  /// Evaluation order, from 0: the engine's clock.
-  std::int64_t sequence = 0;
-  /// A copy that arrived on this island by migration; migrants are never migrated again.
-  bool migrant = false;
-
-  const std::string& id() const { return evaluation.candidate_id; }
-  double fitness() const { return evaluation.fitness; }
-  bool correct() const { return evaluation.status == Status::ok; }
-};
-
-/// True when `a` ranks above `b`: higher fitness, then the earlier evaluation (stable under ties).
-bool better_program(const Program& a, const Program& b);
 
 class Population {
  public:
@@ -57,7 +36,11 @@ struct PopulationConfig {
   void validate() const;
 };
 
-/// A parent pick with the way it was made.
+/// Which programs a parent may be picked from (e.g. those the mutator can work from); empty: all.
+using ParentFilter = std::function<bool(const Program&)>;
+
+/// A parent pick with the way it was made. `program` is nullptr when the filter accepted no program
+/// of the island.
 struct ParentChoice {
   const Program* program = nullptr;
   SelectionMode mode = SelectionMode::policy;
@@ -76,8 +59,11 @@ class IslandPopulation : public Population {
   /// count kept). Throws ValidationError for an island outside [0, islands).
   void add(const Program& program) override;
   const Program& select_parent(int island, std::mt19937_64& rng) override;
-  /// select_parent with the mode that made the pick.
-  ParentChoice choose_parent(int island, std::mt19937_64& rng) const;
+  /// select_parent with the mode that made the pick, among the island's programs that `eligible`
+  /// accepts (all when it is empty): the modes and the policy see only those, as if the others were
+  /// not there. Throws NotFoundError when the island has no program; returns a null `program` when it
+  /// has some but `eligible` accepts none (without drawing from `rng`).
+  ParentChoice choose_parent(int island, std::mt19937_64& rng, const ParentFilter& eligible = {}) const;
   std::vector<const Program*> island_programs(int island) const override;
   int islands() const override;
   std::size_t size() const override;

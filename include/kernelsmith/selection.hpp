@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace kernelsmith {
+#include "kernelsmith/program.hpp"
 
-struct Program;
+namespace kernelsmith {
 
 enum class SelectionPolicy {
   uniform,     ///< every correct program equally likely

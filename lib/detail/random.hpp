@@ -10,9 +10,21 @@
 
 namespace kernelsmith::detail {
 
+/// The top 53 bits of a 64-bit value as a number in [0, 1).
+inline double unit_interval(std::uint64_t bits) {
+  return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0);
+}
+
 /// Uniform in [0, 1) with 53 random bits.
-inline double uniform01(std::mt19937_64& rng) {
-  return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0);
+inline double uniform01(std::mt19937_64& rng) { return unit_interval(rng()); }
+
+/// splitmix64: one step of the golden-ratio sequence, then its finaliser. Decorrelates nearby inputs
+/// (seeds, counters, indices), so that streams derived from them look independent.
+inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
 }
 
 /// Uniform in [0, n); n must be positive. Rejection sampling removes the modulo bias.
@@ -45,10 +57,7 @@ inline std::size_t weighted_index(std::mt19937_64& rng, const std::vector<double
 
 /// A seed for a derived stream (a request, a resumed run) from a base seed and a counter.
 inline std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t counter) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (counter + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return splitmix64(seed + 0x9E3779B97F4A7C15ULL * counter);
 }
 
 }  // namespace kernelsmith::detail

@@ -243,6 +243,7 @@ def cmd_evolve(args: argparse.Namespace) -> int:
         "run_id": result.run_id,
         "db": result.db_path,
         "stop_reason": result.stop_reason,
+        "stop_detail": result.stop_detail,
         "best_speedup": result.best_speedup,
         "best_program_id": best.id if best else None,
         "best": _program_summary(best) if best else None,
@@ -263,6 +264,8 @@ def cmd_evolve(args: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2))
     else:
         print(f"stopped: {result.stop_reason} after {result.evaluations} evaluations in {seconds:.1f} s")
+        if result.stop_detail:
+            print(f"  ({result.stop_detail})")
         if best:
             print(f"best: {result.best_speedup:.3f}x, program {best.id} (island {best.island}, "
                   f"generation {best.generation}, {best.candidate.lineage.origin})")

@@ -6,10 +6,19 @@
 #include <string>
 
 #include "kernelsmith/candidate.hpp"
+#include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluator.hpp"
 #include "kernelsmith/task.hpp"
 
 namespace kernelsmith::test {
+
+/// True when the OpenCL backend is built, loads and reports a device (PoCL's CPU device will do).
+inline bool opencl_available() {
+  for (const auto& backend : devices()) {
+    if (backend.name == "opencl" && backend.available && !backend.devices.empty()) return true;
+  }
+  return false;
+}
 
 // y[i] = 2 * a[i] + b[i] over N = 4096 floats, checked also at N = 1 and N = 1000.
 inline Task small_task() { return Task::load(std::string(KERNELSMITH_TEST_DATA_DIR) + "/harness_task"); }

@@ -7,26 +7,19 @@
 #include "kernelsmith/archive.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/novelty.hpp"
+#include "program_test_support.hpp"
 
 using namespace kernelsmith;
+using kernelsmith::testing::id_of;
+using kernelsmith::testing::named_program;
 
 namespace {
 
-// A program whose source is unique to its id; `x` and `y` feed the custom descriptors below.
-Program make_program(const std::string& id, double fitness, double x, double y, int island = 0,
+// A program named `name` (its id is id_of(name)); `x` and `y` feed the custom descriptors below.
+Program make_program(const std::string& name, double fitness, double x, double y, int island = 0,
                      bool correct = true, std::int64_t sequence = 0) {
-  Program program;
-  program.candidate.language = "opencl";
-  program.candidate.source = "__kernel void k_" + id + "(__global float* y) { y[0] = " + std::to_string(x) + "f * " +
-                             std::to_string(y) + "f; }";
-  program.evaluation.candidate_id = id;
-  program.evaluation.status = correct ? Status::ok : Status::incorrect;
-  program.evaluation.fitness = fitness;
-  program.evaluation.speedup = correct ? fitness : 0.0;
-  program.evaluation.message = "x=" + std::to_string(x) + " y=" + std::to_string(y);
-  program.island = island;
-  program.sequence = sequence;
-  return program;
+  return named_program(name, fitness, correct, island, sequence,
+                       "x=" + std::to_string(x) + " y=" + std::to_string(y));
 }
 
 // Two custom axes reading the x/y the program's message carries: 4 bins each over [0, 4).
@@ -65,16 +58,16 @@ TEST_CASE("a cell keeps the fitter program; only correct programs enter", "[arch
   CHECK(archive.add(make_program("a", 1.0, 0.5, 0.5)));
   CHECK(archive.cell_of(make_program("a", 1.0, 0.5, 0.5)) == std::vector<int>{0, 0});
   CHECK(archive.add(make_program("worse", 0.9, 0.7, 0.2, 0, true, 1)));  // no cell, but the elite set has room
-  CHECK(archive.cell(0, {0, 0})->id() == "a");
+  CHECK(archive.cell(0, {0, 0})->id() == id_of("a"));
   CHECK(archive.add(make_program("better", 2.0, 0.1, 0.9, 0, true, 2)));
-  CHECK(archive.cell(0, {0, 0})->id() == "better");
+  CHECK(archive.cell(0, {0, 0})->id() == id_of("better"));
   CHECK_FALSE(archive.add(make_program("broken", 0.0, 3.5, 3.5, 0, false, 3)));
   CHECK(archive.cell(0, {3, 3}) == nullptr);
   CHECK(archive.add(make_program("far", 0.5, 3.9, 9.0, 0, true, 4)));  // values beyond max clamp to the last bin
-  CHECK(archive.cell(0, {3, 3})->id() == "far");
+  CHECK(archive.cell(0, {3, 3})->id() == id_of("far"));
   CHECK(archive.coverage(0) == Approx(2.0 / 16.0));
   // "a" lost its cell but stays an elite; "worse" never had a cell and is an elite too.
-  CHECK(ids_of(archive.elites(10)) == std::vector<std::string>{"better", "a", "worse"});
+  CHECK(ids_of(archive.elites(10)) == std::vector<std::string>{id_of("better"), id_of("a"), id_of("worse")});
   CHECK(archive.size() == 4);  // better, far (cells) + a, worse (elites)
 }
 
@@ -84,13 +77,13 @@ TEST_CASE("the elite set holds the top k distinct programs, best first", "[archi
   archive.add(make_program("p2", 4.0, 1.5, 0.5, 1, true, 1));
   archive.add(make_program("p3", 3.0, 2.5, 0.5, 0, true, 2));
   archive.add(make_program("p4", 2.0, 3.5, 0.5, 1, true, 3));
-  CHECK(ids_of(archive.elites(3)) == std::vector<std::string>{"p2", "p3", "p4"});
-  CHECK(ids_of(archive.elites(1)) == std::vector<std::string>{"p2"});
+  CHECK(ids_of(archive.elites(3)) == std::vector<std::string>{id_of("p2"), id_of("p3"), id_of("p4")});
+  CHECK(ids_of(archive.elites(1)) == std::vector<std::string>{id_of("p2")});
   // A copy of p2 on another island (a migrant) does not enter the elite set twice.
   Program copy = make_program("p2", 4.0, 1.5, 0.5, 0, true, 1);
   copy.migrant = true;
   archive.add(copy);
-  CHECK(ids_of(archive.elites(3)) == std::vector<std::string>{"p2", "p3", "p4"});
+  CHECK(ids_of(archive.elites(3)) == std::vector<std::string>{id_of("p2"), id_of("p3"), id_of("p4")});
 }
 
 TEST_CASE("inspirations: island best, top, nearby cells, diverse; never the parent", "[archive]") {
@@ -119,9 +112,9 @@ TEST_CASE("inspirations: island best, top, nearby cells, diverse; never the pare
     }
   }
   CHECK(chosen[0].second == "island_best");
-  CHECK(chosen[0].first->id() == "c33");
+  CHECK(chosen[0].first->id() == id_of("c33"));
   CHECK(chosen[1].second == "top");
-  CHECK(chosen[1].first->id() == "c32");  // c33, the top elite, is already the island best
+  CHECK(chosen[1].first->id() == id_of("c32"));  // c33, the top elite, is already the island best
   std::set<std::string> reasons;
   for (const auto& entry : chosen) reasons.insert(entry.second);
   CHECK(reasons == std::set<std::string>{"island_best", "top", "nearby_cell", "diverse"});
@@ -149,18 +142,18 @@ TEST_CASE("migration copies the best programs around a ring, once", "[archive]")
 
   const std::vector<Program> migrants = archive.migrate();
   REQUIRE(migrants.size() == 1);  // island 0 sends its best half (a1); island 1's b1 is already on island 2
-  CHECK(migrants[0].id() == "a1");
+  CHECK(migrants[0].id() == id_of("a1"));
   CHECK(migrants[0].island == 1);
   CHECK(migrants[0].migrant);
   CHECK(archive.island_has_code(1, migrants[0]));
-  CHECK(archive.island_best(1)->id() == "b1");
+  CHECK(archive.island_best(1)->id() == id_of("b1"));
 
   // Next round: a1 on island 1 is a migrant and does not travel on; island 0 sends a2 (a1 is on 1).
   const std::vector<Program> second = archive.migrate();
   std::set<std::pair<std::string, int>> moves;
   for (const Program& migrant : second) moves.insert({migrant.id(), migrant.island});
-  CHECK(moves.count({"a1", 2}) == 0);
-  CHECK(moves.count({"a2", 1}) == 1);
+  CHECK(moves.count({id_of("a1"), 2}) == 0);
+  CHECK(moves.count({id_of("a2"), 1}) == 1);
 
   MapElitesArchive single(grid_config(1));
   single.add(make_program("x", 1.0, 0.5, 0.5));
@@ -176,9 +169,9 @@ TEST_CASE("default descriptors: complexity against the first program, registers,
   CHECK(reference_features[1] == Approx(-1.0));  // registers not reported
   CHECK(reference_features[2] == Approx(0.0));   // log2(speedup 1)
 
-  Program longer = make_program("long", 4.0, 0.0, 0.0);
-  longer.candidate.source = reference.candidate.source + "\n" + reference.candidate.source + "\n" +
-                            reference.candidate.source + "\n" + reference.candidate.source;
+  const std::string& code = reference.candidate().source;
+  Program longer(Candidate{"opencl", code + "\n" + code + "\n" + code + "\n" + code, {}},
+                 make_program("long", 4.0, 0.0, 0.0).evaluation);
   KernelResources kernel;
   kernel.name = "k";
   kernel.registers = 40;

@@ -1,5 +1,8 @@
 // The evolution engine over small deterministic evaluators and mutators: budgets and stop rules,
-// reproducibility, short-term memory, the step record, stop() and resume, concurrency, migration.
+// reproducibility, short-term memory, the step record, stop() and resume, concurrency, migration,
+// parent eligibility. Then the README's main job (relu, parameter mutator) on PoCL with the real
+// evaluator.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -10,6 +13,7 @@
 #include <thread>
 
 #include "catch.hpp"
+#include "harness_test_support.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/evolution.hpp"
 #include "kernelsmith/param_mutator.hpp"
@@ -133,6 +137,43 @@ class ThrowingMutator : public Mutator {
   std::string name() const override { return "throwing"; }
 };
 
+// The synthetic task whose reference declares no tunable parameter (like relu's): only the seed and
+// its children are programs the parameter mutator can change.
+Task task_with_a_plain_reference() {
+  Task task = synthetic_task();
+  task.references["opencl"].source =
+      "// @launch k<<<1, 1>>>(x)\n__kernel void k(__global float* x) { x[0] = 1.0f; }\n";
+  return task;
+}
+
+// Uses each parent once: proposes from it with the parameter mutator and reports it exhausted.
+class OncePerParentMutator : public Mutator {
+ public:
+  std::vector<Proposal> propose(const MutationRequest& request) override {
+    std::vector<Proposal> proposals = inner.propose(request);
+    proposals.front().exhausted_ids.push_back(request.parent.id());
+    std::lock_guard<std::mutex> lock(mutex);
+    parents.push_back(request.parent.id());
+    return proposals;
+  }
+  std::string name() const override { return "once"; }
+  bool can_mutate(const Candidate& parent) const override { return inner.can_mutate(parent); }
+
+  ParamMutator inner;
+  std::mutex mutex;
+  std::vector<std::string> parents;
+};
+
+// Can work from nothing: every program is refused.
+class RefusingMutator : public FailingMutator {
+ public:
+  bool can_mutate(const Candidate&) const override {
+    ++asked;
+    return false;
+  }
+  mutable std::atomic<int> asked{0};
+};
+
 EvolutionConfig small_config(const std::string& db, std::int64_t budget) {
   EvolutionConfig config;
   config.db_path = db;
@@ -179,6 +220,22 @@ void check_store_consistent(const std::string& db, std::int64_t run) {
   }
   // Every stored program came from a step.
   CHECK(children.size() == program_ids.size());
+}
+
+// The built-in relu at a size PoCL times in milliseconds; its plan, reference and seed are unchanged.
+Task small_relu() {
+  Task task = Task::load("relu");
+  task.timing_sizes.sizes["N"] = 65536;
+  return task;
+}
+
+// `kernelsmith evolve --task relu --backend auto --mutator param --budget 10`: the CLI's defaults.
+EvolutionConfig main_job_config(const std::string& db, std::int64_t budget) {
+  EvolutionConfig config = small_config(db, budget);  // two islands, as the CLI has
+  config.seed = 0;
+  config.mutations_in_flight = 2;
+  config.max_failed_proposals = EvolutionConfig{}.max_failed_proposals;
+  return config;
 }
 
 }  // namespace
@@ -523,4 +580,130 @@ TEST_CASE("bad settings are refused before a run", "[evolution]") {
   CHECK(parsed.migration.interval == 7);
   CHECK(parsed.novelty.similarity_threshold == Approx(0.9));
   CHECK(parsed.features.size() == round_trip.features.size());
+}
+
+TEST_CASE("parents are picked only among the programs the mutator can work from", "[evolution]") {
+  TempDb db;
+  const Task task = task_with_a_plain_reference();
+  const std::string reference_id = Candidate{"opencl", task.references.at("opencl").source, {}}.id();
+
+  SECTION("the parameter mutator is never handed the reference") {
+    const EvolutionResult result =
+        Evolution(task, std::make_shared<SyntheticEvaluator>(), std::make_shared<ParamMutator>(), small_config(db.str(), 20))
+            .run();
+    CHECK(result.stop_reason == "budget");
+    CHECK(result.failed_proposals == 0);
+    RunStore store(db.str(), true);
+    for (const StepRecord& step : store.steps(result.run_id)) {
+      if (step.selection == "seed") continue;
+      CHECK(step.parent_ids.front() != reference_id);
+    }
+  }
+  SECTION("an island with no program left falls back to the next island") {
+    auto mutator = std::make_shared<OncePerParentMutator>();
+    const EvolutionResult result =
+        Evolution(task, std::make_shared<SyntheticEvaluator>(), mutator, small_config(db.str(), 12)).run();
+    CHECK(result.stop_reason == "budget");
+    CHECK(result.failed_proposals == 0);
+    // Every parent is used once, and never the reference.
+    CHECK(std::set<std::string>(mutator->parents.begin(), mutator->parents.end()).size() == mutator->parents.size());
+    CHECK(std::find(mutator->parents.begin(), mutator->parents.end(), reference_id) == mutator->parents.end());
+    // Island 1 holds only the reference and the seed (used up by the first proposal, on island 0): its
+    // turns go to island 0, where the children live.
+    CHECK(result.parent_fallbacks > 0);
+    RunStore store(db.str(), true);
+    for (const StepRecord& step : store.steps(result.run_id)) {
+      if (step.selection != "seed") CHECK(step.island == 0);
+    }
+    check_store_consistent(db.str(), result.run_id);
+  }
+  SECTION("a mutator that can work from no program: the run stops at once and says why") {
+    auto mutator = std::make_shared<RefusingMutator>();
+    const EvolutionResult result = Evolution(task, std::make_shared<SyntheticEvaluator>(), mutator, small_config(db.str(), 50)).run();
+    CHECK(result.stop_reason == "no_new_candidates");
+    CHECK(result.evaluations == 2);  // reference and seed
+    CHECK(result.steps == 0);
+    CHECK(mutator->asked == 2);  // once per program, not once per pick
+    CHECK(result.stop_detail.find("it cannot work from 2 (Mutator::can_mutate)") != std::string::npos);
+    RunStore store(db.str(), true);
+    CHECK(store.run(result.run_id).stop_reason == "no_new_candidates");
+  }
+}
+
+TEST_CASE("the run stops as soon as the parameter space is used up", "[evolution]") {
+  TempDb db;
+  EvolutionConfig config = small_config(db.str(), 200);
+  config.islands = 3;
+  const EvolutionResult result =
+      Evolution(synthetic_task(), std::make_shared<SyntheticEvaluator>(), std::make_shared<ParamMutator>(), config).run();
+  CHECK(result.stop_reason == "no_new_candidates");
+  CHECK(result.evaluations == 32);  // every combination once (the reference and the seed are two of them)
+  // One mutation in flight: the one request that found the space used up named every program of it.
+  CHECK(result.failed_proposals == 1);
+  CHECK(result.stop_detail.find("32 of the run's 32 programs have nothing new to offer") != std::string::npos);
+  check_store_consistent(db.str(), result.run_id);
+}
+
+// ---- On PoCL, with the real evaluator and the parameter mutator (skipped without an OpenCL device).
+
+TEST_CASE("the main job spends no step on a parent the parameter mutator cannot change", "[evolution][opencl]") {
+  if (!test::opencl_available()) {
+    WARN("skipped: no OpenCL device");
+    return;
+  }
+  TempDb db;
+  const Task task = small_relu();
+  std::shared_ptr<Evaluator> evaluator = create_evaluator(test::fast_options("opencl", true, 1));
+  const EvolutionResult result =
+      Evolution(task, evaluator, std::make_shared<ParamMutator>(), main_job_config(db.str(), 10)).run();
+  CHECK(result.stop_reason == "budget");
+  CHECK(result.evaluations == 10);
+
+  RunStore store(db.str(), true);
+  const std::string reference_id = Candidate{"opencl", task.references.at("opencl").source, {}}.id();
+  int proposals = 0;
+  for (const StepRecord& step : store.steps(result.run_id)) {
+    if (step.selection == "seed") continue;
+    ++proposals;
+    INFO("step " << step.id << ": " << step.failure);
+    CHECK(step.failure.find("declares no tunable parameters") == std::string::npos);
+    REQUIRE_FALSE(step.parent_ids.empty());
+    CHECK(step.parent_ids.front() != reference_id);  // the reference has no @tune line
+  }
+  CHECK(proposals >= 8);  // reference and seed, then at least 8 children
+}
+
+TEST_CASE("a budget beyond relu's parameter space stops once every combination is in the run",
+          "[evolution][opencl]") {
+  if (!test::opencl_available()) {
+    WARN("skipped: no OpenCL device");
+    return;
+  }
+  TempDb db;
+  EvolutionConfig config = main_job_config(db.str(), 200);
+  // One mutation in flight: no two concurrent proposals can offer the same combination, so the only
+  // empty step is the one whose request found the space used up. (With n in flight, each of the n
+  // requests out at that moment may come back empty as well.)
+  config.mutations_in_flight = 1;
+  std::shared_ptr<Evaluator> evaluator = create_evaluator(test::fast_options("opencl", true, 1));
+  const EvolutionResult result = Evolution(small_relu(), evaluator, std::make_shared<ParamMutator>(), config).run();
+  INFO(result.stop_detail);
+  CHECK(result.stop_reason == "no_new_candidates");
+  // The reference and relu's 4 BLOCK x 5 ITEMS combinations (the seed is one of them), each once.
+  CHECK(result.evaluations == 21);
+  CHECK(result.failed_proposals == 1);
+  // 19 children (the seed is the 20th combination), then the one step that named every combination
+  // used up (their code is the seed's with other values), so the engine stopped at once instead of
+  // asking again from each program.
+  CHECK(result.steps == 19 + 1);
+  CHECK(result.stop_detail.find("no program is left that the mutator 'param' can work from") != std::string::npos);
+
+  RunStore store(db.str(), true);
+  CHECK(store.run(result.run_id).stop_reason == "no_new_candidates");
+  std::set<std::pair<std::int64_t, std::int64_t>> combinations;
+  for (const EvaluationRecord& record : store.evaluations(result.run_id)) {
+    const ParamValues values = ParamMutator::values_of(store.program(result.run_id, record.program_id)->candidate.source);
+    if (!values.empty()) combinations.insert({values.at("BLOCK"), values.at("ITEMS")});
+  }
+  CHECK(combinations.size() == 20);
 }

@@ -19,12 +19,7 @@ using namespace kernelsmith;
 
 namespace {
 
-bool opencl_available() {
-  for (const auto& backend : devices()) {
-    if (backend.name == "opencl" && backend.available) return true;
-  }
-  return false;
-}
+using test::opencl_available;
 
 std::string opencl_reason() {
   for (const auto& backend : devices()) {

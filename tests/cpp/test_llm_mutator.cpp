@@ -54,13 +54,15 @@ class ScriptedClient : public LlmClient {
 };
 
 MutationRequest request_for(const std::string& source) {
+  Task task;
+  task.name = "scale";
+  task.description = "y = 2 x";
+  task.tensors = {{"x", DType::float32, {"N"}, TensorRole::input, {}},
+                  {"y", DType::float32, {"N"}, TensorRole::output, {}}};
+  task.timing_sizes = {"timing", {{"N", 1 << 20}}};
+  task.work = {"N", "8*N"};
   MutationRequest request;
-  request.task.name = "scale";
-  request.task.description = "y = 2 x";
-  request.task.tensors = {{"x", DType::float32, {"N"}, TensorRole::input, {}},
-                          {"y", DType::float32, {"N"}, TensorRole::output, {}}};
-  request.task.timing_sizes = {"timing", {{"N", 1 << 20}}};
-  request.task.work = {"N", "8*N"};
+  request.shared_task = std::make_shared<const Task>(std::move(task));
   request.parent.language = "cuda";
   request.parent.source = source;
   request.parent.lineage.generation = 3;

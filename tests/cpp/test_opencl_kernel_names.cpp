@@ -10,17 +10,13 @@
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"
+#include "harness_test_support.hpp"
 
 namespace {
 
 using namespace kernelsmith;
 
-bool opencl_available() {
-  for (const auto& backend : devices()) {
-    if (backend.name == "opencl" && backend.available && !backend.devices.empty()) return true;
-  }
-  return false;
-}
+using test::opencl_available;
 
 }  // namespace
 

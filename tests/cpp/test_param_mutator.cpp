@@ -21,10 +21,12 @@ const char* const kSource =
     "}\n";
 
 MutationRequest make_request(const std::string& source, std::uint64_t seed = 1) {
+  Task task;
+  task.name = "scale";
+  task.timing_sizes.name = "timing";
+  task.timing_sizes.sizes = {{"N", 1024}};
   MutationRequest request;
-  request.task.name = "scale";
-  request.task.timing_sizes.name = "timing";
-  request.task.timing_sizes.sizes = {{"N", 1024}};
+  request.shared_task = std::make_shared<const Task>(std::move(task));
   request.parent.language = "opencl";
   request.parent.source = source;
   request.device.backend = "opencl";

@@ -1,34 +1,24 @@
-// Population and parent selection: policies, modes, capacity, determinism.
+// Population: selection modes over an island, capacity and eviction, islands, determinism.
+// (The policies themselves are tested in test_selection.cpp.)
 #include <map>
 #include <set>
 
 #include "catch.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/population.hpp"
+#include "program_test_support.hpp"
 
 using namespace kernelsmith;
+using kernelsmith::testing::id_of;
+using kernelsmith::testing::named_program;
 
 namespace {
 
-Program make_program(const std::string& id, double fitness, bool correct = true, int island = 0, int children = 0,
+Program make_program(const std::string& name, double fitness, bool correct = true, int island = 0, int children = 0,
                      std::int64_t sequence = 0) {
-  Program program;
-  program.candidate.language = "opencl";
-  program.candidate.source = "// program " + id;
-  program.evaluation.candidate_id = id;
-  program.evaluation.status = correct ? Status::ok : Status::incorrect;
-  program.evaluation.fitness = fitness;
-  program.evaluation.speedup = correct ? fitness : 0.0;
-  program.island = island;
+  Program program = named_program(name, fitness, correct, island, sequence);
   program.children = children;
-  program.sequence = sequence;
   return program;
-}
-
-std::vector<const Program*> pointers(const std::vector<Program>& programs) {
-  std::vector<const Program*> result;
-  for (const Program& program : programs) result.push_back(&program);
-  return result;
 }
 
 PopulationConfig policy_only(SelectionPolicy policy) {
@@ -42,75 +32,6 @@ PopulationConfig policy_only(SelectionPolicy policy) {
 
 }  // namespace
 
-TEST_CASE("weighted selection favours fitness above the median and damps parents with many children",
-          "[population]") {
-  std::vector<Program> programs = {make_program("a", 1.0), make_program("b", 1.5), make_program("c", 3.0)};
-  SelectionConfig config;
-  config.policy = SelectionPolicy::weighted;
-  std::vector<double> weights = selection_weights(pointers(programs), config);
-  REQUIRE(weights.size() == 3);
-  CHECK(weights[2] > weights[1]);
-  CHECK(weights[1] > weights[0]);
-
-  programs[2].children = 9;  // the best program has been tried often: 1/(1+9) of its weight
-  std::vector<double> damped = selection_weights(pointers(programs), config);
-  CHECK(damped[2] == Approx(weights[2] / 10.0));
-  CHECK(damped[0] == Approx(weights[0]));
-
-  // Scale-free: multiplying every fitness by 100 leaves the weights unchanged.
-  std::vector<Program> scaled = {make_program("a", 100.0), make_program("b", 150.0), make_program("c", 300.0)};
-  std::vector<double> scaled_weights = selection_weights(pointers(scaled), config);
-  for (std::size_t i = 0; i < 3; ++i) CHECK(scaled_weights[i] == Approx(weights[i]));
-}
-
-TEST_CASE("power-law selection weighs by rank", "[population]") {
-  std::vector<Program> programs = {make_program("a", 2.0), make_program("b", 5.0), make_program("c", 1.0)};
-  SelectionConfig config;
-  config.policy = SelectionPolicy::power_law;
-  config.power_law_alpha = 1.0;
-  std::vector<double> weights = selection_weights(pointers(programs), config);
-  CHECK(weights[1] == Approx(1.0));        // rank 1
-  CHECK(weights[0] == Approx(1.0 / 2.0));  // rank 2
-  CHECK(weights[2] == Approx(1.0 / 3.0));  // rank 3
-  config.power_law_alpha = 0.0;
-  for (double weight : selection_weights(pointers(programs), config)) CHECK(weight == Approx(1.0));
-}
-
-TEST_CASE("policies pick in proportion to their weights", "[population]") {
-  std::vector<Program> programs = {make_program("a", 1.0), make_program("b", 2.0), make_program("c", 4.0),
-                                   make_program("d", 8.0)};
-  const auto view = pointers(programs);
-  std::mt19937_64 rng(7);
-  const int draws = 4000;
-
-  SECTION("uniform") {
-    SelectionConfig config;
-    config.policy = SelectionPolicy::uniform;
-    std::map<std::size_t, int> counts;
-    for (int i = 0; i < draws; ++i) ++counts[select_by_policy(view, config, rng)];
-    for (std::size_t i = 0; i < 4; ++i) CHECK(counts[i] == Approx(draws / 4).epsilon(0.15));
-  }
-  SECTION("tournament of 3 picks the best most often") {
-    SelectionConfig config;
-    config.policy = SelectionPolicy::tournament;
-    config.tournament_size = 3;
-    std::map<std::size_t, int> counts;
-    for (int i = 0; i < draws; ++i) ++counts[select_by_policy(view, config, rng)];
-    // P(best wins) = 1 - (3/4)^3 = 0.578; P(worst wins) = (1/4)^3 = 0.016.
-    CHECK(counts[3] == Approx(0.578 * draws).epsilon(0.1));
-    CHECK(counts[0] < draws / 20);
-  }
-  SECTION("power law") {
-    SelectionConfig config;
-    config.policy = SelectionPolicy::power_law;
-    std::map<std::size_t, int> counts;
-    for (int i = 0; i < draws; ++i) ++counts[select_by_policy(view, config, rng)];
-    const double total = 1.0 + 1.0 / 2 + 1.0 / 3 + 1.0 / 4;
-    CHECK(counts[3] == Approx(draws / total).epsilon(0.1));
-    CHECK(counts[0] == Approx(draws / 4.0 / total).epsilon(0.2));
-  }
-}
-
 TEST_CASE("selection modes: repair picks incorrect programs, exploitation the top ones", "[population]") {
   PopulationConfig config = policy_only(SelectionPolicy::uniform);
   std::mt19937_64 rng(3);
@@ -122,7 +43,7 @@ TEST_CASE("selection modes: repair picks incorrect programs, exploitation the to
     population.add(make_program("broken", 0.0, false));
     for (int i = 0; i < 20; ++i) {
       const ParentChoice choice = population.choose_parent(0, rng);
-      CHECK(choice.program->id() == "broken");
+      CHECK(choice.program->id() == id_of("broken"));
       CHECK(choice.mode == SelectionMode::repair);
     }
   }
@@ -143,14 +64,14 @@ TEST_CASE("selection modes: repair picks incorrect programs, exploitation the to
       CHECK(choice.mode == SelectionMode::exploitation);
       picked.insert(choice.program->id());
     }
-    CHECK(picked == std::set<std::string>{"p4", "p5"});
+    CHECK(picked == std::set<std::string>{id_of("p4"), id_of("p5")});
   }
   SECTION("exploration and policy never pick incorrect programs when correct ones exist") {
     config.selection.exploration_ratio = 0.5;
     IslandPopulation population(config);
     population.add(make_program("good", 2.0));
     population.add(make_program("broken", 0.0, false));
-    for (int i = 0; i < 50; ++i) CHECK(population.choose_parent(0, rng).program->id() == "good");
+    for (int i = 0; i < 50; ++i) CHECK(population.choose_parent(0, rng).program->id() == id_of("good"));
   }
   SECTION("an island with only incorrect programs still yields a parent to repair") {
     IslandPopulation population(config);
@@ -170,17 +91,17 @@ TEST_CASE("islands are separate and capacity evicts the lowest-ranked program", 
   population.add(make_program("c", 2.0, true, 0, 0, 3));
   population.add(make_program("z", 9.0, true, 1, 0, 4));
   CHECK(population.island_programs(0).size() == 3);
-  CHECK(population.find(0, "broken") == nullptr);  // the failure ranks lowest
+  CHECK(population.find(0, id_of("broken")) == nullptr);  // the failure ranks lowest
   population.add(make_program("d", 0.5, true, 0, 0, 5));
-  CHECK(population.find(0, "d") == nullptr);  // d itself ranks lowest
-  CHECK(population.best(0)->id() == "b");
-  CHECK(population.best(1)->id() == "z");
-  CHECK(population.best()->id() == "z");
+  CHECK(population.find(0, id_of("d")) == nullptr);  // d itself ranks lowest
+  CHECK(population.best(0)->id() == id_of("b"));
+  CHECK(population.best(1)->id() == id_of("z"));
+  CHECK(population.best()->id() == id_of("z"));
   CHECK(population.size() == 4);
 
-  population.note_child(0, "b");
-  population.note_child(0, "b");
-  CHECK(population.find(0, "b")->children == 2);
+  population.note_child(0, id_of("b"));
+  population.note_child(0, id_of("b"));
+  CHECK(population.find(0, id_of("b"))->children == 2);
 
   std::mt19937_64 rng(1);
   IslandPopulation empty(PopulationConfig{});
@@ -202,18 +123,56 @@ TEST_CASE("selection is reproducible under a seed", "[population]") {
   CHECK(sequence(42) != sequence(43));
 }
 
-TEST_CASE("selection settings are validated", "[population]") {
-  SelectionConfig config;
-  config.exploration_ratio = 0.6;
-  config.exploitation_ratio = 0.5;
-  REQUIRE_THROWS_AS(config.validate(), ValidationError);
-  config = SelectionConfig{};
-  config.tournament_size = 0;
-  REQUIRE_THROWS_AS(config.validate(), ValidationError);
-  config = SelectionConfig{};
-  config.repair_rate = -0.1;
-  REQUIRE_THROWS_AS(config.validate(), ValidationError);
-  CHECK(parse_selection_policy("power-law") == SelectionPolicy::power_law);
-  CHECK(to_string(SelectionPolicy::tournament) == "tournament");
-  REQUIRE_THROWS_AS(parse_selection_policy("greedy"), ValidationError);
+TEST_CASE("a parent filter limits every mode to the programs it accepts", "[population]") {
+  PopulationConfig config;
+  config.selection.repair_rate = 0.3;
+  config.selection.exploration_ratio = 0.3;
+  config.selection.exploitation_ratio = 0.3;
+  IslandPopulation population(config);
+  population.add(make_program("reference", 1.0));
+  population.add(make_program("best", 5.0));
+  population.add(make_program("tuned", 2.0));
+  population.add(make_program("broken", 0.0, false));
+  const std::string excluded = id_of("best");
+  const ParentFilter eligible = [&](const Program& program) { return program.id() != excluded; };
+  std::mt19937_64 rng(4);
+  std::set<std::string> picked;
+  for (int i = 0; i < 200; ++i) {
+    const ParentChoice choice = population.choose_parent(0, rng, eligible);
+    REQUIRE(choice.program != nullptr);
+    picked.insert(choice.program->id());
+  }
+  CHECK(picked == std::set<std::string>{id_of("reference"), id_of("tuned"), id_of("broken")});
+
+  SECTION("an island where the filter accepts nothing gives no parent and draws nothing") {
+    std::mt19937_64 before(8);
+    std::mt19937_64 after = before;
+    const ParentChoice none = population.choose_parent(0, after, [](const Program&) { return false; });
+    CHECK(none.program == nullptr);
+    CHECK(after() == before());  // the random stream is where it was
+  }
+  SECTION("a filter accepting everything picks as no filter does") {
+    std::mt19937_64 filtered(21);
+    std::mt19937_64 plain(21);
+    for (int i = 0; i < 50; ++i) {
+      CHECK(population.choose_parent(0, filtered, [](const Program&) { return true; }).program ==
+            population.choose_parent(0, plain).program);
+    }
+  }
+  SECTION("only incorrect programs accepted: the pick is a repair") {
+    const ParentChoice choice =
+        population.choose_parent(0, rng, [](const Program& program) { return !program.correct(); });
+    REQUIRE(choice.program != nullptr);
+    CHECK(choice.program->id() == id_of("broken"));
+    CHECK(choice.mode == SelectionMode::repair);
+  }
+}
+
+TEST_CASE("adding a program with a known id replaces it and keeps its children count", "[population]") {
+  IslandPopulation population{PopulationConfig{}};
+  population.add(make_program("a", 1.0, true, 0, 4));
+  population.add(make_program("a", 3.0, true, 0, 1));
+  REQUIRE(population.size() == 1);
+  CHECK(population.find(0, id_of("a"))->fitness() == Approx(3.0));
+  CHECK(population.find(0, id_of("a"))->children == 4);
 }

@@ -46,7 +46,7 @@ Evaluation evaluation_of(const Candidate& candidate, Status status, double speed
 
 MutationRequest sample_request() {
   MutationRequest request;
-  request.task = matmul_task();
+  request.shared_task = std::make_shared<const Task>(matmul_task());
   request.parent = program("PARENT-SOURCE");
   request.parent_evaluation = evaluation_of(request.parent, Status::ok, 1.5, "ok");
   request.device.backend = "cuda";
@@ -171,7 +171,9 @@ TEST_CASE("the token budget drops the least useful parts first and records them"
   MutationRequest request = sample_request();
   // Make every droppable part large enough to matter.
   for (auto& inspiration : request.inspirations) inspiration.candidate.source += std::string(4000, 'x') + "\n";
-  request.task.references["cuda"].source += std::string(4000, 'r') + "\n";
+  Task task = request.task();
+  task.references["cuda"].source += std::string(4000, 'r') + "\n";
+  request.shared_task = std::make_shared<const Task>(std::move(task));
   request.parent_evaluation->message = std::string(3000, 'e');
 
   PromptBuilderOptions unlimited;

@@ -133,6 +133,29 @@ class PythonParamMutator(ks.Mutator):
         return "python-stepper"
 
 
+class TunablesOnlyMutator(PythonParamMutator):
+    """The Python stepper, saying which parents it can work from (those with tunables) and reporting a
+    parent used up when it has no unexplored neighbour left."""
+
+    def __init__(self):
+        super().__init__()
+        self.asked = []
+        self.task_names = set()
+
+    def can_mutate(self, parent):
+        with self.lock:
+            self.asked.append(parent.id())
+        return bool(ks.ParamMutator.values_of(parent.source))
+
+    def propose(self, request):
+        with self.lock:
+            self.task_names.add(request.task.name)
+        proposals = super().propose(request)
+        if proposals[0].candidate is None:
+            proposals[0].exhausted_ids = [request.parent.id()]
+        return proposals
+
+
 def programs_in_space(task) -> int:
     """The reference plus every combination of the seed's tunables: all a parameter search can reach."""
     combinations = 1
@@ -432,3 +455,46 @@ def test_ctrl_c_stops_cleanly(tmp_path, small_task_dir):
     status, reason = con.execute("SELECT status, stop_reason FROM runs").fetchone()
     con.close()
     assert (status, reason) == ("stopped", "stopped")
+
+
+def test_a_python_mutator_chooses_its_parents_and_the_run_stops_when_none_is_left(tmp_path, small_task):
+    mutator = TunablesOnlyMutator()
+    config = config_for(tmp_path / "run.db", 200, islands=2, mutations_in_flight=1, language="opencl")
+    result = ks.Evolution(small_task, ScoringEvaluator(), mutator, config).run()
+
+    assert result.stop_reason == "no_new_candidates"
+    assert "can work from" in result.stop_detail
+    assert result.evaluations <= programs_in_space(small_task)
+    assert mutator.task_names == {small_task.name}  # request.task is the run's task
+    assert len(mutator.asked) == len(set(mutator.asked))  # can_mutate is asked once per program
+    reference_id = ks.Candidate("opencl", small_task.references["opencl"].source).id()
+    assert reference_id in mutator.asked
+    con = sqlite3.connect(config.db_path)
+    steps = con.execute("SELECT parent_ids, failure FROM steps WHERE selection != 'seed'").fetchall()
+    con.close()
+    assert steps and all(reference_id not in parents for parents, _ in steps)
+    # A parent reported used up is not picked again: at most one empty step per program.
+    assert result.failed_proposals == sum(1 for _, failure in steps if failure)
+    assert result.failed_proposals <= result.evaluations - 1
+
+
+def test_program_ids_and_the_requests_task_are_read_only_views():
+    candidate = ks.Candidate("opencl", "__kernel void k(__global float* y) { y[0] = 1.0f; }")
+    evaluation = ks.Evaluation()
+    evaluation.candidate_id = "named-otherwise"
+    program = ks.Program(candidate, evaluation, island=1)
+    assert program.id == candidate.id()
+    assert program.evaluation.candidate_id == candidate.id()
+    with pytest.raises(AttributeError):
+        program.candidate = candidate  # the id would go stale
+    program.candidate.source = "changed"  # a copy: the program keeps its code
+    assert program.candidate.source == candidate.source
+
+    request = ks.MutationRequest()
+    with pytest.raises(ks.ValidationError, match="no task"):
+        request.task
+    request.task = ks.Task.load("relu")
+    request.task.name = "changed"  # a copy of the shared task
+    assert request.task.name == "relu"
+    assert ks.ParamMutator().can_mutate(ks.Candidate("opencl", request.task.seeds["opencl"].source))
+    assert not ks.ParamMutator().can_mutate(ks.Candidate("opencl", request.task.references["opencl"].source))
