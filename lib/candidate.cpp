@@ -34,6 +34,11 @@ std::string Candidate::id() const {
   return hash.hex().substr(0, 16);
 }
 
+bool is_initial_origin(std::string_view origin) {
+  return std::any_of(std::begin(kOrigins), std::end(kOrigins),
+                     [&](const OriginKind& kind) { return kind.initial && kind.name == origin; });
+}
+
 std::string language_for_extension(const std::string& path) {
   std::string extension = std::filesystem::path(path).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),

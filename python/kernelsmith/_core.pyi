@@ -20,7 +20,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'source_tokens', 'task_search_path']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'source_tokens', 'task_search_path']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -511,7 +511,7 @@ class Lineage:
     @property
     def origin(self) -> str:
         """
-        How it was made: 'reference', 'seed', 'user', 'param', 'llm_full', 'llm_diff', ...
+        How it was made: one of ORIGINS ('reference', 'seed', 'user', 'param', 'llm_full', 'llm_diff', 'llm_crossover'), or a Python mutator's own mutation name.
         """
     @origin.setter
     def origin(self, arg0: str) -> None:
@@ -2853,6 +2853,14 @@ class Proposal:
     def failure(self, arg0: str) -> None:
         ...
     @property
+    def known_candidate(self) -> Candidate | None:
+        """
+        The Candidate a mutator withheld because request.is_known() said the run holds it already (candidate is then None): the engine records which stored program it equals.
+        """
+    @known_candidate.setter
+    def known_candidate(self, arg0: Candidate | None) -> None:
+        ...
+    @property
     def latency_seconds(self) -> float:
         """
         Wall time of the model call, in seconds.
@@ -3215,6 +3223,14 @@ class StepRecord:
     def created(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
+    def duplicate_of(self) -> str:
+        """
+        The program the proposal duplicates (novelty_kind 'duplicate') or resembles most ('near_duplicate'); empty otherwise.
+        """
+    @duplicate_of.setter
+    def duplicate_of(self, arg0: str) -> None:
+        ...
+    @property
     def evaluate_seconds(self) -> float:
         """
         Time spent evaluating the child, in seconds.
@@ -3285,6 +3301,14 @@ class StepRecord:
         """
     @mutation.setter
     def mutation(self, arg0: str) -> None:
+        ...
+    @property
+    def novelty_kind(self) -> str:
+        """
+        How the novelty filter judged the proposal: 'novel', 'duplicate' or 'near_duplicate'; empty when no program reached the filter.
+        """
+    @novelty_kind.setter
+    def novelty_kind(self, arg0: str) -> None:
         ...
     @property
     def parent_ids(self) -> list[str]:
@@ -3553,7 +3577,7 @@ class RunStore:
     @property
     def schema_version(self) -> int:
         """
-        The schema version of the file (RUN_STORE_SCHEMA_VERSION).
+        The schema version of the file: RUN_STORE_SCHEMA_VERSION, or 1 for a version-1 file opened read-only (opened for writing, it is upgraded).
         """
 class EvolutionConfig:
     """
@@ -4735,6 +4759,10 @@ def is_floating(dtype: DType) -> bool:
     """
     True for the floating-point dtypes.
     """
+def is_initial_origin(origin: str) -> bool:
+    """
+    True for the origins a run starts from ('reference', 'seed'): no mutation made them.
+    """
 def language_for_extension(path: str) -> str:
     """
     Kernel language of a file by its extension, or '' when unknown.
@@ -4805,6 +4833,8 @@ def task_search_path() -> list[pathlib.Path]:
     """
 CANDIDATE_SCHEMA: str = 'kernelsmith.candidate/1'
 EVALUATION_SCHEMA: str = 'kernelsmith.evaluation/2'
-RUN_STORE_SCHEMA_VERSION: int = 1
+INITIAL_ORIGINS: tuple = ('reference', 'seed')
+ORIGINS: tuple = ('reference', 'seed', 'user', 'param', 'llm_full', 'llm_diff', 'llm_crossover')
+RUN_STORE_SCHEMA_VERSION: int = 2
 TASK_SCHEMA: str = 'kernelsmith.task/1'
 __version__: str = '0.1.0'

@@ -94,14 +94,12 @@ def config(path, budget, **fields):
     return config
 
 
-def main(out):
-    if ks.RUN_STORE_SCHEMA_VERSION != 1:
-        sys.exit(f"this build writes run store schema {ks.RUN_STORE_SCHEMA_VERSION}; install commit 07601d7")
+def write_runs(out):
+    """The two runs, written into the store `out` by the installed build (tests/python/test_store.py
+    makes them with the current build to compare with the fixture)."""
     from loopback_llm import LoopbackLlmServer, chat_reply
     from kernelsmith.llm import make_llm_mutator
 
-    if os.path.exists(out):
-        os.remove(out)
     with tempfile.TemporaryDirectory() as cache:
         scripted = config(out, 4, max_failed_proposals=3)
         scripted.novelty.similarity_threshold = 0.8
@@ -114,6 +112,13 @@ def main(out):
                                        diff_weight=0.0, crossover_weight=0.0, seed=3, timeout=30, max_retries=0)
             ks.Evolution(small_relu(), evaluator(cache), mutator, config(out, 4, max_failed_proposals=2)).run()
 
+
+def main(out):
+    if ks.RUN_STORE_SCHEMA_VERSION != 1:
+        sys.exit(f"this build writes run store schema {ks.RUN_STORE_SCHEMA_VERSION}; install commit 07601d7")
+    if os.path.exists(out):
+        os.remove(out)
+    write_runs(out)
     connection = sqlite3.connect(out)
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     connection.execute("PRAGMA journal_mode = DELETE")
