@@ -5,7 +5,6 @@ written by the code of commit 07601d7) read as it is and after its upgrade, and 
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import shutil
 import sqlite3
