@@ -195,6 +195,17 @@ void bind_task(py::module_& m) {
 }
 
 void bind_candidate(py::module_& m) {
+  // kOrigins as tuples of names (docs/run-store.md#origins).
+  py::list origins, initial_origins;
+  for (const OriginKind& kind : kOrigins) {
+    origins.append(std::string(kind.name));
+    if (kind.initial) initial_origins.append(std::string(kind.name));
+  }
+  m.attr("ORIGINS") = py::tuple(origins);
+  m.attr("INITIAL_ORIGINS") = py::tuple(initial_origins);
+  m.def("is_initial_origin", [](const std::string& origin) { return is_initial_origin(origin); }, py::arg("origin"),
+        "True for the origins a run starts from ('reference', 'seed'): no mutation made them.");
+
   py::class_<Lineage>(m, "Lineage", "Where a candidate came from.")
       .def(py::init([](const std::vector<std::string>& parent_ids, int island, int generation,
                        const std::string& origin) { return Lineage{parent_ids, island, generation, origin}; }),
@@ -204,7 +215,8 @@ void bind_candidate(py::module_& m) {
       .def_readwrite("island", &Lineage::island, "Island of the population.")
       .def_readwrite("generation", &Lineage::generation, "Steps from the seed.")
       .def_readwrite("origin", &Lineage::origin,
-                     "How it was made: 'reference', 'seed', 'user', 'param', 'llm_full', 'llm_diff', ...")
+                     "How it was made: one of ORIGINS ('reference', 'seed', 'user', 'param', 'llm_full', 'llm_diff', "
+                     "'llm_crossover'), or a Python mutator's own mutation name.")
       .def("__repr__", [](const Lineage& l) {
         return "Lineage(parent_ids=" + list_repr(l.parent_ids) + ", island=" + std::to_string(l.island) +
                ", generation=" + std::to_string(l.generation) + ", origin=" + quoted(l.origin) + ")";

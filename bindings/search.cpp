@@ -450,7 +450,10 @@ void bind_mutators(py::module_& m) {
       .def_readwrite("exhausted_ids", &Proposal::exhausted_ids,
                      "Ids of programs from which the mutator can propose nothing new for the rest of the run (the "
                      "parent, and others it knows offer the same variants); the engine stops picking them as "
-                     "parents.");
+                     "parents.")
+      .def_readwrite("known_candidate", &Proposal::known_candidate,
+                     "The Candidate a mutator withheld because request.is_known() said the run holds it already "
+                     "(candidate is then None): the engine records which stored program it equals.");
 
   py::class_<Mutator, PyMutator, py::smart_holder>(
       m, "Mutator",
@@ -561,6 +564,12 @@ void bind_run_store(py::module_& m) {
                      "Id of the child's evaluation, or None while it is pending or when there is none.")
       .def_readwrite("failure", &StepRecord::failure,
                      "Why there is no child (mutator failure, duplicate, near duplicate, ...); empty otherwise.")
+      .def_readwrite("duplicate_of", &StepRecord::duplicate_of,
+                     "The program the proposal duplicates (novelty_kind 'duplicate') or resembles most "
+                     "('near_duplicate'); empty otherwise.")
+      .def_readwrite("novelty_kind", &StepRecord::novelty_kind,
+                     "How the novelty filter judged the proposal: 'novel', 'duplicate' or 'near_duplicate'; empty "
+                     "when no program reached the filter.")
       .def_readwrite("propose_seconds", &StepRecord::propose_seconds, "Time spent in Mutator.propose, in seconds.")
       .def_readwrite("evaluate_seconds", &StepRecord::evaluate_seconds, "Time spent evaluating the child, in seconds.")
       .def_readwrite("created", &StepRecord::created, "When it was stored, Unix seconds.")
@@ -606,7 +615,8 @@ void bind_run_store(py::module_& m) {
       .def_property_readonly("path", &RunStore::path, "The file's path (':memory:' for an in-memory store).")
       .def_property_readonly("read_only", &RunStore::read_only, "True when opened read-only.")
       .def_property_readonly("schema_version", &RunStore::schema_version,
-                             "The schema version of the file (RUN_STORE_SCHEMA_VERSION).")
+                             "The schema version of the file: RUN_STORE_SCHEMA_VERSION, or 1 for a version-1 file "
+                             "opened read-only (opened for writing, it is upgraded).")
       .def("create_run", &RunStore::create_run, py::arg("info"), release(),
            "Inserts a run (status 'running') from a RunInfo; returns its id.")
       .def("set_run_status", &RunStore::set_run_status, py::arg("run"), py::arg("status"), py::arg("stop_reason") = "",

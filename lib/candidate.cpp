@@ -32,6 +32,11 @@ std::string Candidate::id() const {
   return hash.hex().substr(0, 16);
 }
 
+bool is_initial_origin(std::string_view origin) {
+  return std::any_of(std::begin(kOrigins), std::end(kOrigins),
+                     [&](const OriginKind& kind) { return kind.initial && kind.name == origin; });
+}
+
 Candidate Candidate::from_file(const std::string& path, const std::string& language) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {

@@ -190,8 +190,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-bool is_initial_origin(const std::string& origin) { return origin == "reference" || origin == "seed"; }
-
 // One mutation request in flight and, once done, its proposals.
 struct Job {
   std::uint64_t ticket = 0;
@@ -595,7 +593,9 @@ struct Evolution::Impl {
       step.island = 0;
       step.selection = "seed";
       step.mutation = origin;
+      step.novelty_kind = to_string(verdict.kind);
       if (verdict.kind == NoveltyVerdict::Kind::duplicate) {
+        step.duplicate_of = verdict.similar_to;
         step.failure = verdict.message();
         timed_store([&] { return store->add_step(step); });
         continue;
@@ -828,6 +828,11 @@ struct Evolution::Impl {
       step.completion_tokens = proposal.completion_tokens;
       step.latency_seconds = proposal.latency_seconds;
       if (!proposal.candidate) {
+        if (proposal.known_candidate) {
+          // The mutator withheld a program the run holds already: name that program.
+          step.duplicate_of = novelty->duplicate_of(*proposal.known_candidate);
+          step.novelty_kind = to_string(NoveltyVerdict::Kind::duplicate);
+        }
         record_failure(step, proposal.failure.empty() ? "the mutator gave no candidate and no reason" : proposal.failure,
                        step.mutation, job.island);
         continue;
@@ -855,7 +860,9 @@ struct Evolution::Impl {
         lineage.origin = step.mutation;
       }
       const NoveltyVerdict verdict = novelty->check(candidate, job.island, step.mutation);
+      step.novelty_kind = to_string(verdict.kind);
       if (!verdict.novel()) {
+        step.duplicate_of = verdict.similar_to;
         if (verdict.kind == NoveltyVerdict::Kind::duplicate) {
           ++result.duplicates;
         } else {

@@ -144,6 +144,7 @@ Proposal LlmMutator::propose_with_mode(const MutationRequest& request, EditMode 
   child.lineage.origin = proposal.mutation;
   if (request.is_known && request.is_known(child)) {
     proposal.failure = "the answer's program is already in the run (a duplicate of an earlier program)";
+    proposal.known_candidate = std::move(child);
     return proposal;
   }
   proposal.candidate = std::move(child);

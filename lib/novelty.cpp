@@ -229,6 +229,15 @@ void NoveltyConfig::validate() const {
   if (ngram < 1) throw ValidationError(fmt::format("novelty.ngram = {} must be at least 1", ngram));
 }
 
+const char* to_string(NoveltyVerdict::Kind kind) {
+  switch (kind) {
+    case NoveltyVerdict::Kind::novel: return "novel";
+    case NoveltyVerdict::Kind::duplicate: return "duplicate";
+    case NoveltyVerdict::Kind::near_duplicate: return "near_duplicate";
+  }
+  return "unknown";
+}
+
 std::string NoveltyVerdict::message() const {
   switch (kind) {
     case Kind::novel: return "novel";

@@ -9,6 +9,7 @@
 
 #include "detail/sqlite.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/novelty.hpp"
 
 namespace kernelsmith {
 
@@ -18,7 +19,8 @@ double unix_seconds() {
 
 namespace {
 
-// Version 1. Changing a table means a new version and a migration in open_schema().
+// Version 2. Changing a table means a new version and an upgrade in open_schema() (see
+// upgrade_from_version_1()).
 const char* const kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
   version INTEGER NOT NULL,
@@ -93,7 +95,9 @@ CREATE TABLE IF NOT EXISTS steps (
   failure TEXT NOT NULL,
   propose_seconds REAL NOT NULL,
   evaluate_seconds REAL NOT NULL,
-  created REAL NOT NULL
+  created REAL NOT NULL,
+  duplicate_of TEXT,
+  novelty_kind TEXT
 );
 CREATE INDEX IF NOT EXISTS steps_by_child ON steps(run, child_id);
 CREATE TABLE IF NOT EXISTS islands (
@@ -185,10 +189,47 @@ EvaluationRecord read_evaluation(const detail::SqliteStatement& row) {
   return record;
 }
 
-const char* const kStepColumns =
-    "id, run, island, parent_ids, selection, mutation, inspiration_ids, prompt, response, model, prompt_tokens, "
-    "completion_tokens, latency_seconds, coalesce(child_id, ''), evaluation_id, failure, propose_seconds, "
-    "evaluate_seconds, created";
+// Version 1 recorded a step's novelty only in its failure text. These expressions read the two facts
+// version 2 stores from that text; the upgrade writes them into the new columns, and a version-1
+// file opened read-only is read through them. The texts are those version 1 wrote
+// (NoveltyVerdict::message() and the LLM mutator's own duplicate check).
+std::string version_1_novelty_kind() {
+  return fmt::format(
+      "(CASE WHEN child_id IS NOT NULL THEN '{}' "
+      "WHEN failure LIKE 'duplicate of program %' OR failure LIKE 'the answer''s program is already in the run%' "
+      "THEN '{}' WHEN failure LIKE 'near duplicate of program %' THEN '{}' END)",
+      to_string(NoveltyVerdict::Kind::novel), to_string(NoveltyVerdict::Kind::duplicate),
+      to_string(NoveltyVerdict::Kind::near_duplicate));
+}
+
+std::string version_1_duplicate_of() {
+  // The id follows the prefix and ends at the next space.
+  auto id_after = [](const std::string& prefix) {
+    const std::size_t start = prefix.size() + 1;
+    return fmt::format(
+        "WHEN failure LIKE '{0}%' THEN substr(failure, {1}, instr(substr(failure, {1}) || ' ', ' ') - 1)", prefix,
+        start);
+  };
+  return fmt::format("(CASE {} {} END)", id_after("duplicate of program "), id_after("near duplicate of program "));
+}
+
+std::string step_columns(int version) {
+  const std::string novelty = version >= 2 ? "duplicate_of, novelty_kind"
+                                           : version_1_duplicate_of() + ", " + version_1_novelty_kind();
+  return "id, run, island, parent_ids, selection, mutation, inspiration_ids, prompt, response, model, prompt_tokens, "
+         "completion_tokens, latency_seconds, coalesce(child_id, ''), evaluation_id, failure, propose_seconds, "
+         "evaluate_seconds, created, " +
+         novelty;
+}
+
+// Binds text, or NULL when it is empty (a step's child and its novelty facts).
+void bind_text_or_null(detail::SqliteStatement& statement, int index, const std::string& text) {
+  if (text.empty()) {
+    statement.bind_null(index);
+  } else {
+    statement.bind(index, text);
+  }
+}
 
 StepRecord read_step(const detail::SqliteStatement& row) {
   StepRecord step;
@@ -211,6 +252,8 @@ StepRecord read_step(const detail::SqliteStatement& row) {
   step.propose_seconds = row.real(16);
   step.evaluate_seconds = row.real(17);
   step.created = row.real(18);
+  step.duplicate_of = row.text(19);
+  step.novelty_kind = row.text(20);
   return step;
 }
 
@@ -261,12 +304,27 @@ struct RunStore::Impl {
     auto statement = db.prepare("SELECT max(version) FROM schema_version");
     statement.step();
     version = static_cast<int>(statement.int64(0));
-    if (version != kRunStoreSchemaVersion) {
+    if (version < 1 || version > kRunStoreSchemaVersion) {
       throw StoreError(fmt::format(
-          "run store '{}' has schema version {}, this build of kernelsmith reads version {}: open it with the "
-          "kernelsmith version that wrote it",
+          "run store '{}' has schema version {}, this build of kernelsmith reads versions 1 to {}: open it with "
+          "the kernelsmith version that wrote it",
           db.path(), version, kRunStoreSchemaVersion));
     }
+    if (version == 1 && !read_only) upgrade_from_version_1();
+  }
+
+  // Version 2 adds steps.duplicate_of and steps.novelty_kind, filled from the version-1 failure texts.
+  // One transaction: a reader sees either the old file or the upgraded one.
+  void upgrade_from_version_1() {
+    detail::SqliteTransaction transaction(db);
+    db.execute("ALTER TABLE steps ADD COLUMN duplicate_of TEXT");
+    db.execute("ALTER TABLE steps ADD COLUMN novelty_kind TEXT");
+    db.execute(fmt::format("UPDATE steps SET duplicate_of = {}, novelty_kind = {}", version_1_duplicate_of(),
+                           version_1_novelty_kind()));
+    auto statement = db.prepare("INSERT INTO schema_version (version, created) VALUES (?, ?)");
+    statement.bind(1, kRunStoreSchemaVersion).bind(2, unix_seconds()).run();
+    transaction.commit();
+    version = kRunStoreSchemaVersion;
   }
 
   void require_writable(const char* what) const {
@@ -379,7 +437,8 @@ std::int64_t RunStore::add_step(const StepRecord& step) {
   auto statement = impl_->db.prepare(
       "INSERT INTO steps (run, island, parent_ids, selection, mutation, inspiration_ids, prompt, response, model, "
       "prompt_tokens, completion_tokens, latency_seconds, child_id, evaluation_id, failure, propose_seconds, "
-      "evaluate_seconds, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "evaluate_seconds, created, duplicate_of, novelty_kind) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   statement.bind(1, step.run)
       .bind(2, step.island)
       .bind(3, to_json_array(step.parent_ids))
@@ -392,17 +451,15 @@ std::int64_t RunStore::add_step(const StepRecord& step) {
       .bind(10, step.prompt_tokens)
       .bind(11, step.completion_tokens)
       .bind(12, step.latency_seconds);
-  if (step.child_id.empty()) {
-    statement.bind_null(13);
-  } else {
-    statement.bind(13, step.child_id);
-  }
+  bind_text_or_null(statement, 13, step.child_id);
   statement.bind(14, step.evaluation_id)
       .bind(15, step.failure)
       .bind(16, step.propose_seconds)
       .bind(17, step.evaluate_seconds)
-      .bind(18, step.created > 0.0 ? step.created : unix_seconds())
-      .run();
+      .bind(18, step.created > 0.0 ? step.created : unix_seconds());
+  bind_text_or_null(statement, 19, step.duplicate_of);
+  bind_text_or_null(statement, 20, step.novelty_kind);
+  statement.run();
   return impl_->db.last_insert_rowid();
 }
 
@@ -537,7 +594,8 @@ std::optional<EvaluationRecord> RunStore::evaluation_of(std::int64_t run, const 
 
 std::vector<StepRecord> RunStore::steps(std::int64_t run) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto statement = impl_->db.prepare(fmt::format("SELECT {} FROM steps WHERE run = ? ORDER BY id", kStepColumns));
+  auto statement =
+      impl_->db.prepare(fmt::format("SELECT {} FROM steps WHERE run = ? ORDER BY id", step_columns(impl_->version)));
   statement.bind(1, run);
   std::vector<StepRecord> result;
   while (statement.step()) result.push_back(read_step(statement));
@@ -549,7 +607,7 @@ std::vector<StepRecord> RunStore::pending_steps(std::int64_t run) const {
   auto statement = impl_->db.prepare(fmt::format(
       "SELECT {} FROM steps WHERE run = ? AND child_id IS NOT NULL AND evaluation_id IS NULL AND failure = '' "
       "ORDER BY id",
-      kStepColumns));
+      step_columns(impl_->version)));
   statement.bind(1, run);
   std::vector<StepRecord> result;
   while (statement.step()) result.push_back(read_step(statement));

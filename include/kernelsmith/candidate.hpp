@@ -4,16 +4,41 @@
 #include "kernelsmith/language.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kernelsmith {
+
+/// One way a candidate is made: what Lineage::origin, the run store's `programs.origin` and
+/// `steps.mutation` hold (docs/run-store.md#origins).
+struct OriginKind {
+  std::string_view name;
+  /// A program a run starts from (no mutation made it): it lives on every island.
+  bool initial;
+  std::string_view meaning;
+};
+
+/// Every origin the library writes. A mutator written in Python may name its own mutation, which the
+/// store keeps as it is; migration between islands copies a program and keeps its origin.
+inline constexpr OriginKind kOrigins[] = {
+    {"reference", true, "the task's reference implementation"},
+    {"seed", true, "the task's seed kernel"},
+    {"user", false, "a candidate built by hand (the default)"},
+    {"param", false, "the parameter mutator: new values of the @tune parameters"},
+    {"llm_full", false, "the LLM mutator: a whole new file"},
+    {"llm_diff", false, "the LLM mutator: SEARCH/REPLACE edits of the parent"},
+    {"llm_crossover", false, "the LLM mutator: a child of two parents"},
+};
+
+/// True for "reference" and "seed": the origins marked initial in kOrigins.
+bool is_initial_origin(std::string_view origin);
 
 /// Where a candidate came from.
 struct Lineage {
   std::vector<std::string> parent_ids;
   int island = 0;
   int generation = 0;
-  /// How it was made: "reference", "seed", "user", "param", "llm_full", "llm_diff", "llm_crossover", ...
+  /// How it was made: one of kOrigins' names ("user" unless set), or a Python mutator's own.
   std::string origin = "user";
 };
 

@@ -59,8 +59,11 @@ struct MutationRequest {
 /// invalid parameter combination, client error): the engine records the step and goes on.
 struct Proposal {
   std::optional<Candidate> candidate;
-  std::string mutation;  ///< "param", "llm_full", "llm_diff", "llm_crossover", ...
+  std::string mutation;  ///< "param", "llm_full", "llm_diff", "llm_crossover", ... (kOrigins)
   std::string failure;
+  /// The program a mutator withheld because MutationRequest::is_known said the run holds it already
+  /// (`candidate` is then empty): the engine records which stored program it equals.
+  std::optional<Candidate> known_candidate;
   /// For the record (training data): the exact messages sent (JSON array), the response, the model.
   std::string prompt;
   std::string response;

@@ -68,6 +68,9 @@ struct NoveltyVerdict {
   std::string message() const;
 };
 
+/// "novel", "duplicate" or "near_duplicate": the kind's name, as the run store's `steps.novelty_kind` holds it.
+const char* to_string(NoveltyVerdict::Kind kind);
+
 /// Remembers the programs seen in a run (all islands for exact duplicates, per island for near ones).
 /// Thread-safe.
 class NoveltyFilter {

@@ -15,8 +15,9 @@
 
 namespace kernelsmith {
 
-/// The schema this build writes and reads.
-inline constexpr int kRunStoreSchemaVersion = 1;
+/// The schema this build writes. It also reads version 1, and upgrades a version-1 file to this one
+/// when it opens it for writing (docs/run-store.md#upgrading-a-version-1-store).
+inline constexpr int kRunStoreSchemaVersion = 2;
 
 struct RunInfo {
   std::int64_t id = 0;
@@ -74,7 +75,13 @@ struct StepRecord {
   double latency_seconds = 0.0;
   std::string child_id;  ///< empty when the proposal produced no candidate or was rejected
   std::optional<std::int64_t> evaluation_id;
-  std::string failure;   ///< why there is no child (mutator failure, duplicate, near duplicate, ...)
+  std::string failure;   ///< why there is no child, in words (mutator failure, duplicate, near duplicate, ...)
+  /// The program the proposal duplicates (novelty_kind "duplicate") or resembles most
+  /// ("near_duplicate"); empty otherwise (NULL in the store).
+  std::string duplicate_of;
+  /// How the novelty filter judged the proposal: to_string(NoveltyVerdict::Kind), "novel", "duplicate"
+  /// or "near_duplicate"; empty (NULL) when no program reached the filter.
+  std::string novelty_kind;
   double propose_seconds = 0.0;
   double evaluate_seconds = 0.0;
   double created = 0.0;
@@ -114,8 +121,9 @@ struct HistoryPoint {
 
 class RunStore {
  public:
-  /// Opens the file, creating it and the schema when missing (unless read_only). Throws StoreError
-  /// when it cannot be opened or holds another schema version or is not a run store.
+  /// Opens the file, creating it and the schema when missing (unless read_only); upgrades a version-1
+  /// file to the current version unless read_only (a read-only store reads version 1 as it is). Throws
+  /// StoreError when it cannot be opened, holds a newer schema version or is not a run store.
   explicit RunStore(const std::string& path, bool read_only = false);
   ~RunStore();
   RunStore(const RunStore&) = delete;
@@ -123,6 +131,7 @@ class RunStore {
 
   const std::string& path() const;
   bool read_only() const;
+  /// The file's schema version: kRunStoreSchemaVersion, or 1 for a version-1 file opened read-only.
   int schema_version() const;
 
   // Runs.

@@ -17,11 +17,11 @@ import sqlite3
 import tempfile
 import threading
 import time
-from contextlib import closing
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 from kernelsmith import _core as core
+from kernelsmith.store import RunStoreReader
 
 __all__ = ["Run", "evolve", "evaluation_html", "candidate_html"]
 
@@ -150,7 +150,8 @@ def _pyplot():
 
 
 class Run:
-    """One evolution run in a run store, read with sqlite3 (read-only; safe while the engine writes).
+    """One evolution run in a run store, read through kernelsmith.store (read-only; safe while the engine
+    writes).
 
     `Run.open(path)` opens the latest run of a store; `evolve()` returns a Run that also holds the
     engine (`wait()`, `stop()`, `result`).
@@ -158,6 +159,7 @@ class Run:
 
     def __init__(self, db_path: Union[str, os.PathLike], run_id: Optional[int] = None):
         self.db_path = str(db_path)
+        self._reader = RunStoreReader(self.db_path)
         self._run_id = run_id
         self._evolution = None
         self._thread: Optional[threading.Thread] = None
@@ -229,17 +231,10 @@ class Run:
 
     # -- reading the store ----------------------------------------------------------------------
 
-    def _connect(self) -> sqlite3.Connection:
-        uri = Path(self.db_path).resolve().as_uri() + "?mode=ro"
-        connection = sqlite3.connect(uri, uri=True, timeout=10.0)
-        connection.row_factory = sqlite3.Row
-        return connection
-
-    def _query(self, sql: str, parameters: tuple = ()) -> List[sqlite3.Row]:
+    def _store(self) -> RunStoreReader:
         if not Path(self.db_path).is_file():
             raise FileNotFoundError(f"Run: the run store '{self.db_path}' does not exist (yet)")
-        with closing(self._connect()) as connection:
-            return connection.execute(sql, parameters).fetchall()
+        return self._reader
 
     @property
     def run_id(self) -> int:
@@ -250,38 +245,30 @@ class Run:
                 self._run_id = self._evolution.run_id
             else:
                 try:
-                    rows = self._query("SELECT max(id) AS id FROM runs")
-                except sqlite3.OperationalError as error:  # a store being created, or another file
+                    latest = self._store().latest_run_id()
+                except (core.StoreError, sqlite3.OperationalError) as error:  # a store being created, or another file
                     raise LookupError(f"Run: '{self.db_path}' holds no kernelsmith run yet ({error})") from error
-                if not rows or rows[0]["id"] is None:
+                if latest is None:
                     raise LookupError(f"Run: the store '{self.db_path}' holds no run yet")
-                self._run_id = int(rows[0]["id"])
+                self._run_id = latest
         return self._run_id
 
     def info(self) -> Dict[str, Any]:
         """The run's row: task, backend, device, mutator, status, stop reason, and its config (a dict)."""
-        rows = self._query("SELECT * FROM runs WHERE id = ?", (self.run_id,))
-        if not rows:
+        info = self._store().run_row(self.run_id)
+        if info is None:
             raise LookupError(f"Run: the store '{self.db_path}' has no run {self.run_id}")
-        info = dict(rows[0])
         info["config"] = json.loads(info["config"])
         info.pop("task", None)
         return info
 
+    # The columns of programs() and records(), in order.
+    _PROGRAM_COLUMNS = ("sequence", "id", "island", "generation", "origin", "parent_ids", "status", "fitness", "speedup",
+                        "message", "wall_seconds")
+
     def _program_rows(self) -> List[Dict[str, Any]]:
-        rows = self._query(
-            "SELECT e.sequence, p.id, p.island, p.generation, p.origin, p.parent_ids, e.status, e.fitness, "
-            "e.speedup, e.message, e.wall_seconds "
-            "FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id "
-            "WHERE e.run = ? ORDER BY e.sequence",
-            (self.run_id,),
-        )
-        programs = []
-        for row in rows:
-            program = dict(row)
-            program["parent_ids"] = json.loads(program["parent_ids"] or "[]")
-            programs.append(program)
-        return programs
+        return [{name: program[name] for name in self._PROGRAM_COLUMNS}
+                for program in self._store().evaluated_programs(self.run_id)]
 
     def records(self) -> List[Dict[str, Any]]:
         """programs() as a list of dicts, with or without pandas."""
@@ -294,25 +281,20 @@ class Run:
 
     def evaluation_count(self) -> int:
         """Number of evaluations stored for the run so far."""
-        return int(self._query("SELECT count(*) AS n FROM evaluations WHERE run = ?", (self.run_id,))[0]["n"])
+        return self._store().evaluation_count(self.run_id)
 
     def program(self, program_id: str) -> "core.Program":
         """One stored program with its candidate and full Evaluation."""
-        rows = self._query(
-            "SELECT p.id, p.language, p.source, p.parent_ids, p.origin, p.island, p.generation, "
-            "e.sequence, e.json FROM programs p JOIN evaluations e ON e.run = p.run AND e.program_id = p.id "
-            "WHERE p.run = ? AND p.id = ?",
-            (self.run_id, program_id),
-        )
+        rows = self._store().evaluated_programs(self.run_id, program_id=program_id)
         if not rows:
             raise LookupError(f"Run: run {self.run_id} in '{self.db_path}' has no evaluated program '{program_id}'")
         return self._to_program(rows[0])
 
     @staticmethod
-    def _to_program(row: sqlite3.Row) -> "core.Program":
+    def _to_program(row: Dict[str, Any]) -> "core.Program":
         candidate = core.Candidate(row["language"], row["source"])
         lineage = candidate.lineage
-        lineage.parent_ids = json.loads(row["parent_ids"] or "[]")
+        lineage.parent_ids = row["parent_ids"]
         lineage.origin = row["origin"]
         lineage.island = row["island"]
         lineage.generation = row["generation"]
@@ -322,12 +304,7 @@ class Run:
 
     def best(self) -> Optional["core.Program"]:
         """The fittest correct program so far (the earlier one on ties), or None."""
-        rows = self._query(
-            "SELECT p.id, p.language, p.source, p.parent_ids, p.origin, p.island, p.generation, "
-            "e.sequence, e.json FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id "
-            "WHERE e.run = ? AND e.status = 'ok' ORDER BY e.fitness DESC, e.sequence ASC LIMIT 1",
-            (self.run_id,),
-        )
+        rows = self._store().evaluated_programs(self.run_id, correct_only=True, best_first=True, limit=1)
         return self._to_program(rows[0]) if rows else None
 
     def _history_rows(self) -> List[Dict[str, Any]]:
@@ -391,13 +368,7 @@ class Run:
         archive_config.islands = config.islands
         archive_config.features = config.features
         archive = core.MapElitesArchive(archive_config)
-        rows = self._query(
-            "SELECT p.id, p.language, p.source, p.parent_ids, p.origin, p.island, p.generation, "
-            "e.sequence, e.json FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id "
-            "WHERE e.run = ? ORDER BY e.sequence",
-            (self.run_id,),
-        )
-        for row in rows:
+        for row in self._store().evaluated_programs(self.run_id):
             archive.add(self._to_program(row))
         return archive, archive_config
 
@@ -503,7 +474,7 @@ class Run:
             info = self.info()
             count = self.evaluation_count()
             best = self.best()
-        except (LookupError, FileNotFoundError, sqlite3.Error) as error:
+        except (LookupError, FileNotFoundError, sqlite3.Error, core.StoreError) as error:
             return f"<p>Run of <code>{html.escape(self.db_path)}</code>: {html.escape(str(error))}</p>"
         rows = [
             ("task", info["task_name"]),

@@ -121,6 +121,9 @@ TEST_CASE("LlmMutator turns a diff answer into a child and records the exchange"
   Proposal duplicate = mutator.propose(request).at(0);
   CHECK_FALSE(duplicate.candidate);
   CHECK(duplicate.failure == "the answer's program is already in the run (a duplicate of an earlier program)");
+  // It is handed back, so that the engine can name the stored program it equals.
+  REQUIRE(duplicate.known_candidate);
+  CHECK(duplicate.known_candidate->source == p.candidate->source);
 }
 
 TEST_CASE("LlmMutator reports client errors, exceptions and bad answers as failures", "[llm_mutator]") {

@@ -282,3 +282,142 @@ TEST_CASE("opening what is not a run store fails with a clear error", "[run_stor
   TempDb missing;
   REQUIRE_THROWS_AS(RunStore(missing.path.string(), true), StoreError);
 }
+
+namespace {
+
+// tests/data/run_store_v1.db, written by the code of commit 07601d7 (tests/data/make_run_store_v1.py),
+// copied to a temporary file so that the upgrade does not touch the committed one.
+void copy_version_1_fixture(const TempDb& db) {
+  std::filesystem::copy_file(std::string(KERNELSMITH_SOURCE_DIR) + "/tests/data/run_store_v1.db", db.path);
+}
+
+const char* const kVariantId = "199484d18f2f9a3d";  // the scripted run's new program
+
+// The version-1 facts: (mutation, failure prefix) -> (novelty_kind, duplicate_of), checked on every step.
+void check_version_1_facts(RunStore& store) {
+  const std::vector<RunInfo> runs = store.runs();
+  REQUIRE(runs.size() == 2);
+  int duplicates = 0, near_duplicates = 0, known = 0, unjudged = 0, novel = 0;
+  for (const RunInfo& run : runs) {
+    for (const StepRecord& step : store.steps(run.id)) {
+      INFO("run " << run.id << " step " << step.id << ": " << step.failure);
+      if (!step.child_id.empty()) {
+        ++novel;
+        CHECK(step.novelty_kind == "novel");
+        CHECK(step.duplicate_of.empty());
+      } else if (step.failure.rfind("duplicate of program ", 0) == 0) {
+        ++duplicates;
+        CHECK(step.novelty_kind == "duplicate");
+        CHECK(step.duplicate_of == kVariantId);
+      } else if (step.failure.rfind("near duplicate of program ", 0) == 0) {
+        ++near_duplicates;
+        CHECK(step.novelty_kind == "near_duplicate");
+        CHECK(step.duplicate_of == kVariantId);
+      } else if (step.failure.rfind("the answer's program is already in the run", 0) == 0) {
+        ++known;
+        CHECK(step.novelty_kind == "duplicate");
+        CHECK(step.duplicate_of.empty());  // version 1 did not record which program
+      } else {
+        ++unjudged;
+        CHECK(step.failure == "the SEARCH block matched nothing");
+        CHECK(step.novelty_kind.empty());
+        CHECK(step.duplicate_of.empty());
+      }
+    }
+  }
+  CHECK(novel == 6);
+  CHECK(duplicates == 1);
+  CHECK(near_duplicates == 1);
+  CHECK(known == 2);
+  CHECK(unjudged == 1);
+}
+
+std::int64_t column_count(const std::string& path, const std::string& column) {
+  return query_int(path, "SELECT count(*) FROM pragma_table_info('steps') WHERE name = '" + column + "'");
+}
+
+}  // namespace
+
+TEST_CASE("a version-1 store is read as it is when read-only and upgraded when opened for writing",
+          "[run_store][migration]") {
+  TempDb db;
+  copy_version_1_fixture(db);
+  const std::string path = db.path.string();
+  REQUIRE(query_int(path, "SELECT max(version) FROM schema_version") == 1);
+
+  std::vector<std::vector<StepRecord>> steps_before;
+  std::vector<std::vector<EvaluationRecord>> evaluations_before;
+  std::vector<std::vector<ProgramRecord>> programs_before;
+  {
+    RunStore old(path, true);
+    CHECK(old.schema_version() == 1);
+    check_version_1_facts(old);  // derived while reading, the file untouched
+    for (const RunInfo& run : old.runs()) {
+      steps_before.push_back(old.steps(run.id));
+      evaluations_before.push_back(old.evaluations(run.id));
+      programs_before.push_back(old.programs(run.id));
+    }
+  }
+  CHECK(column_count(path, "duplicate_of") == 0);
+  CHECK(query_int(path, "SELECT max(version) FROM schema_version") == 1);
+
+  {
+    RunStore upgraded(path);
+    CHECK(upgraded.schema_version() == kRunStoreSchemaVersion);
+    check_version_1_facts(upgraded);  // now from the columns
+    // Nothing lost: every run, program, evaluation and step as before, field by field.
+    const std::vector<RunInfo> runs = upgraded.runs();
+    REQUIRE(runs.size() == steps_before.size());
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const std::vector<StepRecord> steps = upgraded.steps(runs[r].id);
+      REQUIRE(steps.size() == steps_before[r].size());
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const StepRecord& a = steps[i];
+        const StepRecord& b = steps_before[r][i];
+        CHECK(a.id == b.id);
+        CHECK(a.parent_ids == b.parent_ids);
+        CHECK(a.mutation == b.mutation);
+        CHECK(a.prompt == b.prompt);
+        CHECK(a.response == b.response);
+        CHECK(a.child_id == b.child_id);
+        CHECK(a.evaluation_id == b.evaluation_id);
+        CHECK(a.failure == b.failure);
+        CHECK(a.created == b.created);
+        CHECK(a.duplicate_of == b.duplicate_of);
+        CHECK(a.novelty_kind == b.novelty_kind);
+      }
+      const std::vector<EvaluationRecord> evaluations = upgraded.evaluations(runs[r].id);
+      REQUIRE(evaluations.size() == evaluations_before[r].size());
+      for (std::size_t i = 0; i < evaluations.size(); ++i) {
+        CHECK(evaluations[i].program_id == evaluations_before[r][i].program_id);
+        CHECK(evaluations[i].evaluation.to_json() == evaluations_before[r][i].evaluation.to_json());
+      }
+      const std::vector<ProgramRecord> programs = upgraded.programs(runs[r].id);
+      REQUIRE(programs.size() == programs_before[r].size());
+      for (std::size_t i = 0; i < programs.size(); ++i) {
+        CHECK(programs[i].candidate.to_json() == programs_before[r][i].candidate.to_json());
+      }
+    }
+    CHECK(query_int(path, "SELECT count(*) FROM evaluations") == 6);
+
+    // The upgraded file takes version-2 steps.
+    StepRecord step;
+    step.run = runs[0].id;
+    step.parent_ids = {kVariantId};
+    step.selection = "policy";
+    step.mutation = "llm_diff";
+    step.failure = "the answer's program is already in the run (a duplicate of an earlier program)";
+    step.duplicate_of = kVariantId;
+    step.novelty_kind = "duplicate";
+    const std::int64_t id = upgraded.add_step(step);
+    CHECK(upgraded.steps(runs[0].id).back().id == id);
+    CHECK(upgraded.steps(runs[0].id).back().duplicate_of == kVariantId);
+  }
+  CHECK(column_count(path, "duplicate_of") == 1);
+  CHECK(column_count(path, "novelty_kind") == 1);
+  CHECK(query_int(path, "SELECT count(*) FROM steps WHERE novelty_kind = 'duplicate' AND duplicate_of IS NULL") == 2);
+  // The upgrade is recorded once: opening the file again changes nothing.
+  { RunStore again(path); }
+  CHECK(query_int(path, "SELECT count(*) FROM schema_version") == 2);
+  CHECK(query_int(path, "SELECT max(version) FROM schema_version") == kRunStoreSchemaVersion);
+}

@@ -10,9 +10,12 @@ Long evolution runs become step-centric supervision and RL signals:
 - :mod:`kernelsmith.rl`: reward functions for online RL (TRL's GRPOTrainer, verl) that evaluate fresh
   completions with the real evaluator.
 
-Run stores are read with the standard library's sqlite3, read-only, while a run may still write them.
+Run stores are read by :mod:`kernelsmith.store` (read-only, while a run may still write them); its records
+(:class:`StoredRun`, :class:`StoredProgram`, :class:`StoredEvaluation`, :class:`StoredStep`) are re-exported
+here.
 """
 
+from kernelsmith.store import StoredEvaluation, StoredProgram, StoredRun, StoredStep, load_runs, read_runs
 from kernelsmith.training.leakage import LeakageReport, code_blocks, leakage, ngrams, tokenize
 from kernelsmith.training.report import ExportReport, read_jsonl, write_jsonl
 from kernelsmith.training.rewards import (
@@ -26,27 +29,26 @@ from kernelsmith.training.rewards import (
 )
 from kernelsmith.training.rl_data import RL_COMPLETION_DROP_REASONS, RL_DROP_REASONS, RlExport, RlOptions, build_rl, export_rl
 from kernelsmith.training.sft import SFT_DROP_REASONS, SftExport, SftOptions, build_sft, export_sft
-from kernelsmith.training.store import EvaluationSummary, Program, Run, Step, load_runs, read_runs
 from kernelsmith.training.trajectory import StepView, TaskDifficulty, step_views, task_difficulties
 
 __all__ = [
     "DEFAULT_DISQUALIFYING_FLAGS",
-    "EvaluationSummary",
     "ExportReport",
     "LeakageReport",
     "Outcome",
-    "Program",
     "RL_COMPLETION_DROP_REASONS",
     "RL_DROP_REASONS",
     "RewardShaping",
     "RlExport",
     "RlOptions",
-    "Run",
     "SFT_DROP_REASONS",
     "SftExport",
     "SftOptions",
-    "Step",
     "StepView",
+    "StoredEvaluation",
+    "StoredProgram",
+    "StoredRun",
+    "StoredStep",
     "TaskDifficulty",
     "build_rl",
     "build_sft",

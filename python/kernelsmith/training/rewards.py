@@ -274,7 +274,7 @@ def group_stats(rewards: Sequence[float]) -> GroupStats:
 
 
 def outcome_from_evaluation(evaluation: Any, parent_speedup: float) -> Outcome:
-    """An Outcome from a kernelsmith.Evaluation (the bindings' object), an EvaluationSummary of a
+    """An Outcome from a kernelsmith.Evaluation (the bindings' object), a kernelsmith.store.StoredEvaluation of a
     store, or the evaluation's JSON as a dict."""
     if isinstance(evaluation, dict):
         status = str(evaluation.get("status", "crashed"))
@@ -283,7 +283,7 @@ def outcome_from_evaluation(evaluation: Any, parent_speedup: float) -> Outcome:
         speedup = _float(evaluation.get("speedup"))
         flags = tuple((evaluation.get("integrity") or {}).get("flags") or ())
         message = str(evaluation.get("message", ""))
-    elif hasattr(evaluation, "data") and hasattr(evaluation, "program_id"):  # EvaluationSummary
+    elif hasattr(evaluation, "data") and hasattr(evaluation, "program_id"):  # kernelsmith.store.StoredEvaluation
         status = evaluation.status
         compiled = evaluation.compiled
         speedup = evaluation.speedup

@@ -27,7 +27,7 @@ from kernelsmith.training.rewards import (
     outcome_from_evaluation,
     rloo_advantages,
 )
-from kernelsmith.training.store import Run, load_runs
+from kernelsmith.store import StoredRun, load_runs
 from kernelsmith.training.trajectory import StepView, best_speedups, step_views, task_json_of
 
 #: Drop reasons for parent states.
@@ -122,11 +122,12 @@ def _attempt(view: StepView, parent_speedup: float) -> Tuple[Optional[Attempt], 
         if view.child_evaluation is None:
             return None, "pending" if step.pending else "not_evaluated"
         return Attempt(view, messages, outcome_from_evaluation(view.child_evaluation, parent_speedup)), None
-    if step.failure.startswith("near duplicate"):
+    if step.is_near_duplicate:
         return None, "near_duplicate"
-    if "duplicate" in step.failure:
+    if step.is_duplicate:
         # The answer's program equals a stored one (the engine or the mutator rejected it before
-        # evaluation): its outcome is that program's evaluation.
+        # evaluation): its outcome is that program's evaluation. A version-1 store does not name the
+        # program the mutator's own check found: the answer is parsed again to find it.
         duplicate = step.duplicate_of or _find_duplicate(view)
         if duplicate is None:
             return None, "duplicate_unresolved"
@@ -199,7 +200,7 @@ def _completion_entry(attempt: Attempt) -> Dict[str, Any]:
     }
 
 
-def build_rl(runs: Sequence[Run], options: Optional[RlOptions] = None) -> RlExport:
+def build_rl(runs: Sequence[StoredRun], options: Optional[RlOptions] = None) -> RlExport:
     """RL records from loaded runs (see :func:`kernelsmith.training.load_runs`)."""
     options = options or RlOptions()
     options.validate()

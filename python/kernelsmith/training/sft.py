@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from kernelsmith.training.leakage import leakage
 from kernelsmith.training.report import ExportReport, write_jsonl
 from kernelsmith.training.rewards import DEFAULT_DISQUALIFYING_FLAGS
-from kernelsmith.training.store import Run, load_runs
+from kernelsmith.store import StoredRun, load_runs
 from kernelsmith.training.trajectory import StepView, step_views, task_difficulties
 
 #: Drop reasons of the SFT export, in the order the filters apply.
@@ -182,7 +182,7 @@ def _record(candidate: _Candidate, difficulty: str, options: SftOptions) -> Dict
     return {"prompt": candidate.messages, "completion": [answer], "metadata": metadata}
 
 
-def build_sft(runs: Sequence[Run], options: Optional[SftOptions] = None) -> SftExport:
+def build_sft(runs: Sequence[StoredRun], options: Optional[SftOptions] = None) -> SftExport:
     """SFT records from loaded runs (see :func:`kernelsmith.training.load_runs`)."""
     options = options or SftOptions()
     options.validate()

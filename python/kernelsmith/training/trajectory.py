@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from kernelsmith.training.store import EvaluationSummary, Program, Run, Step
+from kernelsmith.store import StoredEvaluation, StoredProgram, StoredRun, StoredStep
 
 
 def edit_mode_of(mutation: str) -> str:
@@ -28,14 +28,14 @@ def edit_mode_of(mutation: str) -> str:
 class StepView:
     """One mutation step joined with its parent(s) and child and their evaluations."""
 
-    run: Run
-    step: Step
-    parent: Optional[Program]
-    parent_evaluation: Optional[EvaluationSummary]
-    child: Optional[Program]
-    child_evaluation: Optional[EvaluationSummary]
+    run: StoredRun
+    step: StoredStep
+    parent: Optional[StoredProgram]
+    parent_evaluation: Optional[StoredEvaluation]
+    child: Optional[StoredProgram]
+    child_evaluation: Optional[StoredEvaluation]
     # Other parents (crossover), in the order the lineage lists them.
-    co_parents: List[Program] = field(default_factory=list)
+    co_parents: List[StoredProgram] = field(default_factory=list)
 
     @property
     def task(self) -> str:
@@ -92,7 +92,7 @@ class StepView:
         return [p.source for p in ([self.parent] if self.parent else []) + self.co_parents]
 
 
-def step_views(run: Run) -> List[StepView]:
+def step_views(run: StoredRun) -> List[StepView]:
     """Every mutation step of a run (the reference and seed entries left out), in order."""
     views = []
     for step in run.steps:
@@ -153,7 +153,7 @@ def task_difficulties(
     return result
 
 
-def best_speedups(runs: Sequence[Run]) -> Dict[str, float]:
+def best_speedups(runs: Sequence[StoredRun]) -> Dict[str, float]:
     """The best correct speedup of each task over all the runs given."""
     best: Dict[str, float] = defaultdict(float)
     for run in runs:
@@ -161,7 +161,7 @@ def best_speedups(runs: Sequence[Run]) -> Dict[str, float]:
     return dict(best)
 
 
-def task_json_of(run: Run) -> str:
+def task_json_of(run: StoredRun) -> str:
     """The run's task as stored (Task.to_json(): self-contained), normalised to compact JSON."""
     try:
         return json.dumps(json.loads(run.task_json), separators=(",", ":"))

@@ -1,10 +1,20 @@
-"""Reading run stores for training data, with the standard library's sqlite3.
+"""The run-store reader: the one place in the Python package that runs SQL on a run store.
 
 A run store is the SQLite file the search writes (docs/run-store.md): tables ``runs``, ``programs``,
 ``evaluations``, ``steps``, ``islands``, ``migrations`` and ``schema_version``. This module opens it
 read-only (a run may be writing it at the same time: the file is in WAL mode, so committed rows are
-visible) and turns each run into plain Python objects: programs, evaluation summaries and steps, each
-step joined with its parent's and its child's outcome.
+visible) for the notebook's :class:`kernelsmith.Run` and the training exporters alike:
+
+- :func:`read_runs` / :func:`load_runs` turn whole runs into plain records (:class:`StoredRun` with its
+  :class:`StoredProgram`, :class:`StoredEvaluation` and :class:`StoredStep` records);
+- :class:`RunStoreReader` answers the notebook's narrower questions (the latest run, one run's row, its
+  evaluated programs in order, the best one) with one short read each.
+
+Schema versions 1 and 2 are read. Version 2 records on each step how the novelty filter judged the
+proposal (``novelty_kind``) and which program it duplicates (``duplicate_of``). A version-1 file is
+upgraded in place the first time the library opens it for writing (``kernelsmith.RunStore(path)``, or any
+run or resume on it); read-only here, the two facts of its steps are derived by the library's own
+read-only ``RunStore`` from the old failure messages, exactly as the upgrade would fill them.
 """
 
 from __future__ import annotations
@@ -12,29 +22,29 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from kernelsmith import _core as core
 
 #: Schema versions of docs/run-store.md this reader understands.
-SUPPORTED_SCHEMA_VERSIONS = (1,)
+SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 
-#: Lineage origins of the programs a run starts from (no mutation made them).
-INITIAL_ORIGINS = frozenset({"reference", "seed"})
+#: Every origin the library writes (``programs.origin``, ``steps.mutation``): the C++ table
+#: ``kernelsmith::kOrigins``. A mutator written in Python may name others.
+ORIGINS: Tuple[str, ...] = tuple(core.ORIGINS)
 
-_DUPLICATE_FAILURE = re.compile(r"^duplicate of program ([0-9A-Za-z_-]+)")
+#: Origins of the programs a run starts from (no mutation made them): the reference and the seed.
+INITIAL_ORIGINS = frozenset(core.INITIAL_ORIGINS)
+
+#: How the novelty filter can judge a proposal (``steps.novelty_kind``; NULL when it did not judge it).
+NOVELTY_KINDS: Tuple[str, ...] = tuple(core.NoveltyVerdict.Kind.__members__)
 
 
-def _store_error(message: str) -> Exception:
-    # kernelsmith.StoreError when the compiled core imports; a plain RuntimeError keeps this module
-    # usable for reading stores on a machine whose core is broken.
-    try:
-        from kernelsmith import StoreError
-
-        return StoreError(message)
-    except ImportError:  # pragma: no cover - only without the compiled core
-        return RuntimeError(message)
+def _store_error(message: str) -> core.StoreError:
+    return core.StoreError(message)
 
 
 def _number(value: Any) -> Optional[float]:
@@ -53,6 +63,11 @@ def _number(value: Any) -> Optional[float]:
     return result
 
 
+def _finite_or_zero(value: Any) -> float:
+    number = _number(value)
+    return number if number is not None and math.isfinite(number) else 0.0
+
+
 def _json_list(text: Optional[str], where: str) -> List[str]:
     if not text:
         return []
@@ -65,8 +80,12 @@ def _json_list(text: Optional[str], where: str) -> List[str]:
     return [str(item) for item in value]
 
 
+# --------------------------------------------------------------------------------------------------
+# records
+
+
 @dataclass
-class Program:
+class StoredProgram:
     """One row of ``programs``: a program's code and lineage."""
 
     id: str
@@ -85,7 +104,7 @@ class Program:
 
 
 @dataclass
-class EvaluationSummary:
+class StoredEvaluation:
     """The parts of an evaluation that training needs; ``data`` is the whole stored JSON document."""
 
     id: int
@@ -139,7 +158,7 @@ class EvaluationSummary:
 
 
 @dataclass
-class Step:
+class StoredStep:
     """One row of ``steps``: a proposal from parent(s) and what became of it."""
 
     id: int
@@ -156,6 +175,12 @@ class Step:
     child_id: str
     evaluation_id: Optional[int]
     failure: str
+    #: The program the proposal duplicates ('duplicate') or resembles most ('near_duplicate'); None
+    #: otherwise, and for a duplicate the mutator rejected without naming it (a version-1 store).
+    duplicate_of: Optional[str] = None
+    #: How the novelty filter judged the proposal: one of NOVELTY_KINDS, or None when it never reached
+    #: the filter (the mutator gave no program, or a program in another language).
+    novelty_kind: Optional[str] = None
 
     @property
     def is_seed(self) -> bool:
@@ -169,10 +194,14 @@ class Step:
         return bool(self.child_id) and self.evaluation_id is None and not self.failure
 
     @property
-    def duplicate_of(self) -> Optional[str]:
-        """The program this proposal's code equals (the engine rejected it as an exact duplicate)."""
-        match = _DUPLICATE_FAILURE.match(self.failure or "")
-        return match.group(1) if match else None
+    def is_duplicate(self) -> bool:
+        """The proposal's program is already in the run (equal after comments and layout are stripped)."""
+        return self.novelty_kind == "duplicate"
+
+    @property
+    def is_near_duplicate(self) -> bool:
+        """The proposal was rejected as too similar to a program on its island."""
+        return self.novelty_kind == "near_duplicate"
 
     def messages(self) -> List[Dict[str, str]]:
         """The exact chat messages the mutator sent (``steps.prompt``); [] for a step without a prompt.
@@ -198,8 +227,8 @@ class Step:
 
 
 @dataclass
-class Run:
-    """One run of a store with everything training reads from it."""
+class StoredRun:
+    """One run of a store with its programs, evaluations and steps."""
 
     store: str
     id: int
@@ -211,17 +240,19 @@ class Run:
     device: str
     mutator: str
     status: str
-    programs: Dict[str, Program]
-    evaluations: Dict[str, EvaluationSummary]  # by program id
-    steps: List[Step]
+    programs: Dict[str, StoredProgram]
+    evaluations: Dict[str, StoredEvaluation]  # by program id
+    steps: List[StoredStep]
+    #: The file's schema version (1 or 2).
+    schema_version: int = core.RUN_STORE_SCHEMA_VERSION
 
     @property
     def key(self) -> str:
         """Names the run across stores: "<store path>#<run id>"."""
         return f"{self.store}#{self.id}"
 
-    def evaluation(self, program_id: str) -> Optional[EvaluationSummary]:
-        """The EvaluationSummary of a program, or None when it is not evaluated."""
+    def evaluation(self, program_id: str) -> Optional[StoredEvaluation]:
+        """The StoredEvaluation of a program, or None when it is not evaluated."""
         return self.evaluations.get(program_id)
 
     def best_speedup(self) -> float:
@@ -230,16 +261,28 @@ class Run:
         return max(speedups, default=0.0)
 
 
-def connect_read_only(path: str) -> sqlite3.Connection:
-    """A read-only connection to a run store; raises StoreError when the file is missing or not a store."""
+# --------------------------------------------------------------------------------------------------
+# opening a store
+
+
+def _uri(path: str) -> str:
+    return "file:" + os.path.abspath(path).replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+
+
+def connect_read_only(path: str, timeout: float = 30.0) -> Tuple[sqlite3.Connection, int]:
+    """A read-only connection to a run store (rows as sqlite3.Row) and the store's schema version.
+
+    Raises StoreError when the file is missing, not a run store, damaged, or of a version this reader
+    does not know."""
+    path = os.fspath(path)
     if not os.path.exists(path):
         raise _store_error(f"run store '{path}' does not exist: give the --db path of a run's SQLite file")
-    uri = "file:" + os.path.abspath(path).replace("?", "%3f").replace("#", "%23") + "?mode=ro"
     try:
-        connection = sqlite3.connect(uri, uri=True, timeout=30.0)
+        connection = sqlite3.connect(_uri(path), uri=True, timeout=timeout)
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.DatabaseError as error:
         raise _store_error(f"'{path}' is not a readable SQLite database: {error}") from None
+    connection.row_factory = sqlite3.Row
     if "schema_version" not in tables:
         connection.close()
         raise _store_error(f"'{path}' is a SQLite database but not a kernelsmith run store (no schema_version table)")
@@ -247,25 +290,42 @@ def connect_read_only(path: str) -> sqlite3.Connection:
     if version not in SUPPORTED_SCHEMA_VERSIONS:
         connection.close()
         raise _store_error(
-            f"run store '{path}' has schema version {version}; this exporter reads versions "
+            f"run store '{path}' has schema version {version}; this reader reads versions "
             f"{', '.join(map(str, SUPPORTED_SCHEMA_VERSIONS))}: use the kernelsmith version that wrote it"
         )
     missing = {"runs", "programs", "evaluations", "steps"} - tables
     if missing:
         connection.close()
         raise _store_error(f"run store '{path}' lacks the tables {sorted(missing)}: the file is damaged")
-    return connection
+    return connection, int(version)
 
 
-def _read_run(connection: sqlite3.Connection, path: str, row: sqlite3.Row) -> Run:
-    run_id = row["id"]
-    programs: Dict[str, Program] = {}
+# --------------------------------------------------------------------------------------------------
+# whole runs
+
+
+_STEP_COLUMNS = (
+    "id, island, parent_ids, selection, mutation, inspiration_ids, prompt, response, model, prompt_tokens, "
+    "completion_tokens, coalesce(child_id, '') AS child_id, evaluation_id, failure"
+)
+
+
+def _novelty_facts_of_version_1(path: str, run_id: int) -> Dict[int, Tuple[Optional[str], Optional[str]]]:
+    """(duplicate_of, novelty_kind) per step of a version-1 run, derived by the library's read-only
+    RunStore from the old failure messages (the same derivation as the upgrade to version 2)."""
+    store = core.RunStore(path, True)
+    return {s.id: (s.duplicate_of or None, s.novelty_kind or None) for s in store.steps(run_id)}
+
+
+def _read_run(connection: sqlite3.Connection, version: int, path: str, row: sqlite3.Row) -> StoredRun:
+    run_id = int(row["id"])
+    programs: Dict[str, StoredProgram] = {}
     for p in connection.execute(
         "SELECT id, language, source, normalized_hash, parent_ids, origin, island, generation "
         "FROM programs WHERE run = ? ORDER BY created, rowid",
         (run_id,),
     ):
-        programs[p["id"]] = Program(
+        programs[p["id"]] = StoredProgram(
             id=p["id"],
             language=p["language"],
             source=p["source"],
@@ -275,7 +335,7 @@ def _read_run(connection: sqlite3.Connection, path: str, row: sqlite3.Row) -> Ru
             island=int(p["island"]),
             generation=int(p["generation"]),
         )
-    evaluations: Dict[str, EvaluationSummary] = {}
+    evaluations: Dict[str, StoredEvaluation] = {}
     for e in connection.execute(
         "SELECT id, program_id, sequence, status, fitness, speedup, message, backend, device, json "
         "FROM evaluations WHERE run = ? ORDER BY sequence",
@@ -285,35 +345,37 @@ def _read_run(connection: sqlite3.Connection, path: str, row: sqlite3.Row) -> Ru
             data = json.loads(e["json"]) if e["json"] else {}
         except json.JSONDecodeError:
             data = {}
-        speedup = _number(e["speedup"])
-        fitness = _number(e["fitness"])
-        evaluations[e["program_id"]] = EvaluationSummary(
+        evaluations[e["program_id"]] = StoredEvaluation(
             id=int(e["id"]),
             program_id=e["program_id"],
             sequence=int(e["sequence"]),
             status=e["status"],
-            speedup=speedup if speedup is not None and math.isfinite(speedup) else 0.0,
-            fitness=fitness if fitness is not None and math.isfinite(fitness) else 0.0,
+            speedup=_finite_or_zero(e["speedup"]),
+            fitness=_finite_or_zero(e["fitness"]),
             message=e["message"] or "",
             backend=e["backend"] or "",
             device=e["device"] or "",
             data=data,
         )
-    steps: List[Step] = []
+    novelty_columns = ", duplicate_of, novelty_kind" if version >= 2 else ""
+    version_1_facts = _novelty_facts_of_version_1(path, run_id) if version < 2 else {}
+    steps: List[StoredStep] = []
     for s in connection.execute(
-        "SELECT id, island, parent_ids, selection, mutation, inspiration_ids, prompt, response, model, "
-        "prompt_tokens, completion_tokens, coalesce(child_id, '') AS child_id, evaluation_id, failure "
-        "FROM steps WHERE run = ? ORDER BY id",
-        (run_id,),
+        f"SELECT {_STEP_COLUMNS}{novelty_columns} FROM steps WHERE run = ? ORDER BY id", (run_id,)
     ):
+        step_id = int(s["id"])
+        if version >= 2:
+            duplicate_of, novelty_kind = s["duplicate_of"], s["novelty_kind"]
+        else:
+            duplicate_of, novelty_kind = version_1_facts.get(step_id, (None, None))
         steps.append(
-            Step(
-                id=int(s["id"]),
+            StoredStep(
+                id=step_id,
                 island=int(s["island"]),
-                parent_ids=_json_list(s["parent_ids"], f"{path}: steps.parent_ids of step {s['id']}"),
+                parent_ids=_json_list(s["parent_ids"], f"{path}: steps.parent_ids of step {step_id}"),
                 selection=s["selection"],
                 mutation=s["mutation"],
-                inspiration_ids=_json_list(s["inspiration_ids"], f"{path}: steps.inspiration_ids of step {s['id']}"),
+                inspiration_ids=_json_list(s["inspiration_ids"], f"{path}: steps.inspiration_ids of step {step_id}"),
                 prompt=s["prompt"] or "",
                 response=s["response"] or "",
                 model=s["model"] or "",
@@ -322,11 +384,13 @@ def _read_run(connection: sqlite3.Connection, path: str, row: sqlite3.Row) -> Ru
                 child_id=s["child_id"] or "",
                 evaluation_id=s["evaluation_id"],
                 failure=s["failure"] or "",
+                duplicate_of=duplicate_of or None,
+                novelty_kind=novelty_kind or None,
             )
         )
-    return Run(
+    return StoredRun(
         store=path,
-        id=int(run_id),
+        id=run_id,
         task_name=row["task_name"],
         task_json=row["task"],
         config_json=row["config"],
@@ -338,27 +402,26 @@ def _read_run(connection: sqlite3.Connection, path: str, row: sqlite3.Row) -> Ru
         programs=programs,
         evaluations=evaluations,
         steps=steps,
+        schema_version=version,
     )
 
 
-def read_runs(path: str, run_ids: Optional[Iterable[int]] = None) -> List[Run]:
+def read_runs(path: str, run_ids: Optional[Iterable[int]] = None) -> List[StoredRun]:
     """The runs of one store (all of them, or those named), oldest first."""
-    connection = connect_read_only(path)
-    connection.row_factory = sqlite3.Row
-    try:
+    path = os.fspath(path)
+    connection, version = connect_read_only(path)
+    wanted = None if run_ids is None else {int(r) for r in run_ids}
+    runs = []
+    with closing(connection):
         # One read transaction: a consistent snapshot while a run keeps writing.
         connection.execute("BEGIN")
-        wanted = None if run_ids is None else {int(r) for r in run_ids}
-        runs = []
         for row in connection.execute(
             "SELECT id, task_name, config, task, language, backend, device, mutator, status FROM runs ORDER BY id"
         ).fetchall():
             if wanted is not None and row["id"] not in wanted:
                 continue
-            runs.append(_read_run(connection, path, row))
+            runs.append(_read_run(connection, version, path, row))
         connection.execute("COMMIT")
-    finally:
-        connection.close()
     if wanted is not None:
         found = {r.id for r in runs}
         if wanted - found:
@@ -366,13 +429,13 @@ def read_runs(path: str, run_ids: Optional[Iterable[int]] = None) -> List[Run]:
     return runs
 
 
-def load_runs(paths: Sequence[str], run_ids: Optional[Iterable[int]] = None) -> List[Run]:
+def load_runs(paths: Sequence[str], run_ids: Optional[Iterable[int]] = None) -> List[StoredRun]:
     """The runs of several stores, store by store. Raises StoreError naming the first bad path."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if not paths:
         raise ValueError("no run store given: pass at least one path")
-    runs: List[Run] = []
+    runs: List[StoredRun] = []
     seen = set()
     for path in paths:
         path = os.fspath(path)
@@ -383,3 +446,71 @@ def load_runs(paths: Sequence[str], run_ids: Optional[Iterable[int]] = None) -> 
         seen.add(real)
         runs.extend(read_runs(path, run_ids))
     return runs
+
+
+# --------------------------------------------------------------------------------------------------
+# the notebook's questions
+
+
+#: The columns of RunStoreReader.evaluated_programs(): an evaluated program joined with its evaluation.
+EVALUATED_PROGRAM_COLUMNS = (
+    "sequence", "id", "language", "source", "parent_ids", "origin", "island", "generation", "status", "fitness",
+    "speedup", "message", "wall_seconds", "json",
+)
+
+
+class RunStoreReader:
+    """Short read-only queries on one store, each on a fresh connection, so that a notebook sees what a
+    running engine has committed since the last call. Raises StoreError (see connect_read_only)."""
+
+    def __init__(self, path: "str | os.PathLike", timeout: float = 10.0):
+        self.path = os.fspath(path)
+        self.timeout = timeout
+
+    def _rows(self, sql: str, parameters: tuple = ()) -> List[sqlite3.Row]:
+        connection, _ = connect_read_only(self.path, self.timeout)
+        with closing(connection):
+            return connection.execute(sql, parameters).fetchall()
+
+    def latest_run_id(self) -> Optional[int]:
+        """The id of the store's most recent run, or None when it holds none yet."""
+        rows = self._rows("SELECT max(id) AS id FROM runs")
+        return None if not rows or rows[0]["id"] is None else int(rows[0]["id"])
+
+    def run_row(self, run_id: int) -> Optional[Dict[str, Any]]:
+        """Every column of the run's row in ``runs`` (config and task as JSON text), or None."""
+        rows = self._rows("SELECT * FROM runs WHERE id = ?", (run_id,))
+        return dict(rows[0]) if rows else None
+
+    def evaluation_count(self, run_id: int) -> int:
+        """Evaluations stored for the run so far."""
+        return int(self._rows("SELECT count(*) AS n FROM evaluations WHERE run = ?", (run_id,))[0]["n"])
+
+    def evaluated_programs(
+        self, run_id: int, program_id: Optional[str] = None, correct_only: bool = False, best_first: bool = False,
+        limit: Optional[int] = None,
+    ) -> List[Dict[str, Any]]:
+        """The run's evaluated programs as dicts of EVALUATED_PROGRAM_COLUMNS (parent_ids parsed, json the
+        whole Evaluation document), in evaluation order, or fittest first (earlier first on ties) with
+        best_first; only one program, only correct ones, or at most `limit` of them when asked."""
+        sql = (
+            "SELECT e.sequence, p.id, p.language, p.source, p.parent_ids, p.origin, p.island, p.generation, "
+            "e.status, e.fitness, e.speedup, e.message, e.wall_seconds, e.json "
+            "FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id WHERE e.run = ?"
+        )
+        parameters: List[Any] = [run_id]
+        if program_id is not None:
+            sql += " AND p.id = ?"
+            parameters.append(program_id)
+        if correct_only:
+            sql += " AND e.status = 'ok'"
+        sql += " ORDER BY e.fitness DESC, e.sequence ASC" if best_first else " ORDER BY e.sequence"
+        if limit is not None:
+            sql += " LIMIT ?"
+            parameters.append(int(limit))
+        programs = []
+        for row in self._rows(sql, tuple(parameters)):
+            program = dict(row)
+            program["parent_ids"] = _json_list(program["parent_ids"], f"{self.path}: programs.parent_ids of {row['id']}")
+            programs.append(program)
+        return programs
