@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
+
 namespace kernelsmith {
 
 /// Where a candidate came from.
@@ -15,7 +17,7 @@ struct Lineage {
   std::string origin = "user";
 };
 
-struct Candidate {
+struct KERNELSMITH_API Candidate {
   /// Kernel language: "cuda", "opencl" or "maca".
   std::string language;
   /// Device code with the launch plan in `// @launch` lines; see docs/candidate-format.md.
@@ -36,6 +38,6 @@ struct Candidate {
 inline constexpr const char* kCandidateSchema = "kernelsmith.candidate/1";
 
 /// Language of a file by its extension, or "" when unknown.
-std::string language_for_extension(const std::string& path);
+KERNELSMITH_API std::string language_for_extension(const std::string& path);
 
 }  // namespace kernelsmith

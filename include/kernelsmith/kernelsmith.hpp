@@ -3,6 +3,7 @@
 
 #include "kernelsmith/config.hpp"
 #include "kernelsmith/version.hpp"
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/dtype.hpp"
 #include "kernelsmith/tensor.hpp"
@@ -16,6 +17,9 @@
 #include "kernelsmith/kernel_runner.hpp"
 #include "kernelsmith/mutator.hpp"
 #include "kernelsmith/param_mutator.hpp"
+#include "kernelsmith/prompt_builder.hpp"
+#include "kernelsmith/response_parser.hpp"
+#include "kernelsmith/llm_mutator.hpp"
 #include "kernelsmith/selection.hpp"
 #include "kernelsmith/population.hpp"
 #include "kernelsmith/novelty.hpp"

@@ -11,6 +11,7 @@
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/task.hpp"
 
 namespace kernelsmith {
@@ -64,7 +65,7 @@ struct Proposal {
   double latency_seconds = 0.0;
 };
 
-class Mutator {
+class KERNELSMITH_API Mutator {
  public:
   virtual ~Mutator() = default;
   /// Thread-safe: the engine calls it from several threads when several mutations are in flight.

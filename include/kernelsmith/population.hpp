@@ -10,6 +10,7 @@
 
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/selection.hpp"
 
 namespace kernelsmith {
@@ -33,9 +34,9 @@ struct Program {
 };
 
 /// True when `a` ranks above `b`: higher fitness, then the earlier evaluation (stable under ties).
-bool better_program(const Program& a, const Program& b);
+KERNELSMITH_API bool better_program(const Program& a, const Program& b);
 
-class Population {
+class KERNELSMITH_API Population {
  public:
   virtual ~Population() = default;
   virtual void add(const Program& program) = 0;
@@ -46,7 +47,7 @@ class Population {
   virtual std::size_t size() const = 0;
 };
 
-struct PopulationConfig {
+struct KERNELSMITH_API PopulationConfig {
   int islands = 1;
   /// Most programs kept per island; beyond it the lowest-ranked program that is not the island's best
   /// leaves (failures first, since they rank lowest). 0 keeps every program.
@@ -64,7 +65,7 @@ struct ParentChoice {
 };
 
 /// The built-in population: one list per island, selection by SelectionConfig.
-class IslandPopulation : public Population {
+class KERNELSMITH_API IslandPopulation : public Population {
  public:
   explicit IslandPopulation(PopulationConfig config = {});
   IslandPopulation(const IslandPopulation&) = delete;

@@ -12,6 +12,7 @@
 
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/export.hpp"
 
 namespace kernelsmith {
 
@@ -112,7 +113,7 @@ struct HistoryPoint {
   double best_speedup = 0.0;
 };
 
-class RunStore {
+class KERNELSMITH_API RunStore {
  public:
   /// Opens the file, creating it and the schema when missing (unless read_only). Throws StoreError
   /// when it cannot be opened or holds another schema version or is not a run store.
@@ -180,6 +181,6 @@ class RunStore {
 };
 
 /// Unix time in seconds, as the store records it.
-double unix_seconds();
+KERNELSMITH_API double unix_seconds();
 
 }  // namespace kernelsmith
