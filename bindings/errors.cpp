@@ -31,7 +31,12 @@ void bind_errors(py::module_& m) {
       m, "ValidationError", py::make_tuple(error, builtins.attr("ValueError")),
       "Malformed input: a task manifest, a JSON document, an option value.");
   static py::object plan = make_exception_class(
-      m, "PlanError", py::make_tuple(validation), "A malformed launch plan in a candidate's source.");
+      m, "PlanError", py::make_tuple(validation),
+      "A mistake in a launch plan or an expression; .line is its 1-based source line (0: not tied to one).");
+  static py::object task = make_exception_class(
+      m, "TaskError", py::make_tuple(validation),
+      "A problem of the task, not of a candidate: its reference does not compile or fails, or its output is "
+      "near-constant on random inputs. Raised instead of returning an Evaluation.");
   static py::object not_found = make_exception_class(
       m, "NotFoundError", py::make_tuple(error, builtins.attr("LookupError")),
       "Something named does not exist: a task, a file, a program id, a device.");
@@ -64,7 +69,12 @@ void bind_errors(py::module_& m) {
     try {
       std::rethrow_exception(pointer);
     } catch (const PlanError& e) {
-      PyErr_SetString(plan.ptr(), e.what());
+      // The instance carries the line, as the C++ exception does.
+      py::object instance = plan(e.what());
+      instance.attr("line") = e.line();
+      PyErr_SetObject(plan.ptr(), instance.ptr());
+    } catch (const TaskError& e) {
+      PyErr_SetString(task.ptr(), e.what());
     } catch (const ValidationError& e) {
       PyErr_SetString(validation.ptr(), e.what());
     } catch (const NotFoundError& e) {

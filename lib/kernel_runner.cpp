@@ -4,6 +4,7 @@
 
 #include <deque>
 
+#include "device_guard.hpp"
 #include "evaluate/plan_runner.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
@@ -27,34 +28,6 @@ std::string sizes_text(const SizeMap& sizes) {
   for (const auto& [name, value] : sizes) parts.push_back(fmt::format("{}={}", name, value));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
-
-// Buffers the runner allocates for one run; the caller's adopted device memory is only forgotten.
-class RunBuffers {
- public:
-  explicit RunBuffers(Backend& backend) : backend_(backend) {}
-  ~RunBuffers() {
-    for (auto handle : handles_) {
-      try {
-        backend_.free(handle);
-      } catch (...) {
-      }
-    }
-  }
-  RunBuffers(const RunBuffers&) = delete;
-  RunBuffers& operator=(const RunBuffers&) = delete;
-  std::uint64_t allocate(std::size_t bytes) {
-    handles_.push_back(backend_.allocate(bytes));
-    return handles_.back();
-  }
-  std::uint64_t adopt(std::uint64_t address, std::size_t bytes) {
-    handles_.push_back(backend_.adopt_external(address, bytes));
-    return handles_.back();
-  }
-
- private:
-  Backend& backend_;
-  std::vector<std::uint64_t> handles_;
-};
 
 }  // namespace
 
@@ -179,17 +152,20 @@ std::map<std::string, HostTensor> KernelRunner::run(const std::map<std::string, 
   detail::PlanRunner& runner = impl_->runner_for(chosen);
   impl_->last_report = runner.compile_report();
 
-  RunBuffers buffers(backend);
+  // The buffers of this call; the caller's adopted device memory is only forgotten when they go.
+  std::vector<detail::DeviceBuffer> buffers;
   std::vector<std::uint64_t> handles;
   std::map<std::string, HostTensor> results;
   for (const auto& spec : task.tensors) {
     const std::size_t bytes = static_cast<std::size_t>(task.element_count(spec, chosen)) * dtype_size(spec.dtype);
     const auto given = tensors.find(spec.name);
     if (given != tensors.end() && given->second.on_device) {
-      handles.push_back(buffers.adopt(reinterpret_cast<std::uint64_t>(given->second.data), bytes));
+      buffers.push_back(detail::adopt_buffer(backend, reinterpret_cast<std::uint64_t>(given->second.data), bytes));
+      handles.push_back(buffers.back().get());
       continue;
     }
-    handles.push_back(buffers.allocate(bytes));
+    buffers.push_back(detail::allocate_buffer(backend, bytes));
+    handles.push_back(buffers.back().get());
     if (spec.role == TensorRole::input) backend.write(handles.back(), given->second.data, bytes);
   }
   try {

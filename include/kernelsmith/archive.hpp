@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/population.hpp"
 
 namespace kernelsmith {
 
-class Archive {
+class KERNELSMITH_API Archive {
  public:
   virtual ~Archive() = default;
   /// Offers a program; returns true when it entered a cell or the elite set.
@@ -46,7 +47,7 @@ struct FeatureDescriptor {
 
 /// complexity (6 bins over [-1, 2]), registers (6 bins over [0, 192]), log_speedup (8 bins over
 /// [-1, 3]); docs/search.md says why.
-std::vector<FeatureDescriptor> default_feature_descriptors();
+KERNELSMITH_API std::vector<FeatureDescriptor> default_feature_descriptors();
 
 struct MigrationConfig {
   /// Evaluations between migrations; 0 never migrates.
@@ -62,7 +63,7 @@ struct Migration {
   int to_island = 0;
 };
 
-struct ArchiveConfig {
+struct KERNELSMITH_API ArchiveConfig {
   int islands = 1;
   std::vector<FeatureDescriptor> features = default_feature_descriptors();
   /// Size of the elite set (the best correct programs over all islands).
@@ -75,7 +76,7 @@ struct ArchiveConfig {
 
 /// The built-in archive. Only correct programs enter; a cell keeps the fitter of two programs (the
 /// incumbent on ties). Pointers it returns stay valid until the next add() or migrate().
-class MapElitesArchive : public Archive {
+class KERNELSMITH_API MapElitesArchive : public Archive {
  public:
   explicit MapElitesArchive(ArchiveConfig config = {});
   ~MapElitesArchive() override;

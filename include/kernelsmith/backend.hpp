@@ -16,6 +16,7 @@
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/export.hpp"
 
 namespace kernelsmith {
 
@@ -59,7 +60,7 @@ struct KernelArg {
 
 using Dim3 = std::array<std::uint32_t, 3>;
 
-class Backend {
+class KERNELSMITH_API Backend {
  public:
   virtual ~Backend() = default;
 
@@ -112,23 +113,23 @@ class Backend {
 };
 
 /// A launch the device refused (bad configuration, too many resources): recoverable.
-class LaunchError : public DeviceError {
+class KERNELSMITH_API LaunchError : public DeviceError {
  public:
   using DeviceError::DeviceError;
 };
 
 /// The device context is unusable (illegal address, trap, ...): the worker must report and exit.
-class DeviceFault : public DeviceError {
+class KERNELSMITH_API DeviceFault : public DeviceError {
  public:
   using DeviceError::DeviceError;
 };
 
 /// Creates a backend on one device. Throws BackendUnavailableError with the reason.
-std::unique_ptr<Backend> create_backend(const std::string& name, int device_index = 0);
+KERNELSMITH_API std::unique_ptr<Backend> create_backend(const std::string& name, int device_index = 0);
 
 /// Compiles without a device where the toolchain allows (NVRTC: `target` like "sm_90"); used for the
 /// compile stage in the caller's process and in CI. Throws NotSupportedError for other backends.
-CompiledProgram compile_offline(const std::string& backend, const std::string& source,
-                                const CompileOptions& options);
+KERNELSMITH_API CompiledProgram compile_offline(const std::string& backend, const std::string& source,
+                                                const CompileOptions& options);
 
 }  // namespace kernelsmith

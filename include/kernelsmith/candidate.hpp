@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
+
 namespace kernelsmith {
 
 /// One way a candidate is made: what Lineage::origin, the run store's `programs.origin` and
@@ -31,7 +33,7 @@ inline constexpr OriginKind kOrigins[] = {
 };
 
 /// True for "reference" and "seed": the origins marked initial in kOrigins.
-bool is_initial_origin(std::string_view origin);
+KERNELSMITH_API bool is_initial_origin(std::string_view origin);
 
 /// Where a candidate came from.
 struct Lineage {
@@ -42,7 +44,7 @@ struct Lineage {
   std::string origin = "user";
 };
 
-struct Candidate {
+struct KERNELSMITH_API Candidate {
   /// Kernel language: "cuda", "opencl" or "maca".
   std::string language;
   /// Device code with the launch plan in `// @launch` lines; see docs/candidate-format.md.

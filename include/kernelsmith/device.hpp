@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
+
 namespace kernelsmith {
 
 /// What the launch plan and the speed-of-light model need to know of a device.
@@ -42,12 +44,12 @@ struct BackendInfo {
 
 /// Every backend this build knows, each with its devices or the reason it is unavailable.
 /// Never throws for a missing driver; the answer is cached after the first call.
-std::vector<BackendInfo> devices();
+KERNELSMITH_API std::vector<BackendInfo> devices();
 
 /// The backend an evolution should use when none is named: a GPU backend with a device first, then
 /// OpenCL. Throws BackendUnavailableError listing each backend's reason when none works.
-std::string best_backend();
+KERNELSMITH_API std::string best_backend();
 
-std::string to_json(const std::vector<BackendInfo>& backends);
+KERNELSMITH_API std::string to_json(const std::vector<BackendInfo>& backends);
 
 }  // namespace kernelsmith

@@ -11,6 +11,8 @@
 
 #include "kernelsmith/device.hpp"
 
+#include "kernelsmith/export.hpp"
+
 namespace kernelsmith {
 
 struct DeviceAttribute {
@@ -23,22 +25,22 @@ struct DeviceAttribute {
 };
 
 /// Every attribute, in the order the docs list them.
-const std::vector<DeviceAttribute>& device_attributes();
+KERNELSMITH_API const std::vector<DeviceAttribute>& device_attributes();
 
 /// The attributes' names, in table order.
-std::vector<std::string> device_attribute_names();
+KERNELSMITH_API std::vector<std::string> device_attribute_names();
 
 /// True when `name` is a device attribute (and so cannot name a size, tensor or tunable).
-bool is_device_attribute(const std::string& name);
+KERNELSMITH_API bool is_device_attribute(const std::string& name);
 
 /// Every attribute's value on `device`, by name (0 where the device does not report one).
-std::map<std::string, std::int64_t> device_attribute_values(const DeviceInfo& device);
+KERNELSMITH_API std::map<std::string, std::int64_t> device_attribute_values(const DeviceInfo& device);
 
 /// Shared memory one block may use, in bytes, after opting in where the device needs that
 /// (SMEM_PER_BLOCK_OPTIN): the opt-in limit, or the plain limit on a device that has no opt-in.
-std::int64_t shared_memory_limit(const DeviceInfo& device);
+KERNELSMITH_API std::int64_t shared_memory_limit(const DeviceInfo& device);
 
 /// Every attribute's placeholder value, by name: for checking expressions when no device is known.
-std::map<std::string, std::int64_t> placeholder_device_attribute_values();
+KERNELSMITH_API std::map<std::string, std::int64_t> placeholder_device_attribute_values();
 
 }  // namespace kernelsmith

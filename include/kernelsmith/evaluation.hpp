@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
+
 namespace kernelsmith {
 
 enum class Status {
@@ -20,8 +22,8 @@ enum class Status {
   crashed,         ///< the worker died or the device context was lost (illegal address, trap, ...)
 };
 
-std::string to_string(Status status);
-Status parse_status(const std::string& name);
+KERNELSMITH_API std::string to_string(Status status);
+KERNELSMITH_API Status parse_status(const std::string& name);
 
 /// Resources one compiled kernel uses (what the toolchain reports; -1 where unknown).
 struct KernelResources {
@@ -117,7 +119,7 @@ struct IntegrityReport {
   double remeasured_speedup = 0.0;
 };
 
-struct Evaluation {
+struct KERNELSMITH_API Evaluation {
   std::string candidate_id;
   std::string task;
   std::string backend;
@@ -159,6 +161,6 @@ inline constexpr const char* kEvaluationSchemaV1 = "kernelsmith.evaluation/1";
 
 /// The fitness a status gets when it has no timing: incorrect 0, runtime_error -0.25,
 /// invalid_launch -0.5, compile_error -0.75, timeout and crashed -1.
-double failure_fitness(Status status);
+KERNELSMITH_API double failure_fitness(Status status);
 
 }  // namespace kernelsmith

@@ -9,11 +9,12 @@
 
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/task.hpp"
 
 namespace kernelsmith {
 
-class Evaluator {
+class KERNELSMITH_API Evaluator {
  public:
   virtual ~Evaluator() = default;
 
@@ -73,6 +74,6 @@ struct EvaluatorOptions {
 
 /// The built-in evaluator over the shared harness. Throws BackendUnavailableError with the reason when
 /// the backend cannot run here.
-std::unique_ptr<Evaluator> create_evaluator(const EvaluatorOptions& options = {});
+KERNELSMITH_API std::unique_ptr<Evaluator> create_evaluator(const EvaluatorOptions& options = {});
 
 }  // namespace kernelsmith

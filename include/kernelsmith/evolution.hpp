@@ -14,6 +14,7 @@
 #include "kernelsmith/archive.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluator.hpp"
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/mutator.hpp"
 #include "kernelsmith/novelty.hpp"
 #include "kernelsmith/population.hpp"
@@ -21,7 +22,7 @@
 
 namespace kernelsmith {
 
-struct EvolutionConfig {
+struct KERNELSMITH_API EvolutionConfig {
   // Islands, population and parent selection.
   int islands = 2;
   std::size_t island_capacity = 1000;
@@ -132,7 +133,7 @@ struct EvolutionResult {
 
 using ProgressCallback = std::function<void(const Progress&)>;
 
-class Evolution {
+class KERNELSMITH_API Evolution {
  public:
   /// Throws ValidationError for a bad config or a null evaluator or mutator.
   Evolution(Task task, std::shared_ptr<Evaluator> evaluator, std::shared_ptr<Mutator> mutator,

@@ -14,6 +14,7 @@
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/task.hpp"
 #include "kernelsmith/tensor.hpp"
 
@@ -25,7 +26,7 @@ struct RunnerOptions {
   int device = 0;
 };
 
-class KernelRunner {
+class KERNELSMITH_API KernelRunner {
  public:
   /// Loads `candidate` on a backend for its language. Throws BackendUnavailableError (no such backend
   /// here), ValidationError (the candidate's language does not match the named backend).

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
+
 namespace kernelsmith {
 
 struct KernelLanguage {
@@ -19,21 +21,21 @@ struct KernelLanguage {
 };
 
 /// Every kernel language, in a stable order (CUDA, OpenCL, MACA).
-const std::vector<KernelLanguage>& kernel_languages();
+KERNELSMITH_API const std::vector<KernelLanguage>& kernel_languages();
 
 /// The row for `name`, or nullptr when there is none.
-const KernelLanguage* find_kernel_language(const std::string& name);
+KERNELSMITH_API const KernelLanguage* find_kernel_language(const std::string& name);
 
 /// The row for `name`. Throws ValidationError naming the known languages.
-const KernelLanguage& kernel_language(const std::string& name);
+KERNELSMITH_API const KernelLanguage& kernel_language(const std::string& name);
 
 /// "cuda, opencl, maca": the known names, for messages.
-std::string kernel_language_names();
+KERNELSMITH_API std::string kernel_language_names();
 
 /// The kernel language of the backend `backend` ("cuda" → "cuda"), or "" when no language runs on it.
-std::string language_of_backend(const std::string& backend);
+KERNELSMITH_API std::string language_of_backend(const std::string& backend);
 
 /// The language a file's extension implies (.cu/.cuh → cuda, .cl → opencl, .maca → maca), or "".
-std::string language_for_extension(const std::string& path);
+KERNELSMITH_API std::string language_for_extension(const std::string& path);
 
 }  // namespace kernelsmith

@@ -21,6 +21,7 @@
 
 #include "kernelsmith/dtype.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/export.hpp"
 
 namespace kernelsmith {
 
@@ -48,7 +49,7 @@ struct TunableParam {
   int line = 0;
 };
 
-struct LaunchPlan {
+struct KERNELSMITH_API LaunchPlan {
   std::vector<WorkspaceDecl> workspaces;
   std::vector<LaunchDecl> launches;
   std::vector<TunableParam> tunables;
@@ -66,6 +67,6 @@ using Bindings = std::map<std::string, std::int64_t>;
 
 /// Evaluates an integer expression. Throws PlanError naming the unknown identifier, a division by zero
 /// or a syntax error (with the column).
-std::int64_t evaluate_expression(const std::string& expression, const Bindings& bindings);
+KERNELSMITH_API std::int64_t evaluate_expression(const std::string& expression, const Bindings& bindings);
 
 }  // namespace kernelsmith

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/mutator.hpp"
 #include "kernelsmith/prompt_builder.hpp"
 #include "kernelsmith/response_parser.hpp"
@@ -37,7 +38,7 @@ struct LlmResponse {
 
 /// The seam to any LLM: an HTTP client, a local model, a scripted test double. Python subclasses and
 /// Python callables plug in through the bindings (kernelsmith.llm).
-class LlmClient {
+class KERNELSMITH_API LlmClient {
  public:
   virtual ~LlmClient() = default;
   /// Thread-safe: called from several threads when several mutations are in flight. May throw; the
@@ -59,7 +60,7 @@ struct LlmMutatorOptions {
   PromptBuilderOptions prompt;
 };
 
-class LlmMutator : public Mutator {
+class KERNELSMITH_API LlmMutator : public Mutator {
  public:
   /// Throws ValidationError for a null client, negative weights (or all zero), a bad template.
   LlmMutator(std::shared_ptr<LlmClient> client, LlmMutatorOptions options = {});
@@ -85,6 +86,6 @@ class LlmMutator : public Mutator {
 };
 
 /// The lineage origin ("llm_full", "llm_diff", "llm_crossover") of a mode.
-std::string mutation_name(EditMode mode);
+KERNELSMITH_API std::string mutation_name(EditMode mode);
 
 }  // namespace kernelsmith

@@ -12,6 +12,7 @@
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/task.hpp"
 
 namespace kernelsmith {
@@ -32,7 +33,7 @@ struct Inspiration {
   std::string reason;  ///< "island_best", "top", "nearby_cell", "diverse"
 };
 
-struct MutationRequest {
+struct KERNELSMITH_API MutationRequest {
   /// The task being optimised, shared read-only by every request of a run: the engine makes it once,
   /// and a request (and each copy of it) keeps it alive for as long as the request lives.
   std::shared_ptr<const Task> shared_task;
@@ -78,7 +79,7 @@ struct Proposal {
   std::vector<std::string> exhausted_ids;
 };
 
-class Mutator {
+class KERNELSMITH_API Mutator {
  public:
   virtual ~Mutator() = default;
   /// Thread-safe: the engine calls it from several threads when several mutations are in flight.

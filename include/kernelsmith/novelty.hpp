@@ -10,32 +10,33 @@
 #include <vector>
 
 #include "kernelsmith/candidate.hpp"
+#include "kernelsmith/export.hpp"
 
 namespace kernelsmith {
 
 /// The source's tokens: identifiers, numbers, string literals and operators; comments dropped except
 /// `// @directive` lines (the launch plan), which are one token each; preprocessor lines end with a
 /// "\n" token because line breaks matter to them.
-std::vector<std::string> source_tokens(const std::string& source);
+KERNELSMITH_API std::vector<std::string> source_tokens(const std::string& source);
 
 /// Tokens joined by single spaces: two sources that differ only in comments or layout normalise alike.
-std::string normalize_source(const std::string& source);
+KERNELSMITH_API std::string normalize_source(const std::string& source);
 
 /// 16 hex digits (64-bit FNV-1a) of the language and the normalised source.
-std::string normalized_source_hash(const std::string& language, const std::string& source);
+KERNELSMITH_API std::string normalized_source_hash(const std::string& language, const std::string& source);
 
 /// Maps a source to a fixed-length vector; cosine similarity compares two of them.
 using EmbeddingFunction = std::function<std::vector<float>(const std::string& source)>;
 
 /// The default embedding: token n-grams hashed (with a sign) into `dimensions` buckets, L2-normalised.
 /// Sources shorter than n tokens hash their whole token list as one gram.
-std::vector<float> hashed_ngram_embedding(const std::string& source, int dimensions = 256, int n = 3);
+KERNELSMITH_API std::vector<float> hashed_ngram_embedding(const std::string& source, int dimensions = 256, int n = 3);
 
 /// Cosine similarity of two vectors of equal length (0 when either is zero). Throws ValidationError
 /// on a length mismatch.
-double cosine_similarity(const std::vector<float>& a, const std::vector<float>& b);
+KERNELSMITH_API double cosine_similarity(const std::vector<float>& a, const std::vector<float>& b);
 
-struct NoveltyConfig {
+struct KERNELSMITH_API NoveltyConfig {
   bool reject_near_duplicates = true;
   /// Cosine similarity at or above which a candidate is a near duplicate. With hashed 3-grams a
   /// one-token edit of a T-token source scores about 1 - 3/T: 0.995 rejects such edits only in sources
@@ -53,7 +54,7 @@ struct NoveltyConfig {
   void validate() const;
 };
 
-struct NoveltyVerdict {
+struct KERNELSMITH_API NoveltyVerdict {
   enum class Kind { novel, duplicate, near_duplicate };
   Kind kind = Kind::novel;
   /// The known program it duplicates or resembles most (empty when novel and nothing is known).
@@ -73,7 +74,7 @@ const char* to_string(NoveltyVerdict::Kind kind);
 
 /// Remembers the programs seen in a run (all islands for exact duplicates, per island for near ones).
 /// Thread-safe.
-class NoveltyFilter {
+class KERNELSMITH_API NoveltyFilter {
  public:
   explicit NoveltyFilter(NoveltyConfig config = {});
   ~NoveltyFilter();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/launch_plan.hpp"
 #include "kernelsmith/mutator.hpp"
 
@@ -34,7 +35,7 @@ struct ParamMutatorOptions {
 /// The names and values of a source's tunables.
 using ParamValues = std::map<std::string, std::int64_t>;
 
-class ParamMutator : public Mutator {
+class KERNELSMITH_API ParamMutator : public Mutator {
  public:
   explicit ParamMutator(ParamMutatorOptions options = {});
 

@@ -9,12 +9,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/program.hpp"
 #include "kernelsmith/selection.hpp"
 
 namespace kernelsmith {
 
-class Population {
+class KERNELSMITH_API Population {
  public:
   virtual ~Population() = default;
   virtual void add(const Program& program) = 0;
@@ -25,7 +26,7 @@ class Population {
   virtual std::size_t size() const = 0;
 };
 
-struct PopulationConfig {
+struct KERNELSMITH_API PopulationConfig {
   int islands = 1;
   /// Most programs kept per island; beyond it the lowest-ranked program that is not the island's best
   /// leaves (failures first, since they rank lowest). 0 keeps every program.
@@ -47,7 +48,7 @@ struct ParentChoice {
 };
 
 /// The built-in population: one list per island, selection by SelectionConfig.
-class IslandPopulation : public Population {
+class KERNELSMITH_API IslandPopulation : public Population {
  public:
   explicit IslandPopulation(PopulationConfig config = {});
   IslandPopulation(const IslandPopulation&) = delete;

@@ -8,12 +8,14 @@
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/evaluation.hpp"
 
+#include "kernelsmith/export.hpp"
+
 namespace kernelsmith {
 
 /// An evaluated candidate with its place in the search. The candidate is read-only once the program is
 /// made: the id is computed from it then (Candidate::id(), a SHA-256 of language and source) and kept,
 /// so that the population, the archive and the engine never re-hash the source to look a program up.
-class Program {
+class KERNELSMITH_API Program {
  public:
   /// A program of an empty candidate (the id is that candidate's); for containers and bindings.
   Program();
@@ -46,6 +48,6 @@ class Program {
 
 /// True when `a` ranks above `b`: correct before incorrect, then higher fitness, then the earlier
 /// evaluation (stable under ties).
-bool better_program(const Program& a, const Program& b);
+KERNELSMITH_API bool better_program(const Program& a, const Program& b);
 
 }  // namespace kernelsmith

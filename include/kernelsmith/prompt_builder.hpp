@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/mutator.hpp"
 
 namespace kernelsmith {
@@ -23,10 +24,10 @@ struct ChatMessage {
 };
 
 /// The messages as a JSON array of {"role", "content"} objects: what is recorded with each step.
-std::string messages_to_json(const std::vector<ChatMessage>& messages);
+KERNELSMITH_API std::string messages_to_json(const std::vector<ChatMessage>& messages);
 /// Reads such an array back. Throws ValidationError naming `origin` on malformed input.
-std::vector<ChatMessage> messages_from_json(const std::string& json_text,
-                                            const std::string& origin = "<messages>");
+KERNELSMITH_API std::vector<ChatMessage> messages_from_json(const std::string& json_text,
+                                                            const std::string& origin = "<messages>");
 
 /// What the LLM is asked to produce.
 enum class EditMode {
@@ -35,9 +36,9 @@ enum class EditMode {
   crossover,  ///< one file combining two parents
 };
 
-std::string to_string(EditMode mode);
+KERNELSMITH_API std::string to_string(EditMode mode);
 /// "full", "diff" or "crossover"; throws ValidationError otherwise.
-EditMode parse_edit_mode(const std::string& name);
+KERNELSMITH_API EditMode parse_edit_mode(const std::string& name);
 
 /// The templates. A placeholder is `{name}` (letters, digits, underscores); `{{` and `}}` are literal
 /// braces; any other brace is literal too, so code in a template needs no escaping unless it looks
@@ -48,7 +49,7 @@ EditMode parse_edit_mode(const std::string& name);
 ///   {instruction}; each expands to a whole section with its heading, or to nothing when empty.
 /// Placeholders of the section templates are listed next to each one below; every template may also
 /// use {language}, {language_name} and {fence} (the markdown fence tag for the language).
-struct PromptTemplates {
+struct KERNELSMITH_API PromptTemplates {
   std::string system;
   std::string user;
   /// {name}, {description}, {tensors}, {sizes}, {work}, {tolerance}, {pytorch}
@@ -76,7 +77,7 @@ struct PromptTemplates {
 };
 
 /// A concise statement of the candidate format's rules (docs/candidate-format.md) for the language.
-std::string candidate_format_rules(const std::string& language);
+KERNELSMITH_API std::string candidate_format_rules(const std::string& language);
 
 struct PromptBuilderOptions {
   PromptTemplates templates = PromptTemplates::defaults();
@@ -111,7 +112,7 @@ struct BuiltPrompt {
   std::string messages_json() const { return messages_to_json(messages); }
 };
 
-class PromptBuilder {
+class KERNELSMITH_API PromptBuilder {
  public:
   /// Throws ValidationError when a template uses an unknown placeholder.
   explicit PromptBuilder(PromptBuilderOptions options = {});
@@ -128,11 +129,11 @@ class PromptBuilder {
 
 /// Replaces {placeholders} in `text` (see PromptTemplates). Throws ValidationError naming
 /// `template_name` when a placeholder has no value.
-std::string render_template(const std::string& text,
-                            const std::vector<std::pair<std::string, std::string>>& values,
-                            const std::string& template_name);
+KERNELSMITH_API std::string render_template(const std::string& text,
+                                            const std::vector<std::pair<std::string, std::string>>& values,
+                                            const std::string& template_name);
 
 /// The markdown fence tag for a kernel language: "cuda", "opencl", "cpp" (maca).
-std::string fence_tag(const std::string& language);
+KERNELSMITH_API std::string fence_tag(const std::string& language);
 
 }  // namespace kernelsmith

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/prompt_builder.hpp"
 
 namespace kernelsmith {
@@ -21,7 +22,7 @@ struct CodeBlock {
 };
 
 /// The fenced code blocks of a markdown text, in order.
-std::vector<CodeBlock> extract_code_blocks(const std::string& text);
+KERNELSMITH_API std::vector<CodeBlock> extract_code_blocks(const std::string& text);
 
 /// One SEARCH/REPLACE block of a diff answer.
 struct DiffBlock {
@@ -32,7 +33,7 @@ struct DiffBlock {
 
 /// The SEARCH/REPLACE blocks of a text. Throws nothing: an incomplete block is reported by
 /// parse_response; here it is left out and `incomplete_line` names where it began (0 when none).
-std::vector<DiffBlock> extract_diff_blocks(const std::string& text, int* incomplete_line = nullptr);
+KERNELSMITH_API std::vector<DiffBlock> extract_diff_blocks(const std::string& text, int* incomplete_line = nullptr);
 
 struct ParsedResponse {
   bool ok = false;
@@ -52,20 +53,20 @@ struct ParsedResponse {
 };
 
 /// Reads a whole-file answer. `parent_source`, when given, turns an unchanged copy into a failure.
-ParsedResponse parse_full_response(const std::string& text, const std::string& parent_source = "");
+KERNELSMITH_API ParsedResponse parse_full_response(const std::string& text, const std::string& parent_source = "");
 
 /// Applies the SEARCH/REPLACE blocks of `text` to `parent_source`, in order.
-ParsedResponse apply_diff_response(const std::string& text, const std::string& parent_source);
+KERNELSMITH_API ParsedResponse apply_diff_response(const std::string& text, const std::string& parent_source);
 
 /// Reads an answer given in `mode`: diff applies blocks (falling back to a whole file when the answer
 /// has no blocks but a complete program); full and crossover read a whole file.
-ParsedResponse parse_response(const std::string& text, EditMode mode, const std::string& parent_source);
+KERNELSMITH_API ParsedResponse parse_response(const std::string& text, EditMode mode, const std::string& parent_source);
 
 /// True when the code declares a kernel (`__global__`, `__kernel` or `kernel void`).
-bool contains_kernel(const std::string& code);
+KERNELSMITH_API bool contains_kernel(const std::string& code);
 /// True when the code has at least one `// @launch` line.
-bool contains_launch_line(const std::string& code);
+KERNELSMITH_API bool contains_launch_line(const std::string& code);
 /// True when (), [] and {} balance outside comments, strings and character literals.
-bool brackets_balanced(const std::string& code);
+KERNELSMITH_API bool brackets_balanced(const std::string& code);
 
 }  // namespace kernelsmith

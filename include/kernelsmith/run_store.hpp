@@ -12,6 +12,7 @@
 
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/export.hpp"
 
 namespace kernelsmith {
 
@@ -119,7 +120,7 @@ struct HistoryPoint {
   double best_speedup = 0.0;
 };
 
-class RunStore {
+class KERNELSMITH_API RunStore {
  public:
   /// Opens the file, creating it and the schema when missing (unless read_only); upgrades a version-1
   /// file to the current version unless read_only (a read-only store reads version 1 as it is). Throws
@@ -189,6 +190,6 @@ class RunStore {
 };
 
 /// Unix time in seconds, as the store records it.
-double unix_seconds();
+KERNELSMITH_API double unix_seconds();
 
 }  // namespace kernelsmith

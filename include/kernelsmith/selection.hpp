@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/program.hpp"
 
 namespace kernelsmith {
@@ -23,15 +24,15 @@ enum class SelectionPolicy {
   power_law,   ///< (rank + 1)^-alpha over programs sorted best first
 };
 
-std::string to_string(SelectionPolicy policy);
+KERNELSMITH_API std::string to_string(SelectionPolicy policy);
 /// Parses "uniform", "tournament", "weighted", "power_law" (also "power-law"). Throws ValidationError.
-SelectionPolicy parse_selection_policy(const std::string& name);
+KERNELSMITH_API SelectionPolicy parse_selection_policy(const std::string& name);
 
 /// How a parent was picked, for the record.
 enum class SelectionMode { policy, exploration, exploitation, repair };
-std::string to_string(SelectionMode mode);
+KERNELSMITH_API std::string to_string(SelectionMode mode);
 
-struct SelectionConfig {
+struct KERNELSMITH_API SelectionConfig {
   SelectionPolicy policy = SelectionPolicy::weighted;
   int tournament_size = 3;
   /// Weighted: slope of the sigmoid over (fitness - median) / MAD. 0 ignores fitness (children only).
@@ -53,11 +54,11 @@ struct SelectionConfig {
 
 /// Relative weights the policy gives the programs (for weighted and power_law; uniform gives equal
 /// weights; tournament has no closed form and also gives equal weights). Exposed for tests and plots.
-std::vector<double> selection_weights(const std::vector<const Program*>& programs,
-                                      const SelectionConfig& config);
+KERNELSMITH_API std::vector<double> selection_weights(const std::vector<const Program*>& programs,
+                                                      const SelectionConfig& config);
 
 /// Index into `programs` chosen by `config.policy`. Throws ValidationError when `programs` is empty.
-std::size_t select_by_policy(const std::vector<const Program*>& programs,
-                             const SelectionConfig& config, std::mt19937_64& rng);
+KERNELSMITH_API std::size_t select_by_policy(const std::vector<const Program*>& programs,
+                                             const SelectionConfig& config, std::mt19937_64& rng);
 
 }  // namespace kernelsmith

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernelsmith/dtype.hpp"
+#include "kernelsmith/export.hpp"
 #include "kernelsmith/tensor.hpp"
 
 namespace kernelsmith {
@@ -50,7 +51,7 @@ struct Tolerance {
 };
 
 /// Default tolerance for a dtype: fp32 1e-4, fp16/bf16 1e-2, fp64 1e-8, integers exact.
-Tolerance default_tolerance(DType dtype);
+KERNELSMITH_API Tolerance default_tolerance(DType dtype);
 
 /// The work the computation needs, as integer expressions over the sizes. `bytes` is the fewest bytes
 /// any implementation must move (each input read once, each output written once).
@@ -77,7 +78,7 @@ struct DataCase {
   std::map<std::string, std::shared_ptr<const std::vector<std::uint8_t>>> expected;
 };
 
-struct Task {
+struct KERNELSMITH_API Task {
   std::string name;
   std::string description;
   std::vector<TensorSpec> tensors;
@@ -145,10 +146,10 @@ struct Task {
 inline constexpr const char* kTaskSchema = "kernelsmith.task/1";
 
 /// Names of the built-in tasks, sorted.
-std::vector<std::string> builtin_task_names();
+KERNELSMITH_API std::vector<std::string> builtin_task_names();
 
 /// The folders searched for built-in tasks, in order: $KERNELSMITH_TASKS_PATH (':'-separated),
 /// the installed share/kernelsmith/tasks beside the library, the source tree's tasks/.
-std::vector<std::filesystem::path> task_search_path();
+KERNELSMITH_API std::vector<std::filesystem::path> task_search_path();
 
 }  // namespace kernelsmith

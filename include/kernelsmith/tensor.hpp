@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernelsmith/dtype.hpp"
+#include "kernelsmith/export.hpp"
 
 namespace kernelsmith {
 
@@ -13,7 +14,7 @@ namespace kernelsmith {
 ///   on_device == false: `data` is host memory; it is copied.
 ///   on_device == true:  `data` is a device address on the backend's device (CUDA); used in place.
 /// Inputs are only read; an output given this way is written.
-struct TensorRef {
+struct KERNELSMITH_API TensorRef {
   DType dtype = DType::float32;
   std::vector<std::int64_t> shape;
   void* data = nullptr;
@@ -24,7 +25,7 @@ struct TensorRef {
 };
 
 /// A tensor the library owns in host memory, C-contiguous.
-struct HostTensor {
+struct KERNELSMITH_API HostTensor {
   DType dtype = DType::float32;
   std::vector<std::int64_t> shape;
   std::vector<std::uint8_t> data;

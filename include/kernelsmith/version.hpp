@@ -5,10 +5,11 @@
 #include <string>
 
 #include "kernelsmith/config.hpp"
+#include "kernelsmith/export.hpp"
 
 namespace kernelsmith {
 
 /// Version of the loaded library, e.g. "0.1.0".
-std::string version();
+KERNELSMITH_API std::string version();
 
 }  // namespace kernelsmith

@@ -38,20 +38,20 @@ CacheFlusher::CacheFlusher(Backend& backend, Method method) : backend_(backend) 
   const DeviceInfo& device = backend.device();
   bytes_ = l2_flush_bytes(device);
   bytes_ -= bytes_ % 16;
-  buffer_ = backend.allocate(bytes_);
+  buffer_ = allocate_buffer(backend, bytes_);
   if (method == Method::fill || (method == Method::automatic && !device.is_gpu)) return;
   try {
     // Words of 0x01010101 fold to 0 over any even count of them: never the sink's value.
-    backend.fill(buffer_, 1, bytes_);
+    backend.fill(buffer_.get(), 1, bytes_);
     const std::string language = backend.language();
     CompileOptions options;
     options.kernels = {"ks_cache_flush"};
     const CompiledProgram program =
         backend.compile(language == "opencl" ? kOpenClFlushKernel : kCudaFlushKernel, options);
     if (program.report.ok) {
-      sink_ = backend.allocate(sizeof(int));
-      module_ = backend.load(program);
-      kernel_ = backend.kernel(module_, "ks_cache_flush");
+      sink_ = allocate_buffer(backend, sizeof(int));
+      module_ = load_module(backend, program);
+      kernel_ = backend.kernel(module_.get(), "ks_cache_flush");
       const int limit = device.max_threads_per_block > 0 ? device.max_threads_per_block : 256;
       const auto threads = static_cast<std::uint32_t>(std::min(limit, device.is_gpu ? 512 : 64));
       const auto units = static_cast<std::uint32_t>(std::max(device.compute_units, 1));
@@ -59,44 +59,25 @@ CacheFlusher::CacheFlusher(Backend& backend, Method method) : backend_(backend) 
       grid_ = {units * (device.is_gpu ? 4u : 2u), 1, 1};
     }
   } catch (const DeviceFault&) {
-    release();
-    throw;
+    throw;  // the members own what was made so far and give it back
   } catch (const std::exception&) {
     // The built-in kernel is not buildable here: the fill fallback below still evicts.
     kernel_ = 0;
+    module_.reset();
+    sink_.reset();
   }
-}
-
-CacheFlusher::~CacheFlusher() { release(); }
-
-void CacheFlusher::release() {
-  for (const std::uint64_t buffer : {buffer_, sink_}) {
-    if (buffer == 0) continue;
-    try {
-      backend_.free(buffer);
-    } catch (...) {
-      // After a device fault freeing fails too; the fault is what gets reported.
-    }
-  }
-  if (module_ != 0) {
-    try {
-      backend_.unload(module_);
-    } catch (...) {
-    }
-  }
-  buffer_ = sink_ = module_ = kernel_ = 0;
 }
 
 void CacheFlusher::flush() {
   if (kernel_ == 0) {
     // A different byte each time, so no layer can skip the writes as redundant.
-    backend_.fill(buffer_, ++fill_byte_, bytes_);
+    backend_.fill(buffer_.get(), ++fill_byte_, bytes_);
     return;
   }
   backend_.launch(kernel_, grid_, block_, 0,
-                  {{KernelArg::Kind::buffer, buffer_, 0},
+                  {{KernelArg::Kind::buffer, buffer_.get(), 0},
                    {KernelArg::Kind::int64, 0, static_cast<std::int64_t>(bytes_ / 16)},
-                   {KernelArg::Kind::buffer, sink_, 0}});
+                   {KernelArg::Kind::buffer, sink_.get(), 0}});
 }
 
 }  // namespace kernelsmith::detail

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "device_guard.hpp"
 #include "kernelsmith/backend.hpp"
 
 namespace kernelsmith::detail {
@@ -20,7 +21,6 @@ class CacheFlusher {
  public:
   enum class Method { automatic, read, fill };  ///< automatic: read on GPUs, fill elsewhere
   explicit CacheFlusher(Backend& backend, Method method = Method::automatic);
-  ~CacheFlusher();
   CacheFlusher(const CacheFlusher&) = delete;
   CacheFlusher& operator=(const CacheFlusher&) = delete;
 
@@ -31,13 +31,11 @@ class CacheFlusher {
   bool reads() const { return kernel_ != 0; }
 
  private:
-  void release();
-
   Backend& backend_;
   std::size_t bytes_ = 0;
-  std::uint64_t buffer_ = 0;
-  std::uint64_t sink_ = 0;
-  std::uint64_t module_ = 0;
+  DeviceBuffer buffer_;
+  DeviceBuffer sink_;
+  DeviceModule module_;
   std::uint64_t kernel_ = 0;
   Dim3 grid_{1, 1, 1};
   Dim3 block_{1, 1, 1};

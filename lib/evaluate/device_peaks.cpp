@@ -10,6 +10,7 @@
 
 #include "detail/file_cache.hpp"
 #include "detail/sha256.hpp"
+#include "device_guard.hpp"
 #include "evaluate/timing.hpp"
 #include "kernelsmith/error.hpp"
 
@@ -66,35 +67,6 @@ std::string cache_key(const std::string& backend, const DeviceInfo& device) {
   return Sha256().field(backend).field(device.name).field(device.driver_version).field(device.architecture).hex();
 }
 
-struct Buffers {
-  Backend& backend;
-  std::vector<std::uint64_t> handles;
-  std::uint64_t allocate(std::size_t bytes) {
-    handles.push_back(backend.allocate(bytes));
-    return handles.back();
-  }
-  ~Buffers() {
-    for (auto handle : handles) {
-      try {
-        backend.free(handle);
-      } catch (...) {
-        // Freeing after a device error may fail too; the process is about to report it anyway.
-      }
-    }
-  }
-};
-
-struct Module {
-  Backend& backend;
-  std::uint64_t handle;
-  ~Module() {
-    try {
-      backend.unload(handle);
-    } catch (...) {
-    }
-  }
-};
-
 std::uint32_t block_size(const DeviceInfo& device) {
   const int limit = device.max_threads_per_block > 0 ? device.max_threads_per_block : 256;
   return static_cast<std::uint32_t>(std::min(limit, 256));
@@ -141,9 +113,9 @@ DevicePeaks measure_device_peaks(Backend& backend, const std::string& cache_dir)
   if (!program.report.ok) {
     throw Error(fmt::format("the built-in peak kernels did not compile for {}: {}", device.name, program.report.log));
   }
-  Module module{backend, backend.load(program)};
-  const std::uint64_t copy = backend.kernel(module.handle, "ks_peak_copy");
-  const std::uint64_t fma = backend.kernel(module.handle, "ks_peak_fma");
+  const DeviceModule module = load_module(backend, program);
+  const std::uint64_t copy = backend.kernel(module.get(), "ks_peak_copy");
+  const std::uint64_t fma = backend.kernel(module.get(), "ks_peak_fma");
   const std::uint32_t block = block_size(device);
 
   TimingSettings settings;
@@ -165,9 +137,10 @@ DevicePeaks measure_device_peaks(Backend& backend, const std::string& cache_dir)
     }
     bytes -= bytes % 16;
     const auto n4 = static_cast<std::int64_t>(bytes / 16);
-    Buffers buffers{backend, {}};
-    const std::uint64_t in = buffers.allocate(bytes);
-    const std::uint64_t out = buffers.allocate(bytes);
+    const DeviceBuffer in_buffer = allocate_buffer(backend, bytes);
+    const DeviceBuffer out_buffer = allocate_buffer(backend, bytes);
+    const std::uint64_t in = in_buffer.get();
+    const std::uint64_t out = out_buffer.get();
     backend.fill(in, 1, bytes);
     const Dim3 grid{static_cast<std::uint32_t>((n4 + block - 1) / block), 1, 1};
     LaunchSequence sequence;
@@ -186,8 +159,8 @@ DevicePeaks measure_device_peaks(Backend& backend, const std::string& cache_dir)
     const int units = std::max(device.compute_units, 1);
     const std::uint32_t blocks = static_cast<std::uint32_t>(units) * (device.is_gpu ? 8u : 4u);
     const std::size_t threads = static_cast<std::size_t>(blocks) * block;
-    Buffers buffers{backend, {}};
-    const std::uint64_t out = buffers.allocate(threads * sizeof(float));
+    const DeviceBuffer out_buffer = allocate_buffer(backend, threads * sizeof(float));
+    const std::uint64_t out = out_buffer.get();
     std::int64_t iterations = 64;
     TimingReport report;
     for (int attempt = 0; attempt < 16; ++attempt) {

@@ -18,6 +18,7 @@ from kernelsmith._core import (  # noqa: F401  (re-exported API)
     PlanError,
     StoreError,
     SymbolMissingError,
+    TaskError,
     TimeoutError,
     ValidationError,
 )

@@ -15,12 +15,13 @@ from kernelsmith import NotSupportedError
 from kernelsmith import PlanError
 from kernelsmith import StoreError
 from kernelsmith import SymbolMissingError
+from kernelsmith import TaskError
 from kernelsmith import TimeoutError
 from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'source_tokens', 'task_search_path']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'source_tokens', 'task_search_path']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -1942,6 +1943,88 @@ class Evaluator:
         """
         Evaluates several candidates (the built-in evaluator compiles them in parallel while the device times them one at a time).
         """
+class Program:
+    """
+    An evaluated candidate as the search sees it. Its id is the candidate's content id, computed once when the Program is made; the candidate is read-only from then on.
+    """
+    @typing.overload
+    def __init__(self) -> None:
+        ...
+    @typing.overload
+    def __init__(self, candidate: Candidate, evaluation: Evaluation, island: typing.SupportsInt | typing.SupportsIndex = 0, generation: typing.SupportsInt | typing.SupportsIndex = 0, sequence: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        A program of the candidate with its evaluation, whose candidate_id is set to the program's id.
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def candidate(self) -> Candidate:
+        """
+        A copy of the Candidate: language, source and lineage (read-only: its id is the program's).
+        """
+    @property
+    def children(self) -> int:
+        """
+        Children proposed from it so far (damps its chance of being picked again).
+        """
+    @children.setter
+    def children(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def correct(self) -> bool:
+        """
+        True when the evaluation's status is ok.
+        """
+    @property
+    def evaluation(self) -> Evaluation:
+        """
+        Its Evaluation (status, timing, fitness, speedup).
+        """
+    @evaluation.setter
+    def evaluation(self, arg0: Evaluation) -> None:
+        ...
+    @property
+    def fitness(self) -> float:
+        """
+        The evaluation's fitness (higher is better).
+        """
+    @property
+    def generation(self) -> int:
+        """
+        Mutation steps from a root (reference or seed: 0).
+        """
+    @generation.setter
+    def generation(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def id(self) -> str:
+        """
+        The candidate's content id (16 hex digits), computed once when the Program was made.
+        """
+    @property
+    def island(self) -> int:
+        """
+        Index of the island the program lives on.
+        """
+    @island.setter
+    def island(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def migrant(self) -> bool:
+        """
+        True for a copy that arrived on this island by migration; migrants are never migrated again.
+        """
+    @migrant.setter
+    def migrant(self, arg0: bool) -> None:
+        ...
+    @property
+    def sequence(self) -> int:
+        """
+        Evaluation order, from 0: the engine's clock.
+        """
+    @sequence.setter
+    def sequence(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
 class SelectionPolicy:
     """
     How parents are picked among an island's correct programs.
@@ -2132,89 +2215,6 @@ class Rng:
         """
         The next 64-bit random number (advances the generator).
         """
-class Program:
-    """
-    An evaluated candidate as the search sees it.
-    """
-    @typing.overload
-    def __init__(self) -> None:
-        ...
-    @typing.overload
-    def __init__(self, candidate: Candidate, evaluation: Evaluation, island: typing.SupportsInt | typing.SupportsIndex = 0, generation: typing.SupportsInt | typing.SupportsIndex = 0, sequence: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
-        ...
-    def __repr__(self) -> str:
-        ...
-    @property
-    def candidate(self) -> Candidate:
-        """
-        The Candidate: language, source and lineage.
-        """
-    @candidate.setter
-    def candidate(self, arg0: Candidate) -> None:
-        ...
-    @property
-    def children(self) -> int:
-        """
-        Children proposed from it so far (damps its chance of being picked again).
-        """
-    @children.setter
-    def children(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def correct(self) -> bool:
-        """
-        True when the evaluation's status is ok.
-        """
-    @property
-    def evaluation(self) -> Evaluation:
-        """
-        Its Evaluation (status, timing, fitness, speedup).
-        """
-    @evaluation.setter
-    def evaluation(self, arg0: Evaluation) -> None:
-        ...
-    @property
-    def fitness(self) -> float:
-        """
-        The evaluation's fitness (higher is better).
-        """
-    @property
-    def generation(self) -> int:
-        """
-        Mutation steps from a root (reference or seed: 0).
-        """
-    @generation.setter
-    def generation(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def id(self) -> str:
-        """
-        The candidate id (the evaluation's candidate_id).
-        """
-    @property
-    def island(self) -> int:
-        """
-        Index of the island the program lives on.
-        """
-    @island.setter
-    def island(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def migrant(self) -> bool:
-        """
-        True for a copy that arrived on this island by migration; migrants are never migrated again.
-        """
-    @migrant.setter
-    def migrant(self, arg0: bool) -> None:
-        ...
-    @property
-    def sequence(self) -> int:
-        """
-        Evaluation order, from 0: the engine's clock.
-        """
-    @sequence.setter
-    def sequence(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
 class PopulationConfig:
     """
     Islands, their capacity and the parent selection of an IslandPopulation.
@@ -2296,9 +2296,9 @@ class IslandPopulation(Population):
         """
         The best correct program of the island, or of all islands when island is None; None when there is none.
         """
-    def choose_parent(self, island: typing.SupportsInt | typing.SupportsIndex, rng: Rng) -> ParentChoice:
+    def choose_parent(self, island: typing.SupportsInt | typing.SupportsIndex, rng: Rng, eligible: collections.abc.Callable[[Program], bool] | None = None) -> ParentChoice | None:
         """
-        select_parent() with the mode that made the pick, as a ParentChoice.
+        select_parent() with the mode that made the pick, as a ParentChoice. `eligible` (a callable Program -> bool) limits the pick to the programs it accepts; None when it accepts none of the island's programs.
         """
     def find(self, island: typing.SupportsInt | typing.SupportsIndex, id: str) -> Program | None:
         """
@@ -2813,10 +2813,10 @@ class MutationRequest:
     @property
     def task(self) -> Task:
         """
-        The Task being optimised.
+        The Task being optimised (read: a copy of the run's shared task; raises ValidationError when the request has none).
         """
     @task.setter
-    def task(self, arg0: Task) -> None:
+    def task(self, arg1: Task) -> None:
         ...
 class Proposal:
     """
@@ -2826,7 +2826,7 @@ class Proposal:
     def __init__(self) -> None:
         ...
     @typing.overload
-    def __init__(self, candidate: Candidate | None = None, mutation: str = '', failure: str = '', prompt: str = '', response: str = '', model: str = '', prompt_tokens: typing.SupportsInt | typing.SupportsIndex = 0, completion_tokens: typing.SupportsInt | typing.SupportsIndex = 0, latency_seconds: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+    def __init__(self, candidate: Candidate | None = None, mutation: str = '', failure: str = '', prompt: str = '', response: str = '', model: str = '', prompt_tokens: typing.SupportsInt | typing.SupportsIndex = 0, completion_tokens: typing.SupportsInt | typing.SupportsIndex = 0, latency_seconds: typing.SupportsFloat | typing.SupportsIndex = 0.0, exhausted_ids: collections.abc.Sequence[str] = []) -> None:
         ...
     @property
     def candidate(self) -> Candidate | None:
@@ -2843,6 +2843,14 @@ class Proposal:
         """
     @completion_tokens.setter
     def completion_tokens(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def exhausted_ids(self) -> list[str]:
+        """
+        Ids of programs from which the mutator can propose nothing new for the rest of the run (the parent, and others it knows offer the same variants); the engine stops picking them as parents.
+        """
+    @exhausted_ids.setter
+    def exhausted_ids(self, arg0: collections.abc.Sequence[str]) -> None:
         ...
     @property
     def failure(self) -> str:
@@ -2910,10 +2918,14 @@ class Proposal:
         ...
 class Mutator:
     """
-    Proposes revised candidates. Subclass it and implement propose(request) -> list[Proposal] and name() -> str; the engine calls propose() from several threads when several mutations are in flight.
+    Proposes revised candidates. Subclass it and implement propose(request) -> list[Proposal] and name() -> str, and can_mutate(parent) -> bool when it cannot work from every program; the engine calls propose() from several threads when several mutations are in flight.
     """
     def __init__(self) -> None:
         ...
+    def can_mutate(self, parent: Candidate) -> bool:
+        """
+        Whether the mutator can work from this parent Candidate at all; the engine picks parents only among the programs it accepts and asks once per program (default: True).
+        """
     def name(self) -> str:
         ...
     def propose(self, request: MutationRequest) -> list[Proposal]:
@@ -3915,6 +3927,11 @@ class EvolutionResult:
         Near duplicates rejected.
         """
     @property
+    def parent_fallbacks(self) -> int:
+        """
+        Proposals whose parent came from another island, because the island whose turn it was had no program the mutator could work from.
+        """
+    @property
     def pending(self) -> int:
         """
         Stored candidates left unevaluated (a resume evaluates them).
@@ -3933,6 +3950,11 @@ class EvolutionResult:
     def steps(self) -> int:
         """
         Steps taken in this call to run().
+        """
+    @property
+    def stop_detail(self) -> str:
+        """
+        The stop reason in words where it needs some (for 'no_new_candidates': failed proposals in a row, or no program left that the mutator can work from, and why); empty otherwise.
         """
     @property
     def stop_reason(self) -> str:
@@ -4698,6 +4720,10 @@ def apply_diff_response(text: str, parent_source: str) -> ParsedResponse:
 def best_backend() -> str:
     """
     The backend to use when none is named: a GPU backend first, then OpenCL.
+    """
+def better_program(a: Program, b: Program) -> bool:
+    """
+    True when program a ranks above b: correct before incorrect, then higher fitness, then the earlier evaluation.
     """
 def builtin_task_names() -> list[str]:
     """

@@ -1,4 +1,4 @@
-// What the [gpu] tests share: why CUDA cannot run here, and a guard that skips a test, saying why.
+// What the device tests share: why a backend cannot run here, and guards that skip a test, saying why.
 #pragma once
 
 #include <sys/wait.h>
@@ -12,15 +12,18 @@
 
 namespace kernelsmith::test {
 
-// Why the CUDA backend cannot run here, or "" when it can.
-inline std::string cuda_unavailable_reason() {
+// Why the backend `name` cannot run here, or "" when it can; `label` names it in the reason.
+inline std::string backend_unavailable_reason(const std::string& name, const std::string& label) {
   for (const auto& backend : devices()) {
-    if (backend.name != "cuda") continue;
+    if (backend.name != name) continue;
     if (backend.available && !backend.devices.empty()) return {};
-    return backend.reason.empty() ? "no CUDA device" : backend.reason;
+    return backend.reason.empty() ? "no " + label + " device" : backend.reason;
   }
-  return "this build has no CUDA backend";
+  return "this build has no " + label + " backend";
 }
+
+// Why the CUDA backend cannot run here, or "" when it can.
+inline std::string cuda_unavailable_reason() { return backend_unavailable_reason("cuda", "CUDA"); }
 
 /// What a child run of this test binary printed and how it ended.
 struct ChildRun {
@@ -46,11 +49,17 @@ inline ChildRun run_tagged_in_child(const std::string& tag) {
 
 }  // namespace kernelsmith::test
 
-#define KERNELSMITH_REQUIRE_CUDA_DEVICE()                                   \
-  do {                                                                      \
-    const std::string reason_ = ::kernelsmith::test::cuda_unavailable_reason(); \
-    if (!reason_.empty()) {                                                 \
-      WARN("skipped: " << reason_);                                         \
-      return;                                                               \
-    }                                                                       \
+// Skips the test, saying why, when `reason_expression` (a reason or "") is not empty.
+#define KERNELSMITH_SKIP_WHEN(reason_expression)     \
+  do {                                               \
+    const std::string reason_ = (reason_expression); \
+    if (!reason_.empty()) {                          \
+      WARN("skipped: " << reason_);                  \
+      return;                                        \
+    }                                                \
   } while (false)
+
+#define KERNELSMITH_REQUIRE_CUDA_DEVICE() KERNELSMITH_SKIP_WHEN(::kernelsmith::test::cuda_unavailable_reason())
+// OpenCL runs on PoCL in CI.
+#define KERNELSMITH_REQUIRE_OPENCL_DEVICE() \
+  KERNELSMITH_SKIP_WHEN(::kernelsmith::test::backend_unavailable_reason("opencl", "OpenCL"))

@@ -3,3 +3,13 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 #endif
+
+#include <cstdlib>
+
+namespace {
+
+// The tests link the library statically, so "beside the library" is the tests' folder, where no worker
+// is: point the evaluator at the one this build made, unless the caller chose another.
+[[maybe_unused]] const bool kWorkerLocated = [] { return ::setenv("KERNELSMITH_WORKER", KERNELSMITH_TEST_WORKER, 0) == 0; }();
+
+}  // namespace

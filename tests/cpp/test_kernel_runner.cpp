@@ -1,9 +1,8 @@
-// KernelRunner and Task data cases: kernels run on the caller's arrays (PoCL here, CUDA device memory in
-// place on a GPU), sizes inferred from shapes, and the evaluator's checks on the caller's own data.
+// KernelRunner: kernels run on the caller's arrays (PoCL here, CUDA device memory in place on a GPU), and
+// the evaluator's checks on the caller's own data cases (the cases themselves: test_task_cases.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -16,44 +15,15 @@
 #include "kernelsmith/evaluator.hpp"
 #include "kernelsmith/kernel_runner.hpp"
 #include "kernelsmith/task.hpp"
+#include "test_support.hpp"
 
 using namespace kernelsmith;
+using test::contains;
+using test::error_of;
+using test::host_ref;
+using test::random_floats;
 
 namespace {
-
-std::string opencl_unavailable_reason() {
-  for (const auto& backend : devices()) {
-    if (backend.name != "opencl") continue;
-    if (backend.available && !backend.devices.empty()) return {};
-    return backend.reason.empty() ? "no OpenCL device" : backend.reason;
-  }
-  return "this build has no OpenCL backend";
-}
-
-#define REQUIRE_OPENCL()                                     \
-  do {                                                       \
-    const std::string reason_ = opencl_unavailable_reason(); \
-    if (!reason_.empty()) {                                  \
-      WARN("skipped: " << reason_);                          \
-      return;                                                \
-    }                                                        \
-  } while (false)
-
-std::vector<float> random_floats(std::size_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> values(count);
-  for (auto& value : values) value = normal(generator);
-  return values;
-}
-
-TensorRef host_ref(std::vector<float>& values, std::vector<std::int64_t> shape) {
-  TensorRef ref;
-  ref.dtype = DType::float32;
-  ref.shape = std::move(shape);
-  ref.data = values.data();
-  return ref;
-}
 
 std::vector<float> floats_of(const HostTensor& tensor) {
   std::vector<float> values(tensor.data.size() / sizeof(float));
@@ -78,51 +48,10 @@ __kernel void relu(__global const float* x, __global float* y, int N) {
 }
 )";
 
-// The message of the Error a call throws, or "no error".
-template <typename Call>
-std::string error_of(Call&& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-bool mentions(const std::string& message, const std::string& part) { return message.find(part) != std::string::npos; }
-
 }  // namespace
 
-TEST_CASE("Task::infer_sizes reads sizes from shapes and names every mismatch", "[kernel_runner]") {
-  const Task row_sum = Task::load("row_sum");
-  CHECK(row_sum.infer_sizes({{"x", {3, 1023}}}) == SizeMap{{"M", 3}, {"K", 1023}});
-  CHECK(row_sum.infer_sizes({{"x", {3, 5}}, {"y", {3}}}) == SizeMap{{"M", 3}, {"K", 5}});
-  CHECK(row_sum.infer_sizes({{"y", {7}}}, {{"K", 2}}) == SizeMap{{"M", 7}, {"K", 2}});
-
-  auto message_of = [&](const std::map<std::string, std::vector<std::int64_t>>& shapes, const SizeMap& given) {
-    try {
-      row_sum.infer_sizes(shapes, given);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  const std::string rank = message_of({{"x", {12}}}, {});
-  CHECK(rank.find("tensor x has shape (12) (1 dimension)") != std::string::npos);
-  CHECK(rank.find("[M, K]") != std::string::npos);
-  const std::string inconsistent = message_of({{"x", {3, 5}}, {"y", {4}}}, {});
-  CHECK(inconsistent.find("inconsistent size M") != std::string::npos);
-  CHECK(inconsistent.find("says 3") != std::string::npos);
-  CHECK(inconsistent.find("says 4") != std::string::npos);
-  CHECK(message_of({{"y", {3}}}, {}).find("cannot infer the size K") != std::string::npos);
-  CHECK(message_of({{"x", {3, 5}}}, {{"K", 6}}).find("inconsistent size K") != std::string::npos);
-  CHECK(message_of({{"z", {3}}}, {}).find("no tensor \"z\"") != std::string::npos);
-  CHECK(message_of({{"x", {3, 5}}}, {{"Q", 1}}).find("no size \"Q\"") != std::string::npos);
-  CHECK(message_of({{"x", {0, 5}}}, {}).find("must be positive") != std::string::npos);
-}
-
 TEST_CASE("KernelRunner runs the reference and the seed on the caller's arrays (PoCL)", "[kernel_runner][opencl]") {
-  REQUIRE_OPENCL();
+  KERNELSMITH_REQUIRE_OPENCL_DEVICE();
   SECTION("relu at a size no configuration has") {
     const Task task = Task::load("relu");
     std::vector<float> x = random_floats(3001, 1);
@@ -173,22 +102,22 @@ TEST_CASE("KernelRunner runs the reference and the seed on the caller's arrays (
     {
     const std::string message = error_of([&] { runner.run({{"x", as_double}}); });
     INFO(message);
-    CHECK((mentions(message, "input x is float64") && mentions(message, "declares it float32")));
+    CHECK((contains(message, "input x is float64") && contains(message, "declares it float32")));
   }
     {
     const std::string message = error_of([&] { runner.run({}); });
     INFO(message);
-    CHECK((mentions(message, "input x of task row_sum is missing")));
+    CHECK((contains(message, "input x of task row_sum is missing")));
   }
     {
     const std::string message = error_of([&] { runner.run({{"x", host_ref(x, {3, 4})}, {"z", host_ref(x, {3})}}); });
     INFO(message);
-    CHECK((mentions(message, "no tensor \"z\"")));
+    CHECK((contains(message, "no tensor \"z\"")));
   }
     {
     const std::string message = error_of([&] { runner.run({{"x", host_ref(x, {12})}}); });
     INFO(message);
-    CHECK((mentions(message, "1 dimension")));
+    CHECK((contains(message, "1 dimension")));
   }
     TensorRef on_device = host_ref(x, {3, 4});
     on_device.on_device = true;
@@ -199,67 +128,13 @@ TEST_CASE("KernelRunner runs the reference and the seed on the caller's arrays (
     {
     const std::string message = error_of([&] { KernelRunner unused(task, cuda, {"opencl", 0}); });
     INFO(message);
-    CHECK((mentions(message, "written in cuda")));
+    CHECK((contains(message, "written in cuda")));
   }
-  }
-}
-
-TEST_CASE("Task data cases: add_case, JSON round trip and validation", "[kernel_runner]") {
-  Task task = Task::load("relu");
-  const std::size_t configs_before = task.all_size_configs().size();
-  std::vector<float> x = {1.0f, -2.0f, 1234.5f, 0.5f};
-  std::vector<float> y = {1.0f, 0.0f, 1234.5f, 0.5f};
-  const DataCase& first = task.add_case({{"x", host_ref(x, {4})}});
-  CHECK(first.name == "user case 0");
-  CHECK(first.sizes == "user case 0");  // N = 4 is no configuration of relu's: one is added
-  CHECK(task.all_size_configs().size() == configs_before + 1);
-  std::vector<float> x1023 = random_floats(1023, 4);
-  const DataCase& second = task.add_case({{"x", host_ref(x1023, {1023})}});
-  CHECK(second.sizes == "odd_1023");  // an existing configuration is reused
-  const DataCase& third = task.add_case({{"x", host_ref(x, {4})}}, {{"y", host_ref(y, {4})}});
-  CHECK(third.sizes == "user case 0");  // the configuration the first case added
-  CHECK(task.all_size_configs().size() == configs_before + 1);
-
-  const Task back = Task::from_json(task.to_json());
-  REQUIRE(back.cases.size() == 3);
-  CHECK(back.cases[2].name == "user case 2");
-  CHECK(*back.cases[2].expected.at("y") == *task.cases[2].expected.at("y"));
-  CHECK(*back.cases[1].inputs.at("x") == *task.cases[1].inputs.at("x"));
-  CHECK(back.to_json() == task.to_json());
-
-  {
-    const std::string message = error_of([&] { task.add_case({}); });
-    INFO(message);
-    CHECK((mentions(message, "x is missing")));
-  }
-  {
-    const std::string message = error_of([&] { task.add_case({{"y", host_ref(y, {4})}}); });
-    INFO(message);
-    CHECK((mentions(message, "y is an output")));
-  }
-  {
-    const std::string message = error_of([&] { task.add_case({{"x", host_ref(x, {4})}}, {{"y", host_ref(y, {3})}}); });
-    INFO(message);
-    CHECK((mentions(message, "inconsistent size N")));
-  }
-  Task broken = task;
-  broken.cases[0].inputs["x"] = std::make_shared<const std::vector<std::uint8_t>>(3, std::uint8_t(0));
-  {
-    const std::string message = error_of([&] { broken.validate(); });
-    INFO(message);
-    CHECK((mentions(message, "cases[0].inputs.x") && mentions(message, "holds 3 bytes")));
-  }
-  broken = task;
-  broken.cases[1].sizes = "nowhere";
-  {
-    const std::string message = error_of([&] { broken.validate(); });
-    INFO(message);
-    CHECK((mentions(message, "no size configuration is named \"nowhere\"")));
   }
 }
 
 TEST_CASE("the evaluator checks candidates on the caller's data cases (PoCL)", "[kernel_runner][opencl][harness]") {
-  REQUIRE_OPENCL();
+  KERNELSMITH_REQUIRE_OPENCL_DEVICE();
   Task task = Task::load("relu");
   task.timing_sizes.sizes["N"] = 65536;  // quick on a CPU device
   std::vector<float> x = random_floats(512, 5);
@@ -354,7 +229,7 @@ TEST_CASE("KernelRunner uses CUDA device memory in place", "[kernel_runner][gpu]
   {
     const std::string message = error_of([&] { other.run({{"x", bogus}}); });
     INFO(message);
-    CHECK((mentions(message, "not CUDA device memory")));
+    CHECK((contains(message, "not CUDA device memory")));
   }
   owner->free(x_device);
   owner->free(y_device);

@@ -1,28 +1,17 @@
-// The launch plan parser and the integer expression evaluator (docs/candidate-format.md).
+// The launch plan parser (docs/candidate-format.md); its expressions: test_expression.cpp.
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "catch.hpp"
 #include "kernelsmith/launch_plan.hpp"
+#include "test_support.hpp"
 
 using namespace kernelsmith;
+using test::contains;
+using test::plan_error;
 
 namespace {
-
-// The message of the PlanError `body` throws, with its line; fails the test when nothing is thrown.
-template <typename Body>
-std::pair<std::string, int> plan_error(Body body) {
-  try {
-    body();
-  } catch (const PlanError& error) {
-    return {error.what(), error.line()};
-  }
-  FAIL("expected a PlanError");
-  return {"", -1};
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string read_file(const std::string& path) {
   std::ifstream stream(path);
@@ -33,63 +22,6 @@ std::string read_file(const std::string& path) {
 }
 
 }  // namespace
-
-TEST_CASE("expressions: arithmetic, precedence and functions", "[launch_plan]") {
-  const Bindings sizes = {{"N", 1000}, {"M", 7}, {"BLOCK", 256}};
-  CHECK(evaluate_expression("1 + 2 * 3", {}) == 7);
-  CHECK(evaluate_expression("(1 + 2) * 3", {}) == 9);
-  CHECK(evaluate_expression("-3 + 10", {}) == 7);
-  CHECK(evaluate_expression("--3", {}) == 3);
-  CHECK(evaluate_expression("ceil_div(N, BLOCK)", sizes) == 4);
-  CHECK(evaluate_expression("ceil_div(1024, 256)", {}) == 4);
-  CHECK(evaluate_expression("round_up(N, 64)", sizes) == 1024);
-  CHECK(evaluate_expression("round_up(1024, 64)", {}) == 1024);
-  CHECK(evaluate_expression("min(N, M) * max(2, 3)", sizes) == 21);
-  CHECK(evaluate_expression("0x100 + 1", {}) == 257);
-  CHECK(evaluate_expression("  N  ", sizes) == 1000);
-  CHECK(evaluate_expression("ceil_div(N, BLOCK * 4) * (BLOCK * 4) >= N", sizes) == 1);
-}
-
-TEST_CASE("expressions: / and % round toward minus infinity", "[launch_plan]") {
-  CHECK(evaluate_expression("7 / 2", {}) == 3);
-  CHECK(evaluate_expression("-7 / 2", {}) == -4);
-  CHECK(evaluate_expression("7 / -2", {}) == -4);
-  CHECK(evaluate_expression("-7 % 3", {}) == 2);
-  CHECK(evaluate_expression("7 % -3", {}) == -2);
-  CHECK(evaluate_expression("ceil_div(-7, 2)", {}) == -3);
-}
-
-TEST_CASE("expressions: comparisons and logic for @require", "[launch_plan]") {
-  CHECK(evaluate_expression("3 <= 4 && 4 < 5", {}) == 1);
-  CHECK(evaluate_expression("3 == 4 || 2 != 2", {}) == 0);
-  CHECK(evaluate_expression("!0 + !7", {}) == 1);
-  // && short-circuits: the division is never evaluated.
-  CHECK(evaluate_expression("K != 0 && N / K > 1", {{"K", 0}, {"N", 5}}) == 0);
-}
-
-TEST_CASE("expressions: errors name the problem and the column", "[launch_plan]") {
-  auto [unknown, unknown_line] = plan_error([] { evaluate_expression("ceil_div(N, BLOK)", {{"N", 1}, {"BLOCK", 2}}); });
-  CHECK(contains(unknown, "unknown identifier \"BLOK\""));
-  CHECK(contains(unknown, "column 13"));
-  CHECK(contains(unknown, "BLOCK, N"));
-  CHECK(unknown_line == 0);
-
-  CHECK(contains(plan_error([] { evaluate_expression("N / (M - 7)", {{"N", 1}, {"M", 7}}); }).first, "division by zero"));
-  CHECK(contains(plan_error([] { evaluate_expression("N % 0", {{"N", 1}}); }).first, "division by zero"));
-  CHECK(contains(plan_error([] { evaluate_expression("ceil_div(4, 0)", {}); }).first, "division by zero"));
-  CHECK(contains(plan_error([] { evaluate_expression("9223372036854775807 + 1", {}); }).first, "overflow"));
-  CHECK(contains(plan_error([] { evaluate_expression("4294967296 * 4294967296", {}); }).first, "overflow"));
-  CHECK(contains(plan_error([] { evaluate_expression("99999999999999999999", {}); }).first, "int64"));
-  const auto syntax = plan_error([] { evaluate_expression("N +* 2", {{"N", 1}}); }).first;
-  CHECK(contains(syntax, "syntax error at column 4"));
-  CHECK(contains(plan_error([] { evaluate_expression("(1 + 2", {}); }).first, "expected \")\""));
-  CHECK(contains(plan_error([] { evaluate_expression("", {}); }).first, "empty"));
-  CHECK(contains(plan_error([] { evaluate_expression("256u", {}); }).first, "not an integer"));
-  CHECK(contains(plan_error([] { evaluate_expression("1.5 * N", {{"N", 2}}); }).first, "column"));
-  CHECK(contains(plan_error([] { evaluate_expression("sizeof(float)", {}); }).first, "unknown function \"sizeof\""));
-  CHECK(contains(plan_error([] { evaluate_expression("min(1, 2, 3)", {}); }).first, "takes 2 arguments"));
-  CHECK(contains(plan_error([] { evaluate_expression("1 2", {}); }).first, "column 3"));
-}
 
 TEST_CASE("plan: launches, workspaces, tunables, requirements, specialize", "[launch_plan]") {
   const std::string source =

@@ -1,9 +1,10 @@
-"""The evaluator from Python: options, the built-in evaluator on OpenCL (PoCL in CI), Python subclasses
-called through the C++ interface, and `kernelsmith eval`."""
+"""The evaluator from Python: options, the built-in evaluator on OpenCL (PoCL in CI), a broken task's
+TaskError, Python subclasses called through the C++ interface, and `kernelsmith eval`."""
 
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,28 @@ def test_builtin_evaluator_classifies_candidates():
     assert "differ" in bad.message
     batch = evaluator.evaluate_batch(task, [ks.Candidate("opencl", WRONG), ks.Candidate("opencl", CORRECT)])
     assert [e.status for e in batch] == [ks.Status.incorrect, ks.Status.ok]
+
+
+@pytest.fixture
+def task_with_broken_reference(tmp_path):
+    """The harness test task, whose OpenCL reference no longer compiles."""
+    folder = tmp_path / "broken_task"
+    shutil.copytree(TASK_DIR, folder)
+    reference = folder / "reference.cl"
+    reference.write_text(reference.read_text().replace("2.0f * a[i] + b[i];", "2.0f * a[i] + ;"))
+    return ks.Task.load(str(folder))
+
+
+@needs_opencl
+@pytest.mark.parametrize("isolate", [True, False], ids=["worker", "in-process"])
+def test_a_reference_that_does_not_compile_raises_task_error(task_with_broken_reference, isolate):
+    evaluator = ks.create_evaluator(fast_options(isolate=isolate))
+    with pytest.raises(ks.TaskError, match="reference does not compile") as error:
+        evaluator.evaluate(task_with_broken_reference, ks.Candidate("opencl", CORRECT))
+    assert "scale_add" in str(error.value)
+    # Callers that catch the broader classes still do.
+    assert isinstance(error.value, ks.ValidationError)
+    assert isinstance(error.value, ValueError)
 
 
 @needs_opencl
