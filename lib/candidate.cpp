@@ -9,7 +9,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "detail/file_cache.hpp"
 #include "detail/json_util.hpp"
+#include "json_codec.hpp"
 #include "detail/sha256.hpp"
 #include "kernelsmith/error.hpp"
 
@@ -18,8 +20,6 @@ namespace {
 
 using detail::Json;
 using detail::JsonField;
-
-bool is_known_language(const std::string& language) { return find_kernel_language(language) != nullptr; }
 
 }  // namespace
 
@@ -45,73 +45,31 @@ Candidate Candidate::from_file(const std::string& path, const std::string& langu
   Candidate candidate;
   candidate.language = language.empty() ? language_for_extension(path) : language;
   if (candidate.language.empty()) {
+    std::string extensions;
+    for (const auto& row : kernel_languages()) {
+      std::string listed;
+      for (const auto& extension : row.extensions) listed += (listed.empty() ? "" : "/") + extension;
+      extensions += fmt::format("{}{}: {}", extensions.empty() ? "" : ", ", listed, row.name);
+    }
     throw ValidationError(fmt::format(
-        "cannot tell the kernel language of {} from its extension (.cu/.cuh: cuda, .cl: opencl, .maca: maca); "
-        "pass the language explicitly",
-        path));
+        "cannot tell the kernel language of {} from its extension ({}); pass the language explicitly", path,
+        extensions));
   }
-  if (!is_known_language(candidate.language)) {
-    throw ValidationError(
-        fmt::format("unknown kernel language \"{}\" for {}; expected cuda, opencl or maca", candidate.language, path));
+  if (find_kernel_language(candidate.language) == nullptr) {
+    throw ValidationError(fmt::format("unknown kernel language \"{}\" for {}; expected one of {}", candidate.language,
+                                      path, kernel_language_names()));
   }
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw NotFoundError(fmt::format("cannot read candidate file {}", path));
-  std::ostringstream text;
-  text << stream.rdbuf();
-  candidate.source = text.str();
+  const auto text = detail::read_whole_file(path);
+  if (!text) throw NotFoundError(fmt::format("cannot read candidate file {}", path));
+  candidate.source = *text;
   return candidate;
 }
 
-std::string Candidate::to_json() const {
-  Json json;
-  json["schema"] = kCandidateSchema;
-  json["id"] = id();
-  json["language"] = language;
-  json["source"] = source;
-  json["lineage"] = Json{{"parent_ids", lineage.parent_ids},
-                         {"island", lineage.island},
-                         {"generation", lineage.generation},
-                         {"origin", lineage.origin}};
-  return json.dump(2);
-}
+std::string Candidate::to_json() const { return detail::candidate_to_json(*this).dump(2); }
 
 Candidate Candidate::from_json(const std::string& json_text, const std::string& origin) {
   const Json document = detail::parse_json(json_text, origin);
-  const JsonField root(document, origin);
-  root.expect_object({"schema", "id", "language", "source", "lineage"});
-  const JsonField schema = root["schema"];
-  if (schema.string() != kCandidateSchema) schema.fail_expected(fmt::format("\"{}\"", kCandidateSchema));
-  Candidate candidate;
-  const JsonField language = root["language"];
-  candidate.language = language.string();
-  if (!is_known_language(candidate.language)) {
-    // "\"cuda\", \"opencl\" or \"maca\"": the table's names quoted, the last joined by "or".
-    std::string expected;
-    const auto& languages = kernel_languages();
-    for (std::size_t i = 0; i < languages.size(); ++i) {
-      expected += (i == 0 ? "" : i + 1 == languages.size() ? " or " : ", ") + ("\"" + languages[i].name + "\"");
-    }
-    language.fail_expected(expected);
-  }
-  candidate.source = root["source"].string();
-  if (auto lineage = root.optional("lineage")) {
-    lineage->expect_object({"parent_ids", "island", "generation", "origin"});
-    if (auto parents = lineage->optional("parent_ids")) {
-      for (const auto& parent : parents->elements()) candidate.lineage.parent_ids.push_back(parent.string());
-    }
-    if (auto island = lineage->optional("island")) candidate.lineage.island = island->int32();
-    if (auto generation = lineage->optional("generation")) candidate.lineage.generation = generation->int32();
-    if (auto made = lineage->optional("origin")) candidate.lineage.origin = made->string();
-  }
-  // The id is derived, not stored: a stated id that disagrees means the source was edited or damaged.
-  if (auto id = root.optional("id")) {
-    if (id->string() != candidate.id()) {
-      id->fail(fmt::format("the stated id {} does not match the content (its id is {}); remove \"id\" after editing "
-                           "the source",
-                           id->string(), candidate.id()));
-    }
-  }
-  return candidate;
+  return detail::candidate_from_json(JsonField(document, origin));
 }
 
 }  // namespace kernelsmith

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend_registry.hpp"
-#include "evaluate/device_json.hpp"
+#include "json_codec.hpp"
 #include "kernelsmith/error.hpp"
 
 namespace kernelsmith {
@@ -67,13 +67,13 @@ std::string best_backend() {
 }
 
 std::string to_json(const std::vector<BackendInfo>& backends) {
-  nlohmann::json out = nlohmann::json::object();
+  detail::Json out = detail::Json::object();
   out["schema"] = "kernelsmith.devices/1";
-  auto& list = out["backends"] = nlohmann::json::array();
+  auto& list = out["backends"] = detail::Json::array();
   for (const auto& backend : backends) {
-    nlohmann::json entry = {{"name", backend.name},           {"available", backend.available},
+    detail::Json entry = {{"name", backend.name},           {"available", backend.available},
                             {"reason", backend.reason},       {"can_compile", backend.can_compile},
-                            {"details", backend.details},     {"devices", nlohmann::json::array()}};
+                            {"details", backend.details},     {"devices", detail::Json::array()}};
     for (const auto& d : backend.devices) {
       entry["devices"].push_back(detail::device_to_json(d));
     }

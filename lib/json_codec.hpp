@@ -1,17 +1,21 @@
 // One JSON codec per type that crosses a boundary: the public to_json()/from_json(), the worker's
 // messages, the compile cache on disk and the run store all read and write these types through the
-// functions here, so a field is added in one place. (Task manifests keep their reader in task.cpp, since
-// reading one also resolves source files against the task's folder and validates the whole task.)
+// functions here, so a field is added in one place. Readers take a JsonField, so that an error names the
+// document and the path of the field; they throw ValidationError.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "detail/json_util.hpp"
 #include "kernelsmith/backend.hpp"
+#include "kernelsmith/candidate.hpp"
+#include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluation.hpp"
 #include "kernelsmith/evaluator.hpp"
+#include "kernelsmith/task.hpp"
 
 namespace kernelsmith::detail {
 
@@ -42,5 +46,25 @@ CompiledProgram compiled_program_from_json(const Json& json);
 std::string compiled_program_to_text(const CompiledProgram& program);
 /// Throws ValidationError for a document that is not a compiled program.
 CompiledProgram compiled_program_from_text(const std::string& text);
+
+/// A device's description: the worker's `ready` message and `kernelsmith devices --json`.
+Json device_to_json(const DeviceInfo& device);
+/// Throws nlohmann::json::exception for a missing or mistyped field.
+DeviceInfo device_from_json(const Json& json);
+
+/// Schema "kernelsmith.candidate/1" (docs/candidate-format.md).
+Json candidate_to_json(const Candidate& candidate);
+/// Checks the schema, the language and a stated id against the content.
+Candidate candidate_from_json(const JsonField& root);
+
+/// Schema "kernelsmith.evaluation/2" (docs/evaluation-schema.md); version 1 documents are read too.
+Json evaluation_to_json(const Evaluation& evaluation);
+Evaluation evaluation_from_json(const JsonField& root);
+
+/// Schema "kernelsmith.task/1" (docs/task-format.md), sources inline.
+Json task_to_json(const Task& task);
+/// Reads the document's fields; a source given as a file name is read from `folder`. Does not validate
+/// the task as a whole: Task::validate() does, and every caller runs it.
+Task task_from_json(const JsonField& root, const std::filesystem::path& folder);
 
 }  // namespace kernelsmith::detail

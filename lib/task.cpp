@@ -13,7 +13,9 @@
 
 #include "detail/dynamic_library.hpp"
 #include "detail/expression.hpp"
+#include "detail/file_cache.hpp"
 #include "detail/json_util.hpp"
+#include "json_codec.hpp"
 #include "task_cases.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/device_attributes.hpp"
@@ -27,143 +29,11 @@ namespace fs = std::filesystem;
 using detail::Json;
 using detail::JsonField;
 
-constexpr const char* kTimingConfigName = "timing";
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// Plausible device attributes, so that a task's own sources can be checked without a device.
-
-std::string read_text_file(const fs::path& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw NotFoundError(fmt::format("cannot read {}", path.string()));
-  std::ostringstream text;
-  text << stream.rdbuf();
-  return text.str();
-}
-
-// ---------------------------------------------------------------------------------------------- reading
-
-SizeMap read_size_map(const JsonField& field) {
-  SizeMap sizes;
-  for (const auto& [name, value] : field.members()) {
-    sizes[name] = value.integer();
-  }
-  return sizes;
-}
-
-SizeConfig read_size_config(const JsonField& field) {
-  field.expect_object({"name", "sizes"});
-  SizeConfig config;
-  config.name = field["name"].string();
-  config.sizes = read_size_map(field["sizes"]);
-  return config;
-}
-
-Distribution read_distribution(const JsonField& field) {
-  field.expect_object({"kind", "a", "b"});
-  Distribution distribution;
-  distribution.kind = field["kind"].string();
-  if (auto a = field.optional("a")) distribution.a = a->number();
-  if (auto b = field.optional("b")) distribution.b = b->number();
-  return distribution;
-}
-
-TensorSpec read_tensor(const JsonField& field) {
-  field.expect_object({"name", "dtype", "shape", "role", "distribution"});
-  TensorSpec tensor;
-  tensor.name = field["name"].string();
-  const JsonField dtype = field["dtype"];
-  try {
-    tensor.dtype = parse_dtype(dtype.string());
-  } catch (const ValidationError&) {
-    dtype.fail_expected("one of float16, bfloat16, float32, float64, int8, uint8, int32, int64");
-  }
-  for (const auto& dim : field["shape"].elements()) {
-    if (dim.json().is_string()) {
-      tensor.shape.push_back(dim.string());
-    } else if (dim.json().is_number_integer()) {
-      tensor.shape.push_back(std::to_string(dim.integer()));
-    } else {
-      dim.fail_expected("an integer expression over the sizes (a string such as \"M\" or \"2*N\", or an integer)");
-    }
-  }
-  const JsonField role = field["role"];
-  const std::string role_name = role.string();
-  if (role_name == "input") {
-    tensor.role = TensorRole::input;
-  } else if (role_name == "output") {
-    tensor.role = TensorRole::output;
-  } else {
-    role.fail_expected("\"input\" or \"output\"");
-  }
-  if (auto distribution = field.optional("distribution")) tensor.distribution = read_distribution(*distribution);
-  return tensor;
-}
-
-// A source is a file name relative to the task's folder, or inline {"language", "source", "path"}.
-KernelSource read_source(const JsonField& field, const std::string& language, const fs::path& folder) {
-  KernelSource source;
-  source.language = language;
-  if (field.json().is_string()) {
-    const std::string file = field.string();
-    if (folder.empty()) {
-      field.fail(fmt::format("\"{}\" names a file, but this manifest has no folder to find it in; give the "
-                             "source inline as {{\"source\": \"...\"}}",
-                             file));
-    }
-    const fs::path path = folder / file;
-    if (!fs::is_regular_file(path)) {
-      field.fail(fmt::format("the file \"{}\" does not exist in {}", file, folder.string()));
-    }
-    source.source = read_text_file(path);
-    source.path = path.lexically_normal().string();
-    return source;
-  }
-  if (!field.json().is_object()) field.fail_expected("a file name or {\"source\": \"...\"}");
-  field.expect_object({"language", "source", "path"});
-  if (auto given = field.optional("language")) {
-    if (given->string() != language) given->fail_expected(fmt::format("\"{}\" (the key it is listed under)", language));
-  }
-  source.source = field["source"].string();
-  if (auto path = field.optional("path")) source.path = path->string();
-  return source;
-}
-
-std::map<std::string, KernelSource> read_sources(const JsonField& field, const fs::path& folder) {
-  std::map<std::string, KernelSource> sources;
-  for (const auto& [language, value] : field.members()) {
-    if (find_kernel_language(language) == nullptr) {
-      throw ValidationError(fmt::format("{}: {}: unknown language; expected one of {}", field.origin(), value.path(),
-                                        kernel_language_names()));
-    }
-    sources[language] = read_source(value, language, folder);
-  }
-  return sources;
-}
-
-// ---------------------------------------------------------------------------------------------- writing
-
-Json size_map_json(const SizeMap& sizes) {
-  Json json = Json::object();
-  for (const auto& [name, value] : sizes) json[name] = value;
-  return json;
-}
-
-Json size_config_json(const SizeConfig& config) {
-  return Json{{"name", config.name}, {"sizes", size_map_json(config.sizes)}};
-}
-
-Json sources_json(const std::map<std::string, KernelSource>& sources) {
-  Json json = Json::object();
-  for (const auto& [language, source] : sources) {
-    Json entry{{"language", language}, {"source", source.source}};
-    if (!source.path.empty()) entry["path"] = source.path;
-    json[language] = std::move(entry);
-  }
-  return json;
-}
 
 // ---------------------------------------------------------------------------------------------- checks
 
@@ -387,91 +257,12 @@ Tolerance default_tolerance(DType dtype) {
 
 Task Task::from_json(const std::string& json_text, const std::string& origin, const fs::path& folder) {
   const Json document = detail::parse_json(json_text, origin);
-  const JsonField root(document, origin);
-  root.expect_object({"schema", "name", "description", "sizes", "check_sizes", "tensors", "tolerance", "work",
-                      "references", "seeds", "pytorch", "cases"});
-  const JsonField schema = root["schema"];
-  if (schema.string() != kTaskSchema) schema.fail_expected(fmt::format("\"{}\"", kTaskSchema));
-
-  Task task;
-  task.folder = folder;
-  task.name = root["name"].string();
-  if (auto description = root.optional("description")) task.description = description->string();
-
-  // "sizes" is a map of names to integers, or {"name": ..., "sizes": {...}} for a configuration with
-  // another name than "timing". Size values are integers, so an object under "sizes" means the latter.
-  const JsonField sizes = root["sizes"];
-  if (!sizes.json().is_object()) sizes.fail_expected("an object of sizes, e.g. {\"N\": 1048576}");
-  auto inner = sizes.json().find("sizes");
-  if (inner != sizes.json().end() && inner->is_object()) {
-    task.timing_sizes = read_size_config(sizes);
-  } else {
-    task.timing_sizes.name = kTimingConfigName;
-    task.timing_sizes.sizes = read_size_map(sizes);
-  }
-  if (auto checks = root.optional("check_sizes")) {
-    for (const auto& element : checks->elements()) task.check_sizes.push_back(read_size_config(element));
-  }
-  for (const auto& element : root["tensors"].elements()) task.tensors.push_back(read_tensor(element));
-  if (auto tolerance = root.optional("tolerance")) {
-    tolerance->expect_object({"atol", "rtol"});
-    Tolerance value;
-    value.atol = (*tolerance)["atol"].number();
-    value.rtol = (*tolerance)["rtol"].number();
-    for (const auto& [name, number] : {std::pair<const char*, double>{"atol", value.atol}, {"rtol", value.rtol}}) {
-      if (!std::isfinite(number) || number < 0) (*tolerance)[name].fail_expected("a finite number >= 0");
-    }
-    task.tolerance = value;
-  }
-  const JsonField work = root["work"];
-  work.expect_object({"flops", "bytes"});
-  for (const auto& [name, target] : {std::pair<const char*, std::string*>{"flops", &task.work.flops},
-                                     {"bytes", &task.work.bytes}}) {
-    const JsonField field = work[name];
-    if (field.json().is_string()) {
-      *target = field.string();
-    } else if (field.json().is_number_integer()) {
-      *target = std::to_string(field.integer());
-    } else {
-      field.fail_expected("an integer expression over the sizes, e.g. \"2*M*N*K\"");
-    }
-  }
-  task.references = read_sources(root["references"], folder);
-  if (auto seeds = root.optional("seeds")) task.seeds = read_sources(*seeds, folder);
-  if (auto pytorch = root.optional("pytorch")) task.pytorch = pytorch->string();
-  if (auto cases = root.optional("cases")) task.cases = detail::cases_from_json(*cases);
+  Task task = detail::task_from_json(JsonField(document, origin), folder);
   task.validate(origin);
   return task;
 }
 
-std::string Task::to_json() const {
-  Json json;
-  json["schema"] = kTaskSchema;
-  json["name"] = name;
-  json["description"] = description;
-  json["sizes"] = timing_sizes.name == kTimingConfigName ? size_map_json(timing_sizes.sizes)
-                                                          : size_config_json(timing_sizes);
-  json["check_sizes"] = Json::array();
-  for (const auto& config : check_sizes) json["check_sizes"].push_back(size_config_json(config));
-  json["tensors"] = Json::array();
-  for (const auto& tensor : tensors) {
-    json["tensors"].push_back(Json{
-        {"name", tensor.name},
-        {"dtype", std::string(to_string(tensor.dtype))},
-        {"shape", tensor.shape},
-        {"role", tensor.role == TensorRole::input ? "input" : "output"},
-        {"distribution",
-         Json{{"kind", tensor.distribution.kind}, {"a", tensor.distribution.a}, {"b", tensor.distribution.b}}},
-    });
-  }
-  if (tolerance) json["tolerance"] = Json{{"atol", tolerance->atol}, {"rtol", tolerance->rtol}};
-  json["work"] = Json{{"flops", work.flops}, {"bytes", work.bytes}};
-  json["references"] = sources_json(references);
-  json["seeds"] = sources_json(seeds);
-  json["pytorch"] = pytorch;
-  if (!cases.empty()) json["cases"] = detail::cases_to_json(cases);
-  return json.dump(2);
-}
+std::string Task::to_json() const { return detail::task_to_json(*this).dump(2); }
 
 void Task::validate(const std::string& origin) const {
   const Checker checker(origin);
@@ -609,7 +400,9 @@ Task Task::load(const std::string& name_or_path) {
           name_or_path, known.empty() ? "(none found)" : known, searched));
     }
   }
-  return from_json(read_text_file(manifest), manifest.lexically_normal().string(),
+  const auto text = detail::read_whole_file(manifest.string());
+  if (!text) throw NotFoundError(fmt::format("cannot read {}", manifest.string()));
+  return from_json(*text, manifest.lexically_normal().string(),
                    manifest.parent_path().lexically_normal());
 }
 

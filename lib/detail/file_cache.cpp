@@ -23,7 +23,7 @@ std::string resolve_cache_dir(const std::string& configured) {
   return "/tmp/kernelsmith-cache-" + std::to_string(static_cast<long>(getuid()));
 }
 
-std::optional<std::string> read_cache_file(const std::string& path) {
+std::optional<std::string> read_whole_file(const std::string& path) {
   std::ifstream stream(path, std::ios::binary);
   if (!stream) return std::nullopt;
   std::ostringstream text;

@@ -1,6 +1,6 @@
-// Device memory and modules as the harness holds them: a pool of allocations reused by size, the
-// buffers of one plan run taken from it, a loaded module unloaded on scope exit, and the launch of a
-// bound plan on those buffers.
+// Device memory as the harness holds it: a pool of allocations reused by size, the buffers of one plan
+// run taken from it, and the launch of a bound plan on those buffers. Modules are DeviceModule
+// (device_guard.hpp).
 #pragma once
 
 #include <cstddef>
@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "device_guard.hpp"
 #include "evaluate/plan_binding.hpp"
 #include "evaluate/timing.hpp"
 #include "kernelsmith/backend.hpp"
@@ -18,46 +19,37 @@ namespace kernelsmith::detail {
 /// Device allocations kept for reuse, by size. Evaluations of one task then run on the same memory:
 /// no allocation cost per evaluation, and the candidate, its baseline and the next candidate are timed
 /// on the same physical pages (fresh allocations land on different ones, which moves the medians of
-/// memory-bound kernels by about a percent from one evaluation to the next).
+/// memory-bound kernels by about a percent from one evaluation to the next). What the pool holds is
+/// owned (device_guard.hpp): it is given back when the pool is cleared or destroyed.
 class BufferPool {
  public:
   explicit BufferPool(std::size_t capacity_bytes) : capacity_(capacity_bytes) {}
-  std::uint64_t acquire(Backend& backend, std::size_t bytes) {
+  DeviceBuffer acquire(Backend& backend, std::size_t bytes) {
     auto found = free_.find(bytes);
     if (found != free_.end() && !found->second.empty()) {
-      const std::uint64_t handle = found->second.back();
+      DeviceBuffer buffer = std::move(found->second.back());
       found->second.pop_back();
       pooled_ -= bytes;
-      return handle;
+      return buffer;
     }
     try {
-      return backend.allocate(bytes);
+      return allocate_buffer(backend, bytes);
     } catch (const DeviceFault&) {
       throw;
     } catch (const DeviceError&) {
       // Out of memory, perhaps because of what the pool holds: give it back and try once more.
       if (pooled_ == 0) throw;
-      clear(backend);
-      return backend.allocate(bytes);
+      clear();
+      return allocate_buffer(backend, bytes);
     }
   }
-  void release(Backend& backend, std::uint64_t handle, std::size_t bytes) {
-    if (pooled_ + bytes <= capacity_) {
-      free_[bytes].push_back(handle);
-      pooled_ += bytes;
-      return;
-    }
-    backend.free(handle);
+  /// Keeps `buffer` for the next acquire of `bytes`, or gives it back when the pool is full.
+  void release(DeviceBuffer buffer, std::size_t bytes) {
+    if (pooled_ + bytes > capacity_) return;  // `buffer` is freed as it goes out of scope
+    free_[bytes].push_back(std::move(buffer));
+    pooled_ += bytes;
   }
-  void clear(Backend& backend) {
-    for (auto& [bytes, handles] : free_) {
-      for (auto handle : handles) {
-        try {
-          backend.free(handle);
-        } catch (...) {
-        }
-      }
-    }
+  void clear() {
     free_.clear();
     pooled_ = 0;
   }
@@ -65,17 +57,19 @@ class BufferPool {
  private:
   std::size_t capacity_;
   std::size_t pooled_ = 0;
-  std::map<std::size_t, std::vector<std::uint64_t>> free_;
+  std::map<std::size_t, std::vector<DeviceBuffer>> free_;
 };
 
+/// The buffers of one plan run, taken from the pool and returned to it on scope exit.
 class DeviceBuffers {
  public:
-  DeviceBuffers(Backend& backend, BufferPool& pool, const std::vector<BufferSpec>& specs)
-      : backend_(backend), pool_(pool) {
+  DeviceBuffers(Backend& backend, BufferPool& pool, const std::vector<BufferSpec>& specs) : pool_(pool) {
+    owned_.reserve(specs.size());
     handles_.reserve(specs.size());
     try {
       for (const auto& spec : specs) {
-        handles_.push_back(pool_.acquire(backend_, spec.bytes));
+        owned_.push_back(pool_.acquire(backend, spec.bytes));
+        handles_.push_back(owned_.back().get());
         bytes_.push_back(spec.bytes);
       }
     } catch (...) {
@@ -90,44 +84,21 @@ class DeviceBuffers {
   const std::vector<std::uint64_t>& handles() const { return handles_; }
 
  private:
-  void release_all() {
-    for (std::size_t i = 0; i < handles_.size(); ++i) {
-      try {
-        pool_.release(backend_, handles_[i], bytes_[i]);
-      } catch (...) {
-        // After a device fault freeing fails too; the worker is about to exit.
-      }
+  void release_all() noexcept {
+    try {
+      for (std::size_t i = 0; i < owned_.size(); ++i) pool_.release(std::move(owned_[i]), bytes_[i]);
+    } catch (...) {
+      // Only the pool's own bookkeeping can throw here (out of host memory); what was not handed back
+      // is freed below, as owned_ is cleared.
     }
+    owned_.clear();
     handles_.clear();
   }
 
-  Backend& backend_;
   BufferPool& pool_;
+  std::vector<DeviceBuffer> owned_;
   std::vector<std::uint64_t> handles_;
   std::vector<std::size_t> bytes_;
-};
-
-// A loaded program, unloaded when it goes out of scope.
-class LoadedModule {
- public:
-  LoadedModule(Backend& backend, std::uint64_t handle) : backend_(&backend), handle_(handle) {}
-  ~LoadedModule() {
-    if (backend_ == nullptr) return;
-    try {
-      backend_->unload(handle_);
-    } catch (...) {
-    }
-  }
-  LoadedModule(LoadedModule&& other) noexcept : backend_(other.backend_), handle_(other.handle_) {
-    other.backend_ = nullptr;
-  }
-  LoadedModule& operator=(LoadedModule&&) = delete;
-  LoadedModule(const LoadedModule&) = delete;
-  std::uint64_t handle() const { return handle_; }
-
- private:
-  Backend* backend_;
-  std::uint64_t handle_;
 };
 
 /// Launches one bound launch; `buffers` holds a device buffer per entry of the plan's buffers, in order.

@@ -88,7 +88,7 @@ std::string peaks_cache_path(const std::string& cache_dir, const std::string& ba
 
 std::optional<DevicePeaks> load_cached_peaks(const std::string& cache_dir, const std::string& backend,
                                              const DeviceInfo& device) {
-  const auto text = read_cache_file(peaks_cache_path(cache_dir, backend, device));
+  const auto text = read_whole_file(peaks_cache_path(cache_dir, backend, device));
   if (!text) return std::nullopt;
   try {
     const auto json = nlohmann::json::parse(*text);

@@ -57,7 +57,7 @@ class CompileCache {
       if (found != memory_.end()) return found->second;
     }
     if (folder_.empty()) return std::nullopt;
-    const auto text = detail::read_cache_file(path(key));
+    const auto text = detail::read_whole_file(path(key));
     if (!text) return std::nullopt;
     try {
       CompiledProgram program = detail::compiled_program_from_text(*text);

@@ -34,7 +34,7 @@ Harness::Harness(Backend& backend, std::string cache_dir)
 
 Harness::~Harness() {
   state_->references.clear();
-  state_->pool.clear(backend_);
+  state_->pool.clear();
   state_->flusher.reset();
 }
 

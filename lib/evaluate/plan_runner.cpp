@@ -44,13 +44,13 @@ LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan,
   for (const auto& [config, program] : programs) {
     const auto start = Clock::now();
     try {
-      loaded.modules.emplace_back(backend, backend.load(program));
+      loaded.modules.push_back(load_module(backend, program));
     } catch (const BuildFailure& failure) {
       const std::string label = sizes_label(config);
       throw CompileRejected(failure.what(), label + failure.log());
     }
     loaded.report.seconds += std::chrono::duration<double>(Clock::now() - start).count();
-    module_of_config[config] = loaded.modules.back().handle();
+    module_of_config[config] = loaded.modules.back().get();
   }
 
   const std::int64_t shared_limit = shared_memory_limit(backend.device());
@@ -107,7 +107,7 @@ LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan,
 
 struct PlanRunner::Loaded {
   BufferPool pool{0};  ///< no reuse: runs are one-off
-  std::vector<LoadedModule> modules;
+  std::vector<DeviceModule> modules;
   std::map<std::string, BoundPlan> bound;
   CompileReport report;
 };

@@ -28,7 +28,7 @@ class CompileRejected : public Error {
 /// A plan's programs loaded and the plan bound to every size configuration of the task; the modules
 /// must outlive the bound plans' kernel handles.
 struct LoadedPlan {
-  std::vector<LoadedModule> modules;
+  std::vector<DeviceModule> modules;
   std::map<std::string, BoundPlan> bound;  ///< by size configuration name
   CompileReport report;
 };

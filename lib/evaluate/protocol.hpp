@@ -80,7 +80,7 @@ constexpr std::uint64_t kTimingSeedStream = 0x7157'0000'0000'0001ULL;
 /// evaluations of the same task, with its baseline timings.
 struct ReferenceState {
   std::string key;
-  std::vector<LoadedModule> modules;
+  std::vector<DeviceModule> modules;
   std::map<std::string, BoundPlan> bound;  ///< by size configuration name
   bool spread_checked = false;
   std::map<std::string, TimingReport> baseline;  ///< by timing mode

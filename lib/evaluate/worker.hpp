@@ -32,8 +32,9 @@ namespace kernelsmith::detail {
 
 /// The version of the messages between the parent and the worker. The parent passes it as --protocol
 /// and the worker's `ready` message repeats it; a worker of another version is refused with a message
-/// that says so. Version 2: tasks are sent once per worker and named by key.
-inline constexpr int kWorkerProtocol = 2;
+/// that says so. Version 2: tasks are sent once per worker and named by key. Version 3: tasks, candidates
+/// and evaluations travel as JSON objects (json_codec.hpp), not as strings holding JSON.
+inline constexpr int kWorkerProtocol = 3;
 
 /// As in detail/harness.hpp: programs by size configuration name ("" for all).
 using ProgramSet = std::map<std::string, CompiledProgram>;

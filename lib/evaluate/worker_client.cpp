@@ -33,7 +33,6 @@
 #include <unordered_map>
 
 #include "detail/base64.hpp"
-#include "evaluate/device_json.hpp"
 #include "detail/dynamic_library.hpp"
 #include "detail/file_cache.hpp"
 #include "evaluate/task_key.hpp"
@@ -99,7 +98,7 @@ std::string signal_name(int signal) {
 
 // The last lines the worker printed (driver messages, a kernel's printf, an abort message).
 std::string log_tail(const std::string& path, std::size_t max_lines = 8, std::size_t max_bytes = 2000) {
-  const auto text = read_cache_file(path);
+  const auto text = read_whole_file(path);
   if (!text || text->empty()) return {};
   std::string tail = text->size() > 4 * max_bytes ? text->substr(text->size() - 4 * max_bytes) : *text;
   std::vector<std::string> lines;
@@ -316,7 +315,7 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
   // The task travels to a worker once; later requests name it by this key. Computing the key does not
   // encode the data cases (their digests are remembered), so it costs little per evaluation.
   const std::string task_key = task_content_key(task);
-  std::string task_body;  // serialised only when this worker needs it
+  std::optional<Json> task_document;  // written only when this worker needs it
 
   // One round trip. Returns the reply, or nothing when the deadline passed (the worker is then killed),
   // and fills `ended` when the worker died on the way.
@@ -352,8 +351,8 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
     request["task_key"] = task_key;
     for (int attempt = 0;; ++attempt) {
       if (sent_tasks_.count(task_key) == 0) {
-        if (task_body.empty()) task_body = task.to_json();
-        request["task"] = task_body;
+        if (!task_document) task_document = task_to_json(task);
+        request["task"] = *task_document;
         ++task_sends_;
       } else {
         request.erase("task");
@@ -410,7 +409,7 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
   Json program_documents = Json::object();
   for (const auto& [config, program] : programs) program_documents[config] = compiled_program_to_json(program);
   const Json request = {{"type", "evaluate"},
-                        {"candidate", candidate.to_json()},
+                        {"candidate", candidate_to_json(candidate)},
                         {"programs", program_documents},
                         {"options", evaluator_options_to_json(options)}};
   const auto reply = task_round_trip(request, options.deadline_seconds);
@@ -425,7 +424,7 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
                              "the candidate crashed the worker: " + ended);
   }
   if (reply->at("type") == "error") forward_error(*reply);
-  Evaluation evaluation = Evaluation::from_json(reply->at("evaluation").get<std::string>(), "<worker reply>");
+  Evaluation evaluation = evaluation_from_json(JsonField(reply->at("evaluation"), "<worker reply>", "evaluation"));
   if (prepare_seconds > 0.0) evaluation.stage_seconds["reference"] += prepare_seconds;
   if (reply->value("exiting", false)) {
     // The device context is lost: this worker is finished; the next evaluation starts another.

@@ -33,7 +33,6 @@
 #include <unordered_map>
 
 #include "detail/base64.hpp"
-#include "evaluate/device_json.hpp"
 #include "detail/dynamic_library.hpp"
 #include "detail/file_cache.hpp"
 #include "evaluate/task_key.hpp"
@@ -194,12 +193,14 @@ int worker_main(int argc, char** argv) {
   harness.set_measure_peaks(false);
   TaskCache tasks(arguments.task_cache_entries, arguments.task_cache_bytes);
   // The request's task: stored first when the request carries its body, else looked up by key.
-  auto task_of = [&](const Json& request) -> const Task& {
+  auto task_of = [&](const Json& request, std::int64_t request_bytes) -> const Task& {
     const std::string key = request.at("task_key").get<std::string>();
     if (const auto body = request.find("task"); body != request.end()) {
-      const auto& text = body->get_ref<const std::string&>();
-      return tasks.store(key, Task::from_json(text, "<task from the evaluator>"),
-                         static_cast<std::int64_t>(text.size()));
+      const std::string origin = "<task from the evaluator>";
+      Task task = task_from_json(JsonField(*body, origin, "task"), {});
+      task.validate(origin);
+      // The request's size bounds the task's: what the cache counts against its byte limit.
+      return tasks.store(key, std::move(task), request_bytes);
     }
     if (const Task* known = tasks.find(key)) return *known;
     throw UnknownTask(key, arguments.task_cache_entries);
@@ -220,20 +221,20 @@ int worker_main(int argc, char** argv) {
           const DevicePeaks peaks = harness.peaks(true);
           send_json(channel, {{"type", "peaks"}, {"gbps", peaks.gbps}, {"gflops", peaks.gflops}});
         } else if (type == "prepare") {
-          const Task& task = task_of(request);
+          const Task& task = task_of(request, static_cast<std::int64_t>(payload->size()));
           harness.prepare(task, evaluator_options_from_json(request.at("options")));
           send_json(channel, {{"type", "prepared"}});
         } else if (type == "evaluate") {
-          const Task& task = task_of(request);
+          const Task& task = task_of(request, static_cast<std::int64_t>(payload->size()));
           task_copy = task;
-          candidate = Candidate::from_json(request.at("candidate").get<std::string>(), "<candidate from the evaluator>");
+          candidate = candidate_from_json(JsonField(request.at("candidate"), "<candidate from the evaluator>", "candidate"));
           ProgramSet programs;
           for (const auto& [config, document] : request.at("programs").items()) {
             programs[config] = compiled_program_from_json(document);
           }
           const Evaluation evaluation =
               harness.evaluate(task, *candidate, programs, evaluator_options_from_json(request.at("options")));
-          send_json(channel, {{"type", "evaluation"}, {"evaluation", evaluation.to_json()}});
+          send_json(channel, {{"type", "evaluation"}, {"evaluation", evaluation_to_json(evaluation)}});
         } else {
           send_json(channel, {{"type", "error"}, {"kind", "error"}, {"message", "unknown request " + type}});
         }
@@ -245,7 +246,7 @@ int worker_main(int argc, char** argv) {
           const Evaluation evaluation =
               failed_evaluation(*task_copy, *candidate, backend->name(), backend->device().name, Status::crashed,
                                 fmt::format("the device context was lost: {}", fault.what()));
-          send_json(channel, {{"type", "evaluation"}, {"evaluation", evaluation.to_json()}, {"exiting", true}});
+          send_json(channel, {{"type", "evaluation"}, {"evaluation", evaluation_to_json(evaluation)}, {"exiting", true}});
         } else {
           send_json(channel, {{"type", "error"}, {"kind", type == "prepare" ? "task" : "error"},
                               {"message", fmt::format("the device context was lost: {}", fault.what())}});

@@ -14,7 +14,7 @@
 #include "detail/file_cache.hpp"
 
 namespace fs = std::filesystem;
-using kernelsmith::detail::read_cache_file;
+using kernelsmith::detail::read_whole_file;
 using kernelsmith::detail::resolve_cache_dir;
 using kernelsmith::detail::write_cache_file;
 
@@ -72,12 +72,12 @@ TEST_CASE("the cache folder: the configured one, else $KERNELSMITH_CACHE_DIR, $X
 TEST_CASE("cache files are written whole, into folders made on the way, with no temporaries left", "[file_cache]") {
   const fs::path folder = scratch_folder("write");
   const fs::path entry = folder / "peaks" / "opencl-0123.json";
-  CHECK_FALSE(read_cache_file(entry.string()).has_value());
+  CHECK_FALSE(read_whole_file(entry.string()).has_value());
   const std::string contents("{\"peak_gbps\": 1.5}\n\0binary tail", 31);
   REQUIRE(write_cache_file(entry.string(), contents));
-  CHECK(read_cache_file(entry.string()) == contents);
+  CHECK(read_whole_file(entry.string()) == contents);
   REQUIRE(write_cache_file(entry.string(), "replaced"));  // a second write replaces the entry
-  CHECK(read_cache_file(entry.string()) == std::string("replaced"));
+  CHECK(read_whole_file(entry.string()) == std::string("replaced"));
   std::vector<std::string> names;
   for (const auto& file : fs::directory_iterator(entry.parent_path())) names.push_back(file.path().filename().string());
   CHECK(names == std::vector<std::string>{"opencl-0123.json"});
@@ -90,6 +90,6 @@ TEST_CASE("a cache that cannot be written is skipped: false, and nothing written
   const fs::path file = folder / "a-file";
   std::ofstream(file) << "not a folder";
   CHECK_FALSE(write_cache_file((file / "entry.json").string(), "x"));  // its folder would be a file
-  CHECK_FALSE(read_cache_file((file / "entry.json").string()).has_value());
+  CHECK_FALSE(read_whole_file((file / "entry.json").string()).has_value());
   fs::remove_all(folder.parent_path());
 }
