@@ -76,6 +76,10 @@ class KERNELSMITH_API Backend {
   /// error when the report says so, else runtime_error).
   virtual std::uint64_t load(const CompiledProgram& program) = 0;
   virtual void unload(std::uint64_t module) = 0;
+  /// Puts the module's mutable globals (CUDA `__device__` variables) back to the values they had when
+  /// it was loaded, so that nothing survives from one run of a plan to the next (docs/evaluation.md,
+  /// "State between runs"). The default does nothing: for languages without module state (OpenCL C 1.2).
+  virtual void reset_module_state(std::uint64_t module) { (void)module; }
   /// A kernel of a loaded module. Throws NotFoundError naming the kernel when it does not exist.
   virtual std::uint64_t kernel(std::uint64_t module, const std::string& name) = 0;
   /// The kernel's parameters, or an empty vector when the API cannot say (the harness then checks less).

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "cuda/cubin_globals.hpp"
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "cuda/nvrtc_compile.hpp"
@@ -153,6 +154,13 @@ class CudaBackend final : public Backend {
                                         : ""));
     }
     modules_[module] = program.symbols;
+    try {
+      snapshot_globals(module, program);
+    } catch (...) {
+      modules_.erase(module);
+      KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuModuleUnload(module));
+      throw;
+    }
     return reinterpret_cast<std::uint64_t>(module);
   }
 
@@ -166,7 +174,19 @@ class CudaBackend final : public Backend {
     }
     const CUmodule cu_module = module->first;
     modules_.erase(module);
+    globals_.erase(cu_module);
     KERNELSMITH_CU_CALL(api_.cuModuleUnload(cu_module));
+  }
+
+  void reset_module_state(std::uint64_t handle) override {
+    const auto found = globals_.find(reinterpret_cast<CUmodule>(handle));
+    if (found == globals_.end() || found->second.empty()) return;
+    bind();
+    // The copies below are synchronous; the stream's earlier launches must have read the globals first.
+    KERNELSMITH_CU_CALL(api_.cuStreamSynchronize(stream_));
+    for (const auto& global : found->second) {
+      KERNELSMITH_CU_CALL(api_.cuMemcpyHtoD(global.address, global.initial.data(), global.initial.size()));
+    }
   }
 
   std::uint64_t kernel(std::uint64_t module_handle, const std::string& kernel_name) override {
@@ -565,6 +585,25 @@ class CudaBackend final : public Backend {
   std::map<CUdeviceptr, std::size_t> buffers_;
   std::set<CUdeviceptr> external_;  ///< the caller's memory (adopt_external): never freed here
   std::map<CUmodule, std::map<std::string, std::string>> modules_;
+  /// A module global and the bytes it held when its module was loaded.
+  struct ModuleGlobal {
+    CUdeviceptr address = 0;
+    std::vector<std::uint8_t> initial;
+  };
+  std::map<CUmodule, std::vector<ModuleGlobal>> globals_;
+
+  // Reads the initial value of every global the cubin defines, for reset_module_state.
+  void snapshot_globals(CUmodule module, const CompiledProgram& program) {
+    std::vector<ModuleGlobal>& globals = globals_[module];
+    for (const std::string& name : cuda::cubin_global_variables(program.binary)) {
+      ModuleGlobal global;
+      std::size_t bytes = 0;
+      if (api_.cuModuleGetGlobal(&global.address, &bytes, module, name.c_str()) != CUDA_SUCCESS || bytes == 0) continue;
+      global.initial.resize(bytes);
+      KERNELSMITH_CU_CALL(api_.cuMemcpyDtoH(global.initial.data(), global.address, bytes));
+      globals.push_back(std::move(global));
+    }
+  }
   std::map<CUfunction, KernelEntry> kernels_;
 };
 

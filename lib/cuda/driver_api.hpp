@@ -40,6 +40,7 @@ namespace kernelsmith::detail::cuda {
   X(cuModuleLoadData)                        \
   X(cuModuleUnload)                          \
   X(cuModuleGetFunction)                     \
+  X(cuModuleGetGlobal)                       \
   X(cuFuncGetAttribute)                      \
   X(cuFuncSetAttribute)                      \
   X(cuMemAlloc)                              \

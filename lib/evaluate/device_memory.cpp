@@ -19,17 +19,13 @@ void launch_one(Backend& backend, const BoundLaunch& launch, const std::vector<s
   backend.launch(launch.handle, launch.grid, launch.block, launch.shared_bytes, args);
 }
 
-void run_plan(Backend& backend, const BoundPlan& plan, const std::vector<std::uint64_t>& buffers) {
-  for (const auto& launch : plan.launches) launch_one(backend, launch, buffers);
+void reset_plan_state(Backend& backend, const BoundPlan& plan) {
+  for (const std::uint64_t module : plan.modules) backend.reset_module_state(module);
 }
 
-LaunchSequence sequence_of(Backend& backend, const BoundPlan& plan, const DeviceBuffers& buffers) {
-  LaunchSequence sequence;
-  for (const auto& launch : plan.launches) sequence.names.push_back(launch.kernel);
-  sequence.launch = [&backend, &plan, &buffers](std::size_t index) {
-    launch_one(backend, plan.launches[index], buffers.handles());
-  };
-  return sequence;
+void run_plan(Backend& backend, const BoundPlan& plan, const std::vector<std::uint64_t>& buffers) {
+  reset_plan_state(backend, plan);
+  for (const auto& launch : plan.launches) launch_one(backend, launch, buffers);
 }
 
 // Device memory the buffer pool may keep between evaluations: a quarter of the device's.

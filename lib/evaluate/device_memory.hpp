@@ -103,10 +103,12 @@ class DeviceBuffers {
 
 /// Launches one bound launch; `buffers` holds a device buffer per entry of the plan's buffers, in order.
 void launch_one(Backend& backend, const BoundLaunch& launch, const std::vector<std::uint64_t>& buffers);
-/// Launches every kernel of the plan, in order, on `buffers` (as launch_one).
+/// Puts the globals of the plan's modules back to their loaded values (Backend::reset_module_state):
+/// what a run leaves there is not seen by the next.
+void reset_plan_state(Backend& backend, const BoundPlan& plan);
+/// Resets the plan's module state, then launches every kernel of the plan, in order, on `buffers` (as
+/// launch_one).
 void run_plan(Backend& backend, const BoundPlan& plan, const std::vector<std::uint64_t>& buffers);
-/// The plan as a launch sequence for the timing protocol; refers to `plan` and `buffers`, which must outlive it.
-LaunchSequence sequence_of(Backend& backend, const BoundPlan& plan, const DeviceBuffers& buffers);
 
 /// Device memory the buffer pool may keep between evaluations: a quarter of the device's.
 std::size_t buffer_pool_bytes(const DeviceInfo& device);

@@ -1,10 +1,13 @@
 #include "evaluate/harness.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "detail/random.hpp"
 #include "evaluate/build_failure.hpp"
@@ -13,6 +16,14 @@
 #include "kernelsmith/error.hpp"
 
 namespace kernelsmith::detail {
+namespace {
+
+// A speedup above the suspicious threshold counts only when a second measurement finds at least
+// 1/kConfirmingRatio of it, and neither measurement's samples spread by more than kTrustedNoise.
+constexpr double kConfirmingRatio = 1.5;
+constexpr double kTrustedNoise = 0.25;
+
+}  // namespace
 
 using Clock = std::chrono::steady_clock;
 
@@ -72,10 +83,14 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
   const auto started = Clock::now();
   Evaluation evaluation =
       failed_evaluation(task, candidate, backend_.name(), backend_.device().name, Status::runtime_error, "");
+  std::string unconfirmed;  // why a suspicious speedup was not confirmed, for the message
   auto finish = [&](Status status, const std::string& message) {
     evaluation.status = status;
     evaluation.message = message;
-    evaluation.fitness = status == Status::ok ? evaluation.speedup : failure_fitness(status);
+    // An unconfirmed speedup is reported, but earns at most the reference's fitness.
+    evaluation.fitness = status != Status::ok ? failure_fitness(status)
+                         : unconfirmed.empty() ? evaluation.speedup
+                                               : std::min(evaluation.speedup, 1.0);
     evaluation.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
     return evaluation;
   };
@@ -122,11 +137,10 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
 
     const std::string mode = options.mode == "strict" ? "strict" : "screen";
     const SizeConfig& timing_config = task.timing_sizes;
-    const CaseData& timing_case =
-        run.reference_case(reference, timing_config, InputKind::random, mix_seed(options.seed, kTimingSeedStream));
+    const TimingCases timing_cases = run.timing_cases(reference);
     const BoundPlan& timed_plan = loaded.bound.at(timing_config.name);
     std::string timed_problem;
-    TimingReport timing = run.time_plan(timed_plan, timing_case, mode, &timed_problem);
+    TimingReport timing = run.time_plan(timed_plan, timing_cases, mode, &timed_problem);
     end_stage("timing");
     if (!timed_problem.empty()) return finish(Status::incorrect, timed_problem);
     const TimingReport baseline = run.baseline(reference, mode);
@@ -139,7 +153,8 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     if (evaluation.speedup > options.suspicious_speedup) {
       // Too good to take on one measurement: both sides again, under strict mode's rules.
       add_flag(evaluation.integrity, "speedup_above_threshold");
-      TimingReport again = run.time_plan(timed_plan, timing_case, "remeasure", &timed_problem);
+      const double first_speedup = evaluation.speedup;
+      TimingReport again = run.time_plan(timed_plan, timing_cases, "remeasure", &timed_problem);
       end_stage("timing");
       if (!timed_problem.empty()) return finish(Status::incorrect, timed_problem);
       const TimingReport baseline_again = run.baseline(reference, "remeasure");
@@ -152,6 +167,24 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
         evaluation.timing = again;
         evaluation.baseline_timing = baseline_again;
         evaluation.speedup = evaluation.integrity.remeasured_speedup;
+      }
+      // The evaluator's own measurements must agree before such a speedup counts (docs/evaluation.md,
+      // "Integrity"): the second measurement, the samples' spread and the host clock.
+      std::vector<std::string> doubts;
+      if (evaluation.integrity.remeasured_speedup * kConfirmingRatio < first_speedup) {
+        doubts.push_back(fmt::format("measured again it is {:.3g}x, not {:.3g}x",
+                                     evaluation.integrity.remeasured_speedup, first_speedup));
+      }
+      for (const TimingReport* report : {&timing, &again}) {
+        if (report->noise > kTrustedNoise) {
+          doubts.push_back(fmt::format("its timed runs spread by {:.0f}%", report->noise * 100.0));
+          break;
+        }
+      }
+      if (host_timer_mismatch(again, timed_plan.launches.size())) doubts.push_back("the host clock disagrees");
+      if (!doubts.empty()) {
+        add_flag(evaluation.integrity, "speedup_unconfirmed");
+        unconfirmed = fmt::format("; not confirmed ({}): its fitness counts no speedup above 1", fmt::join(doubts, "; "));
       }
     }
 
@@ -172,9 +205,10 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     evaluation.sol = sol;
 
     const TimingReport& final_timing = *evaluation.timing;
-    return finish(Status::ok, fmt::format("{:.3f}x the reference's speed ({:.4g} ms vs {:.4g} ms, noise {:.1f}%)",
+    return finish(Status::ok, fmt::format("{:.3f}x the reference's speed ({:.4g} ms vs {:.4g} ms, noise {:.1f}%){}",
                                           evaluation.speedup, final_timing.median_ms,
-                                          evaluation.baseline_timing->median_ms, final_timing.noise * 100.0));
+                                          evaluation.baseline_timing->median_ms, final_timing.noise * 100.0,
+                                          unconfirmed));
   } catch (const TaskError&) {
     throw;
   } catch (const DeviceFault&) {

@@ -58,6 +58,8 @@ struct BoundPlan {
   std::string config;
   std::vector<BufferSpec> buffers;
   std::vector<BoundLaunch> launches;
+  /// The modules its kernels live in, whose globals are reset before every run (reset_plan_state).
+  std::vector<std::uint64_t> modules;
 };
 
 /// The names a plan's expressions may use for one size configuration: the device's attributes, the

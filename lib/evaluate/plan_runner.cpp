@@ -61,6 +61,7 @@ LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan,
     if (module_it == module_of_config.end()) {
       throw Error(fmt::format("no program was compiled for the sizes '{}'", config));
     }
+    bound.modules = {module_it->second};
     for (auto& launch : bound.launches) {
       const auto key = std::make_pair(module_it->second, launch.kernel);
       auto found = kernels.find(key);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <random>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -94,11 +95,12 @@ ReferenceState& EvaluationRun::reference(const std::string& key) {
   return *state_.references.back();
 }
 
-const CaseData& EvaluationRun::reference_case(ReferenceState& reference, const SizeConfig& config, InputKind kind,
-                                               std::uint64_t seed, const DataCase* user) {
+std::shared_ptr<const CaseData> EvaluationRun::reference_case(ReferenceState& reference, const SizeConfig& config,
+                                                              InputKind kind, std::uint64_t seed,
+                                                              const DataCase* user) {
   const std::string key = user != nullptr ? fmt::format("{}|{}|{}", reference.key, config.name, user->name)
                                           : fmt::format("{}|{}|{}|{}", reference.key, config.name, to_string(kind), seed);
-  if (const CaseData* cached = state_.cases.find(key)) return *cached;
+  if (auto cached = state_.cases.find(key)) return cached;
   const BoundPlan& plan = reference.bound.at(config.name);
   CaseData data;
   for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
@@ -147,16 +149,16 @@ void EvaluationRun::check_reference_spread(ReferenceState& reference) {
   // lets a wrong kernel pass a tolerance (pitfall 8).
   const SizeConfig& config = task_.timing_sizes;
   const int cases = std::max(options_.correctness_trials, 2);
-  std::vector<const CaseData*> data;
+  std::vector<std::shared_ptr<const CaseData>> data;
   for (int trial = 0; trial < cases; ++trial) {
-    data.push_back(&reference_case(reference, config, InputKind::random,
-                                   case_seed(options_.seed, config.name, InputKind::random, trial)));
+    data.push_back(reference_case(reference, config, InputKind::random,
+                                  case_seed(options_.seed, config.name, InputKind::random, trial)));
   }
   std::size_t output = 0;
   for (const auto& tensor : task_.tensors) {
     if (tensor.role != TensorRole::output) continue;
     std::vector<const Bytes*> buffers;
-    for (const CaseData* d : data) buffers.push_back(&d->expected[output]);
+    for (const auto& d : data) buffers.push_back(&d->expected[output]);
     const std::int64_t count = task_.element_count(tensor, config.sizes);
     const double spread = relative_spread(tensor.dtype, buffers, count);
     if (spread < kNearConstantSpread) {
@@ -207,7 +209,8 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
     for (const auto& [kind, trial] : cases) {
       const DataCase* user = user_pass ? &task_.cases[static_cast<std::size_t>(trial)] : nullptr;
       const std::uint64_t seed = user != nullptr ? 0 : case_seed(options_.seed, config.name, kind, trial);
-      const CaseData& data = reference_case(reference, config, kind, seed, user);
+      const std::shared_ptr<const CaseData> held = reference_case(reference, config, kind, seed, user);
+      const CaseData& data = *held;
       CorrectnessCheck check;
       check.sizes = config.name;
       check.inputs = user != nullptr ? user->name : to_string(kind);
@@ -336,20 +339,60 @@ TimingSettings EvaluationRun::settings(const std::string& mode) {
   return settings;
 }
 
-TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const CaseData& data, const std::string& mode,
+TimingCases EvaluationRun::timing_cases(ReferenceState& reference) {
+  TimingCases cases;
+  for (int set = 0; set < kTimingInputSets; ++set) {
+    const std::uint64_t seed = mix_seed(options_.seed, kTimingSeedStream + static_cast<std::uint64_t>(set));
+    cases.push_back(reference_case(reference, task_.timing_sizes, InputKind::random, seed));
+  }
+  return cases;
+}
+
+TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const TimingCases& cases, const std::string& mode,
                                       std::string* timed_output_problem) {
+  // One set of output and workspace buffers; one copy of the inputs per case, on the device for the
+  // whole measurement. The runs cycle through the copies: run r reads input set r % cases.size().
   DeviceBuffers buffers(backend_, state_.pool, plan.buffers);
-  std::size_t input = 0;
+  std::vector<std::size_t> input_slots;
+  std::vector<BufferSpec> input_specs;
+  std::size_t output_bytes = 0;
   for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
     if (plan.buffers[i].role == BufferSpec::Role::input) {
-      backend_.write(buffers[i], data.inputs[input++].data(), plan.buffers[i].bytes);
-    } else {
-      backend_.fill(buffers[i], kPoisonFirst, plan.buffers[i].bytes);
+      input_slots.push_back(i);
+      input_specs.push_back(plan.buffers[i]);
+    } else if (plan.buffers[i].role == BufferSpec::Role::output) {
+      output_bytes += plan.buffers[i].bytes;
     }
   }
-  const TimingReport report = measure_sequence(backend_, sequence_of(backend_, plan, buffers), settings(mode));
-  if (timed_output_problem != nullptr) {
-    // The outputs of the timed runs are checked too: a kernel that behaves only while checked fails.
+  std::vector<std::unique_ptr<DeviceBuffers>> more_inputs;
+  std::vector<std::vector<std::uint64_t>> handle_sets(cases.size(), buffers.handles());
+  for (std::size_t set = 0; set < cases.size(); ++set) {
+    if (set > 0) {
+      more_inputs.push_back(std::make_unique<DeviceBuffers>(backend_, state_.pool, input_specs));
+      for (std::size_t j = 0; j < input_slots.size(); ++j) handle_sets[set][input_slots[j]] = (*more_inputs.back())[j];
+    }
+    for (std::size_t j = 0; j < input_slots.size(); ++j) {
+      backend_.write(handle_sets[set][input_slots[j]], cases[set]->inputs[j].data(), plan.buffers[input_slots[j]].bytes);
+    }
+  }
+
+  std::size_t runs = 0;
+  std::size_t current = 0;
+  LaunchSequence sequence;
+  for (const auto& launch : plan.launches) sequence.names.push_back(launch.kernel);
+  sequence.launch = [&](std::size_t index) { launch_one(backend_, plan.launches[index], handle_sets[current]); };
+  sequence.before_run = [&] {
+    current = runs++ % handle_sets.size();
+    reset_plan_state(backend_, plan);
+    for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+      if (plan.buffers[i].role != BufferSpec::Role::input) backend_.fill(buffers[i], kPoisonFirst, plan.buffers[i].bytes);
+    }
+  };
+  // The outputs of the current run against the reference's for its input set; the first problem only.
+  std::size_t checked_runs = 0;
+  auto check_outputs = [&](const std::string& which) {
+    if (timed_output_problem == nullptr || !timed_output_problem->empty()) return;
+    ++checked_runs;
     std::size_t output = 0;
     for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
       const BufferSpec& buffer = plan.buffers[i];
@@ -357,14 +400,30 @@ TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const CaseData& dat
       Bytes out(buffer.bytes);
       backend_.read(buffers[i], out.data(), out.size());
       const OutputComparison comparison = compare_output(buffer.name, buffer.dtype, buffer.count,
-                                                         data.expected[output], out, out,
+                                                         cases[current]->expected[output], out, out,
                                                          task_.tolerance_for(buffer.dtype));
-      if (!comparison.check.passed && timed_output_problem->empty()) {
-        *timed_output_problem = "after the timed runs, " + describe_failure(comparison.check, buffer.count);
+      if (!comparison.check.passed) {
+        *timed_output_problem = fmt::format("{}, {}", which, describe_failure(comparison.check, buffer.count));
+        return;
       }
       ++output;
     }
+  };
+  // Small outputs are checked after every timed run; larger ones after a random quarter of them (at
+  // most kMaxCheckedSamples; which ones the candidate cannot know), and after the last run in any case.
+  constexpr std::size_t kCheckEverySampleBytes = std::size_t(1) << 20;
+  constexpr std::size_t kMaxCheckedSamples = 16;
+  std::mt19937_64 pick(mix_seed(options_.seed, 0x636865636bULL));  // "check"
+  if (timed_output_problem != nullptr) {
+    sequence.after_sample = [&](std::size_t sample) {
+      const bool every = output_bytes <= kCheckEverySampleBytes;
+      if (every || (checked_runs < kMaxCheckedSamples && pick() % 4 == 0)) {
+        check_outputs(fmt::format("in timed run {}", sample + 1));
+      }
+    };
   }
+  const TimingReport report = measure_sequence(backend_, sequence, settings(mode));
+  check_outputs("after the timed runs");
   return report;
 }
 
@@ -372,11 +431,9 @@ TimingReport EvaluationRun::baseline(ReferenceState& reference, const std::strin
   const auto found = reference.baseline.find(mode);
   if (found != reference.baseline.end()) return found->second;
   const SizeConfig& config = task_.timing_sizes;
-  const CaseData& data = reference_case(reference, config, InputKind::random,
-                                        mix_seed(options_.seed, kTimingSeedStream));
   TimingReport report;
   try {
-    report = time_plan(reference.bound.at(config.name), data, mode, nullptr);
+    report = time_plan(reference.bound.at(config.name), timing_cases(reference), mode, nullptr);
   } catch (const DeviceFault&) {
     throw;
   } catch (const std::exception& e) {

@@ -41,40 +41,49 @@ struct CaseData {
 };
 
 /// Reference results are computed once per (task, sizes, input kind, seed) and kept while they fit.
+/// Entries are shared: a case in use stays alive when the cache evicts it to make room for another.
 class CaseCache {
  public:
   explicit CaseCache(std::size_t capacity_bytes) : capacity_(capacity_bytes) {}
-  const CaseData* find(const std::string& key) const {
+  std::shared_ptr<const CaseData> find(const std::string& key) const {
     const auto found = entries_.find(key);
-    return found == entries_.end() ? nullptr : &found->second;
+    return found == entries_.end() ? nullptr : found->second;
   }
-  const CaseData& insert(const std::string& key, CaseData data) {
+  std::shared_ptr<const CaseData> insert(const std::string& key, CaseData data) {
     const std::size_t size = data.bytes();
     while (!order_.empty() && total_ + size > capacity_) {
       const auto oldest = entries_.find(order_.front());
       if (oldest != entries_.end()) {
-        total_ -= oldest->second.bytes();
+        total_ -= oldest->second->bytes();
         entries_.erase(oldest);
       }
       order_.pop_front();
     }
     total_ += size;
     order_.push_back(key);
-    return entries_[key] = std::move(data);
+    return entries_[key] = std::make_shared<const CaseData>(std::move(data));
   }
 
  private:
   std::size_t capacity_;
   std::size_t total_ = 0;
   std::deque<std::string> order_;
-  std::unordered_map<std::string, CaseData> entries_;
+  std::unordered_map<std::string, std::shared_ptr<const CaseData>> entries_;
 };
 
 /// Host memory the case cache may hold: an eighth of the machine's, between 1 and 16 GiB.
 std::size_t case_cache_bytes();
 
-/// The seed stream of the timing case (apart from the correctness cases' streams).
+/// The seed stream of the timing cases (apart from the correctness cases' streams).
 constexpr std::uint64_t kTimingSeedStream = 0x7157'0000'0000'0001ULL;
+
+/// Input sets the timed runs cycle through (docs/evaluation.md, "State between runs"): consecutive runs
+/// never see the inputs of the run before, so a result kept from an earlier run (a cache of fewer
+/// entries than this, a "done" flag, a launch counter) is never the right answer.
+constexpr int kTimingInputSets = 3;
+
+/// The timing cases: kTimingInputSets random cases on the timing sizes.
+using TimingCases = std::vector<std::shared_ptr<const CaseData>>;
 
 /// A task's reference, compiled, loaded and bound to every size configuration: kept across
 /// evaluations of the same task, with its baseline timings.
@@ -110,13 +119,17 @@ class EvaluationRun {
   ReferenceState& reference(const std::string& task_key);
   void check_reference_spread(ReferenceState& reference);
   /// With `user`, the inputs are the caller's data case and its expected outputs replace the reference's.
-  const CaseData& reference_case(ReferenceState& reference, const SizeConfig& config, InputKind kind,
-                                 std::uint64_t seed, const DataCase* user = nullptr);
+  std::shared_ptr<const CaseData> reference_case(ReferenceState& reference, const SizeConfig& config,
+                                                 InputKind kind, std::uint64_t seed, const DataCase* user = nullptr);
+  /// The inputs the timed runs cycle through, with the reference's outputs for each.
+  TimingCases timing_cases(ReferenceState& reference);
   CorrectnessReport check_candidate(ReferenceState& reference, const std::map<std::string, BoundPlan>& bound,
                                     IntegrityReport& integrity);
-  /// Times a plan on the case's inputs; with `timed_output_problem`, also checks the outputs of the
-  /// timed runs and describes the first problem there.
-  TimingReport time_plan(const BoundPlan& plan, const CaseData& data, const std::string& mode,
+  /// Times a plan, cycling through the cases' inputs; outputs and workspaces are poisoned before every
+  /// run, outside the timed region. With `timed_output_problem`, the outputs of timed runs are checked
+  /// too (every run's when they are small, else a random sample of runs and the last) and the first
+  /// problem is described there.
+  TimingReport time_plan(const BoundPlan& plan, const TimingCases& cases, const std::string& mode,
                          std::string* timed_output_problem);
   TimingReport baseline(ReferenceState& reference, const std::string& mode);
 

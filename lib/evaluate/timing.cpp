@@ -18,6 +18,10 @@ void run_all(const LaunchSequence& sequence) {
   for (std::size_t i = 0; i < sequence.names.size(); ++i) sequence.launch(i);
 }
 
+void before_run(const LaunchSequence& sequence) {
+  if (sequence.before_run) sequence.before_run();
+}
+
 }  // namespace
 
 SampleStatistics sample_statistics(std::vector<double> samples) {
@@ -61,6 +65,7 @@ TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, 
   };
 
   for (int i = 0; i < std::max(settings.warmups, 1); ++i) {
+    before_run(sequence);
     run_all(sequence);
     backend.synchronize();
   }
@@ -70,10 +75,12 @@ TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, 
   const int max_samples = std::max(settings.max_samples, kMinimumSamples);
   const int min_samples = std::clamp(settings.min_samples, kMinimumSamples, max_samples);
   while (static_cast<int>(samples.size()) < max_samples) {
+    before_run(sequence);
     flush_cache();
     backend.timer_start();
     run_all(sequence);
     samples.push_back(backend.timer_stop_ms());
+    if (sequence.after_sample) sequence.after_sample(samples.size() - 1);
     const int taken = static_cast<int>(samples.size());
     if (taken >= min_samples) {
       const double noise = sample_statistics(samples).relative_stddev;
@@ -109,6 +116,7 @@ TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, 
     for (std::size_t timed = 0; timed < launches; ++timed) {
       std::vector<double> launch_samples;
       for (int s = 0; s < std::max(settings.share_samples, 1); ++s) {
+        before_run(sequence);
         flush_cache();
         for (std::size_t i = 0; i < timed; ++i) sequence.launch(i);
         backend.timer_start();

@@ -38,6 +38,13 @@ inline constexpr int kMinimumSamples = 3;
 struct LaunchSequence {
   std::vector<std::string> names;
   std::function<void(std::size_t)> launch;
+  /// Optional: called before each run of the whole sequence that the protocol times (warm-ups, samples,
+  /// the per-launch shares), outside the timed region and before the L2 eviction. The harness poisons
+  /// outputs and workspaces there and moves to the next input set, so no run sees what the last one left.
+  std::function<void()> before_run;
+  /// Optional: called after each timed sample, outside the timed region, with the sample's index from 0;
+  /// the harness checks that run's outputs there.
+  std::function<void(std::size_t)> after_sample;
 };
 
 /// Runs the protocol. Throws what the backend throws (LaunchError, DeviceFault, ...).
