@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <new>
 
@@ -411,7 +412,12 @@ TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const TimingCases& 
   };
   // The outputs of the current run against the reference's for its input set; the first problem only.
   std::size_t checked_runs = 0;
-  auto check_outputs = [&](const std::string& which) {
+  // After a sampled timed run, a spread-out selection of kSampledElements elements is compared (a run
+  // that skipped or shortened its work leaves poison across whole regions); the full comparison runs
+  // after the last run, and again to describe a mismatch the selection found.
+  constexpr std::size_t kSampledElements = std::size_t(1) << 16;
+  std::mt19937_64 pick(mix_seed(options_.seed, 0x636865636bULL));  // "check"
+  auto check_outputs = [&](const std::string& which, bool whole) {
     if (timed_output_problem == nullptr || !timed_output_problem->empty()) return;
     ++checked_runs;
     std::size_t output = 0;
@@ -420,9 +426,29 @@ TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const TimingCases& 
       if (buffer.role != BufferSpec::Role::output) continue;
       Bytes out(buffer.bytes);
       backend_.read(buffers[i], out.data(), out.size());
-      const OutputComparison comparison = compare_output(buffer.name, buffer.dtype, buffer.count,
-                                                         cases[current]->expected[output], out, out,
-                                                         task_.tolerance_for(buffer.dtype));
+      const Bytes& expected = cases[current]->expected[output];
+      const Tolerance tolerance = task_.tolerance_for(buffer.dtype);
+      const auto count = static_cast<std::size_t>(buffer.count);
+      if (!whole && count > kSampledElements) {
+        const std::size_t element = dtype_size(buffer.dtype);
+        const std::size_t stride = count / kSampledElements;
+        const std::size_t start = pick() % count;
+        Bytes expected_part(kSampledElements * element);
+        Bytes out_part(kSampledElements * element);
+        for (std::size_t j = 0; j < kSampledElements; ++j) {
+          const std::size_t at = (start + j * stride) % count * element;
+          std::memcpy(&expected_part[j * element], &expected[at], element);
+          std::memcpy(&out_part[j * element], &out[at], element);
+        }
+        const OutputComparison part = compare_output(buffer.name, buffer.dtype, kSampledElements, expected_part,
+                                                     out_part, out_part, tolerance);
+        if (part.check.passed) {
+          ++output;
+          continue;
+        }
+      }
+      const OutputComparison comparison =
+          compare_output(buffer.name, buffer.dtype, buffer.count, expected, out, out, tolerance);
       if (!comparison.check.passed) {
         *timed_output_problem = fmt::format("{}, {}", which, describe_failure(comparison.check, buffer.count));
         return;
@@ -430,22 +456,21 @@ TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const TimingCases& 
       ++output;
     }
   };
-  // Small outputs are checked after every timed run; larger ones after a random quarter of them (at
-  // most kMaxCheckedSamples, since a comparison on the host costs more than a sample; which ones the
-  // candidate cannot know), and after the last run in any case.
+  // Small outputs are checked whole after every timed run; larger ones in part after a random quarter
+  // of them (at most kMaxCheckedSamples; which ones the candidate cannot know), and whole after the
+  // last run in any case.
   constexpr std::size_t kCheckEverySampleBytes = std::size_t(1) << 20;
-  constexpr std::size_t kMaxCheckedSamples = 4;
-  std::mt19937_64 pick(mix_seed(options_.seed, 0x636865636bULL));  // "check"
+  constexpr std::size_t kMaxCheckedSamples = 16;
   if (timed_output_problem != nullptr) {
     sequence.after_sample = [&](std::size_t sample) {
       const bool every = output_bytes <= kCheckEverySampleBytes;
       if (every || (checked_runs < kMaxCheckedSamples && pick() % 4 == 0)) {
-        check_outputs(fmt::format("in timed run {}", sample + 1));
+        check_outputs(fmt::format("in timed run {}", sample + 1), every);
       }
     };
   }
   const TimingReport report = measure_sequence(backend_, sequence, settings(mode));
-  check_outputs("after the timed runs");
+  check_outputs("after the timed runs", true);
   return report;
 }
 

@@ -154,11 +154,16 @@ TEST_CASE("OpenCL: state kept between runs earns no speedup", "[harness][opencl]
 
 TEST_CASE("CUDA: state kept between runs earns no speedup", "[gpu][harness][integrity]") {
   KERNELSMITH_REQUIRE_CUDA_DEVICE();
-  const Task task = slow_task();
-  for (const std::string mode : {"screen", "strict"}) {
-    EvaluatorOptions options = test::fast_options("cuda", true, 2);
-    options.mode = mode;
-    auto evaluator = create_evaluator(options);
-    for (const Cheat& cheat : kCudaCheats) check_not_rewarded(*evaluator, task, "cuda", cheat, mode);
+  // At N = 4096 the outputs (16 KiB) are compared after every timed run; at N = 2^20 (4 MiB) a spread
+  // selection after random runs, and the whole after the last.
+  Task large = slow_task();
+  large.timing_sizes.sizes["N"] = 1 << 20;
+  for (const Task& task : {slow_task(), large}) {
+    for (const std::string mode : {"screen", "strict"}) {
+      EvaluatorOptions options = test::fast_options("cuda", true, 2);
+      options.mode = mode;
+      auto evaluator = create_evaluator(options);
+      for (const Cheat& cheat : kCudaCheats) check_not_rewarded(*evaluator, task, "cuda", cheat, mode);
+    }
   }
 }
