@@ -460,7 +460,7 @@ TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const TimingCases& 
   // of them (at most kMaxCheckedSamples; which ones the candidate cannot know), and whole after the
   // last run in any case.
   constexpr std::size_t kCheckEverySampleBytes = std::size_t(1) << 20;
-  constexpr std::size_t kMaxCheckedSamples = 16;
+  constexpr std::size_t kMaxCheckedSamples = 4;
   if (timed_output_problem != nullptr) {
     sequence.after_sample = [&](std::size_t sample) {
       const bool every = output_bytes <= kCheckEverySampleBytes;
