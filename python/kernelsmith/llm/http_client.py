@@ -203,8 +203,9 @@ class OpenAIChatClient:
         host = urllib.parse.urlparse(self.endpoint).hostname or ""
         # A loopback server must never be reached through a proxy from the environment.
         handlers: list = [urllib.request.ProxyHandler({})] if host in _LOOPBACK_HOSTS else []
-        handlers += [_tracking_handler(urllib.request.HTTPHandler, self._connections),
-                     _tracking_handler(urllib.request.HTTPSHandler, self._connections)]
+        handlers.append(_tracking_handler(urllib.request.HTTPHandler, self._connections))
+        if hasattr(urllib.request, "HTTPSHandler"):  # absent from a Python built without ssl
+            handlers.append(_tracking_handler(urllib.request.HTTPSHandler, self._connections))
         self._opener = urllib.request.build_opener(*handlers)
 
     def __repr__(self) -> str:
