@@ -202,6 +202,26 @@ def test_cancel_ends_a_request_to_a_silent_server_at_once():
         assert client(HELLO).text == "later"
 
 
+def test_a_cancel_while_a_connection_is_being_made_still_shuts_it():
+    """cancel() finds no socket to shut on a connection that is still connecting; the connection shuts
+    itself once connected, so the request fails at once instead of waiting for the timeout."""
+    import http.client
+
+    from kernelsmith.llm.http_client import _ConnectionRegistry
+
+    with LoopbackLlmServer([chat_reply("late", delay=30.0)]) as server:
+        host, port = server._server.server_address[:2]
+        registry = _ConnectionRegistry()
+        connection = registry.track(http.client.HTTPConnection)(host, port, timeout=30)
+        registry.shut_all()  # before the socket exists
+        start = time.monotonic()
+        with pytest.raises(OSError):
+            connection.request("POST", "/v1/chat/completions", body=b"{}")
+            connection.getresponse()
+        assert time.monotonic() - start < 2.0
+        connection.close()
+
+
 def test_connection_refused_is_retried_then_reported():
     client = OpenAIChatClient(f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=1,
                               backoff_initial=0.01)

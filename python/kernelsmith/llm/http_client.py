@@ -89,12 +89,25 @@ class _ConnectionRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_thread: Dict[int, Any] = {}
+        self._shutdowns = 0  # shut_all() calls so far
 
     def track(self, connection_class: Any) -> Any:
         def make(*args: Any, **kwargs: Any) -> Any:
             connection = connection_class(*args, **kwargs)
             with self._lock:
                 self._by_thread[threading.get_ident()] = connection
+                created = self._shutdowns
+            connect = connection.connect
+
+            def connect_unless_shut() -> None:
+                # A shut_all() while this connection was still connecting found no socket to shut.
+                connect()
+                with self._lock:
+                    missed = self._shutdowns != created
+                if missed:
+                    _shut(connection)
+
+            connection.connect = connect_unless_shut
             return connection
 
         return make
@@ -105,15 +118,21 @@ class _ConnectionRegistry:
 
     def shut_all(self) -> None:
         with self._lock:
+            self._shutdowns += 1
             connections = list(self._by_thread.values())
         for connection in connections:
-            sock = getattr(connection, "sock", None)
-            if sock is None:
-                continue
-            try:
-                sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked reading the answer
-            except OSError:
-                pass
+            _shut(connection)
+
+
+def _shut(connection: Any) -> None:
+    """Shuts a connection's socket down, which wakes a thread blocked reading the answer."""
+    sock = getattr(connection, "sock", None)
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def _tracking_handler(base: Any, registry: _ConnectionRegistry) -> Any:
