@@ -20,6 +20,7 @@ class PyLlmClient : public LlmClient, public py::trampoline_self_life_support {
   LlmResponse complete(const std::vector<ChatMessage>& messages, const LlmRequestOptions& options) override {
     PYBIND11_OVERRIDE_PURE(LlmResponse, LlmClient, complete, messages, options);
   }
+  void cancel() override { PYBIND11_OVERRIDE(void, LlmClient, cancel, ); }
 };
 
 constexpr const char* kLlmMutatorDoc =
@@ -40,6 +41,8 @@ void define_llm_mutator_methods(Class& cls) {
       .def("choose_mode", &LlmMutator::choose_mode, py::arg("request"), py::arg("index") = 0,
            "The EditMode proposal number `index` of this request gets (deterministic in the seeds).")
       .def("name", &LlmMutator::name)
+      .def("cancel", &LlmMutator::cancel, py::call_guard<py::gil_scoped_release>(),
+           "Passes a cancellation on to the client (LlmClient.cancel): its requests in flight give up soon.")
       .def_property_readonly("options", &LlmMutator::options, "The LlmMutatorOptions it was made with.")
       .def_property_readonly("client", &LlmMutator::client, "The LlmClient it calls.")
       .def_property_readonly("prompt_builder", &LlmMutator::prompt_builder, py::return_value_policy::reference_internal,
@@ -203,18 +206,20 @@ void bind_llm(py::module_& m) {
   py::class_<LlmResponse>(m, "LlmResponse", "The model's answer; a non-empty `error` means there is no usable answer.")
       .def(py::init<>())
       .def(py::init([](std::string text, std::string model, std::int64_t prompt_tokens, std::int64_t completion_tokens,
-                       double latency_seconds, std::string error) {
+                       double latency_seconds, std::string error, std::vector<LlmAttempt> attempts) {
              return LlmResponse{std::move(text), std::move(model), prompt_tokens, completion_tokens, latency_seconds,
-                                std::move(error)};
+                                std::move(error), std::move(attempts)};
            }),
            py::arg("text") = "", py::arg("model") = "", py::arg("prompt_tokens") = 0, py::arg("completion_tokens") = 0,
-           py::arg("latency_seconds") = 0.0, py::arg("error") = "")
+           py::arg("latency_seconds") = 0.0, py::arg("error") = "", py::arg("attempts") = std::vector<LlmAttempt>{})
       .def_readwrite("text", &LlmResponse::text, "The answer text (may hold a partial answer when error is set).")
       .def_readwrite("model", &LlmResponse::model, "The model that answered, as the server names it.")
       .def_readwrite("prompt_tokens", &LlmResponse::prompt_tokens, "Prompt tokens the server reported.")
       .def_readwrite("completion_tokens", &LlmResponse::completion_tokens, "Completion tokens the server reported.")
       .def_readwrite("latency_seconds", &LlmResponse::latency_seconds, "Wall time of the request, in seconds.")
-      .def_readwrite("error", &LlmResponse::error, "Why there is no usable answer; empty on success.");
+      .def_readwrite("error", &LlmResponse::error, "Why there is no usable answer; empty on success.")
+      .def_readwrite("attempts", &LlmResponse::attempts,
+                     "Each HTTP attempt of the request (retries included), a list of LlmAttempt.");
 
   py::class_<LlmClient, PyLlmClient, py::smart_holder>(
       m, "LlmClient",
@@ -224,7 +229,10 @@ void bind_llm(py::module_& m) {
       .def("complete", &LlmClient::complete, py::arg("messages"), py::arg("options") = LlmRequestOptions{},
            py::call_guard<py::gil_scoped_release>(),
            "The model's LlmResponse to the messages; called from several threads when several mutations are in "
-           "flight. May raise: the mutator turns it into a failed proposal.");
+           "flight. May raise: the mutator turns it into a failed proposal.")
+      .def("cancel", &LlmClient::cancel, py::call_guard<py::gil_scoped_release>(),
+           "Asks the requests in flight to give up soon (the engine's deadline); later requests are not affected. "
+           "Default: nothing.");
 
   py::class_<LlmMutatorOptions>(m, "LlmMutatorOptions",
                                 "Settings of the LlmMutator: edit-mode weights, seed, proposals per request, request "

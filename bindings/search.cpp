@@ -29,6 +29,7 @@ class PyMutator : public Mutator, public py::trampoline_self_life_support {
   }
   std::string name() const override { PYBIND11_OVERRIDE_PURE(std::string, Mutator, name, ); }
   bool can_mutate(const Candidate& parent) const override { PYBIND11_OVERRIDE(bool, Mutator, can_mutate, parent); }
+  void cancel() override { PYBIND11_OVERRIDE(void, Mutator, cancel, ); }
 };
 
 // A Python callable as a progress callback: the GIL is taken for each call (pybind11's function
@@ -408,6 +409,25 @@ void bind_mutators(py::module_& m) {
            },
            py::arg("candidate"), "True when the candidate's code is already in the run.");
 
+  py::class_<LlmAttempt>(m, "LlmAttempt",
+                         "One HTTP attempt of an LLM request (a client retries after 429, 5xx, timeouts and dropped "
+                         "connections); stored per step in the run store's llm_attempts table.")
+      .def(py::init([](int http_status, std::string error, double seconds) {
+             return LlmAttempt{http_status, std::move(error), seconds};
+           }),
+           py::arg("http_status") = 0, py::arg("error") = "", py::arg("seconds") = 0.0)
+      .def_readwrite("http_status", &LlmAttempt::http_status,
+                     "The HTTP status of the server's answer; 0 when none came (timeout, connection error, cancelled).")
+      .def_readwrite("error", &LlmAttempt::error,
+                     "Empty when the attempt brought the answer used; else what went wrong, starting with its kind: "
+                     "'HTTP 500 from URL: body', 'timeout: ...', 'connection error: ...', 'bad answer: ...', "
+                     "'cancelled: ...'.")
+      .def_readwrite("seconds", &LlmAttempt::seconds, "From sending the request to the answer or the failure.")
+      .def("__repr__", [](const LlmAttempt& attempt) {
+        return "LlmAttempt(http_status=" + std::to_string(attempt.http_status) + ", error='" + attempt.error +
+               "', seconds=" + std::to_string(attempt.seconds) + ")";
+      });
+
   py::class_<Proposal>(m, "Proposal",
                        "One proposal: a candidate, or the failure that explains why there is none, with the "
                        "prompt, response, model, tokens and latency for the record.")
@@ -447,6 +467,8 @@ void bind_mutators(py::module_& m) {
       .def_readwrite("prompt_tokens", &Proposal::prompt_tokens, "Prompt tokens the model reported.")
       .def_readwrite("completion_tokens", &Proposal::completion_tokens, "Completion tokens the model reported.")
       .def_readwrite("latency_seconds", &Proposal::latency_seconds, "Wall time of the model call, in seconds.")
+      .def_readwrite("llm_attempts", &Proposal::llm_attempts,
+                     "The HTTP attempts of the model call, a list of LlmAttempt (empty for mutators that call no model).")
       .def_readwrite("exhausted_ids", &Proposal::exhausted_ids,
                      "Ids of programs from which the mutator can propose nothing new for the rest of the run (the "
                      "parent, and others it knows offer the same variants); the engine stops picking them as "
@@ -467,7 +489,10 @@ void bind_mutators(py::module_& m) {
       .def("name", &Mutator::name)
       .def("can_mutate", &Mutator::can_mutate, py::arg("parent"),
            "Whether the mutator can work from this parent Candidate at all; the engine picks parents only among the "
-           "programs it accepts and asks once per program (default: True).");
+           "programs it accepts and asks once per program (default: True).")
+      .def("cancel", &Mutator::cancel, py::call_guard<py::gil_scoped_release>(),
+           "Asks the calls to propose() in flight to give up soon; the engine calls it when a run must end (stop(), "
+           "wall time) and stops waiting for them 2 s later. Later calls are not affected. Default: nothing.");
 
   py::class_<ParamMutatorOptions>(m, "ParamMutatorOptions", "Settings of the ParamMutator.")
       .def(py::init<>())
@@ -573,6 +598,11 @@ void bind_run_store(py::module_& m) {
       .def_readwrite("propose_seconds", &StepRecord::propose_seconds, "Time spent in Mutator.propose, in seconds.")
       .def_readwrite("evaluate_seconds", &StepRecord::evaluate_seconds, "Time spent evaluating the child, in seconds.")
       .def_readwrite("created", &StepRecord::created, "When it was stored, Unix seconds.")
+      .def_readwrite("abandoned_by", &StepRecord::abandoned_by,
+                     "The stop reason ('wall_time', 'stopped') of a run that ended while this proposal's mutator call "
+                     "was still running (cancelled, not waited for); empty otherwise.")
+      .def_readwrite("llm_attempts", &StepRecord::llm_attempts,
+                     "The HTTP attempts of the model call, in order, a list of LlmAttempt.")
       .def_property_readonly("pending", &StepRecord::pending,
                              "True when the step has a child with neither an evaluation nor a failure (resume "
                              "evaluates it).");
@@ -754,6 +784,9 @@ void bind_evolution(py::module_& m) {
                     "program the mutator could work from.")
       .def_readonly("pending", &EvolutionResult::pending,
                     "Stored candidates left unevaluated (a resume evaluates them).")
+      .def_readonly("abandoned", &EvolutionResult::abandoned,
+                    "Proposals whose mutator call was still running when stop() or the wall time ended the run "
+                    "(cancelled; stored as steps with abandoned_by).")
       .def_readonly("wall_seconds", &EvolutionResult::wall_seconds, "Wall time of run(), in seconds.")
       .def_readonly("evaluator_seconds", &EvolutionResult::evaluator_seconds,
                     "Time inside Evaluator.evaluate_batch, in seconds.")
@@ -774,8 +807,8 @@ void bind_evolution(py::module_& m) {
            "Runs until a stop rule holds and returns an EvolutionResult; raises what the evaluator raises, "
            "StoreError, ValidationError, or Error when already running.")
       .def("stop", &Evolution::stop,
-           "Asks a running run() to stop: nothing new starts, what is in flight finishes and is stored. Thread-safe; "
-           "returns at once.")
+           "Asks a running run() to stop: nothing new starts, mutator calls in flight are cancelled (those not back "
+           "within 2 s are recorded as abandoned), proposed candidates stay pending. Thread-safe; returns at once.")
       .def_property_readonly("running", &Evolution::running, "True while run() is running.")
       .def_property_readonly("stop_requested", &Evolution::stop_requested, "True once stop() was called.")
       .def_property_readonly("run_id", &Evolution::run_id, "The run's id in the store (0 before run()).")

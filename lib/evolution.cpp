@@ -190,6 +190,10 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// How long mutator calls still running at a deadline (stop(), wall time) get to return once cancelled;
+// the engine records the others as abandoned and returns.
+constexpr std::chrono::seconds kAbandonAfter{2};
+
 // One mutation request in flight and, once done, its proposals.
 struct Job {
   std::uint64_t ticket = 0;
@@ -200,34 +204,41 @@ struct Job {
   int parent_generation = 0;
   SelectionMode mode = SelectionMode::policy;
   std::vector<std::string> inspiration_ids;
+  Clock::time_point submitted;
   std::vector<Proposal> proposals;
   std::string error;
   double seconds = 0.0;
+  /// The stop reason when the engine cancelled the call (Mutator::cancel) before it returned.
+  std::string cancelled_by;
 };
 
-// Threads that call Mutator::propose. The coordinator submits jobs and collects finished ones.
+// Threads that call Mutator::propose. The coordinator submits jobs and collects finished ones. The
+// threads share the pool's state, not the pool: abandon() lets a thread stuck in a mutator call (a hung
+// LLM request) finish in the background after the run has ended; it then touches only that state and
+// its job, never the engine or the store.
 class MutationPool {
  public:
-  MutationPool(std::shared_ptr<Mutator> mutator, int threads) : mutator_(std::move(mutator)) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  MutationPool(std::shared_ptr<Mutator> mutator, int threads) : state_(std::make_shared<State>()) {
+    state_->mutator = std::move(mutator);
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([state = state_] { work(*state); });
   }
   ~MutationPool() { close(); }
 
   void submit(std::shared_ptr<Job> job) {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      todo_.push_back(std::move(job));
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      state_->todo.push_back(std::move(job));
     }
-    todo_ready_.notify_one();
+    state_->todo_ready.notify_one();
   }
 
   /// Finished jobs in ticket order; waits up to `timeout` for the first one.
   std::vector<std::shared_ptr<Job>> collect(std::chrono::milliseconds timeout) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_ready_.wait_for(lock, timeout, [&] { return !done_.empty() || wake_; });
-    wake_ = false;
-    std::vector<std::shared_ptr<Job>> jobs(done_.begin(), done_.end());
-    done_.clear();
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    state_->done_ready.wait_for(lock, timeout, [&] { return !state_->done.empty() || state_->wake; });
+    state_->wake = false;
+    std::vector<std::shared_ptr<Job>> jobs(state_->done.begin(), state_->done.end());
+    state_->done.clear();
     std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a->ticket < b->ticket; });
     return jobs;
   }
@@ -235,37 +246,62 @@ class MutationPool {
   /// Wakes a waiting collect() (stop()).
   void wake() {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      wake_ = true;
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      state_->wake = true;
     }
-    done_ready_.notify_all();
+    state_->done_ready.notify_all();
   }
 
-  void close() {
+  /// Waits for the threads to finish their jobs.
+  void close() { shut(true); }
+
+  /// Stops waiting for the threads: jobs not started are dropped, and calls still running finish in the
+  /// background (their results are discarded).
+  void abandon() { shut(false); }
+
+ private:
+  struct State {
+    std::shared_ptr<Mutator> mutator;
+    std::mutex mutex;
+    std::condition_variable todo_ready;
+    std::condition_variable done_ready;
+    std::deque<std::shared_ptr<Job>> todo;
+    std::deque<std::shared_ptr<Job>> done;
+    bool closing = false;
+    bool wake = false;
+  };
+
+  void shut(bool join) {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (closing_) return;
-      closing_ = true;
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      if (state_->closing && threads_.empty()) return;
+      state_->closing = true;
+      if (!join) state_->todo.clear();
     }
-    todo_ready_.notify_all();
-    for (std::thread& thread : threads_) thread.join();
+    state_->todo_ready.notify_all();
+    for (std::thread& thread : threads_) {
+      if (join) {
+        thread.join();
+      } else {
+        thread.detach();
+      }
+    }
     threads_.clear();
   }
 
- private:
-  void work() {
+  static void work(State& state) {
     for (;;) {
       std::shared_ptr<Job> job;
       {
-        std::unique_lock<std::mutex> lock(mutex_);
-        todo_ready_.wait(lock, [&] { return closing_ || !todo_.empty(); });
-        if (todo_.empty()) return;
-        job = std::move(todo_.front());
-        todo_.pop_front();
+        std::unique_lock<std::mutex> lock(state.mutex);
+        state.todo_ready.wait(lock, [&] { return state.closing || !state.todo.empty(); });
+        if (state.todo.empty()) return;
+        job = std::move(state.todo.front());
+        state.todo.pop_front();
       }
       const auto started = Clock::now();
       try {
-        job->proposals = mutator_->propose(job->request);
+        job->proposals = state.mutator->propose(job->request);
       } catch (const std::exception& error) {
         job->error = error.what();
       } catch (...) {
@@ -273,22 +309,15 @@ class MutationPool {
       }
       job->seconds = seconds_since(started);
       {
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_.push_back(std::move(job));
+        std::lock_guard<std::mutex> lock(state.mutex);
+        state.done.push_back(std::move(job));
       }
-      done_ready_.notify_all();
+      state.done_ready.notify_all();
     }
   }
 
-  std::shared_ptr<Mutator> mutator_;
-  std::mutex mutex_;
-  std::condition_variable todo_ready_;
-  std::condition_variable done_ready_;
-  std::deque<std::shared_ptr<Job>> todo_;
-  std::deque<std::shared_ptr<Job>> done_;
+  std::shared_ptr<State> state_;
   std::vector<std::thread> threads_;
-  bool closing_ = false;
-  bool wake_ = false;
 };
 
 // A stored candidate waiting for its evaluation.
@@ -788,6 +817,7 @@ struct Evolution::Impl {
     timed_store([&] { return store->add_step(step); });
     ++result.steps;
     ++result.failed_proposals;
+    if (!step.abandoned_by.empty()) ++result.abandoned;
     ++failed_in_a_row;
     Progress progress = base_progress();
     progress.mutation = mutation;
@@ -797,17 +827,24 @@ struct Evolution::Impl {
     notify(progress);
   }
 
+  // What every step of a job records: where its parent came from and what was shown with it.
+  StepRecord step_of(const Job& job) const {
+    StepRecord step;
+    step.run = run_id;
+    step.island = job.island;
+    step.parent_ids = {job.parent_id};
+    step.selection = to_string(job.mode);
+    step.inspiration_ids = job.inspiration_ids;
+    return step;
+  }
+
   /// Stores the job's proposals as steps; returns the new candidates to evaluate.
   std::vector<Pending> absorb(Job& job) {
     result.mutator_seconds += job.seconds;
     std::vector<Pending> fresh;
-    StepRecord base;
-    base.run = run_id;
-    base.island = job.island;
-    base.parent_ids = {job.parent_id};
-    base.selection = to_string(job.mode);
-    base.inspiration_ids = job.inspiration_ids;
+    StepRecord base = step_of(job);
     base.propose_seconds = job.seconds;
+    base.abandoned_by = job.cancelled_by;
     if (!job.error.empty() || job.proposals.empty()) {
       StepRecord step = base;
       step.mutation = mutator->name();
@@ -827,6 +864,7 @@ struct Evolution::Impl {
       step.prompt_tokens = proposal.prompt_tokens;
       step.completion_tokens = proposal.completion_tokens;
       step.latency_seconds = proposal.latency_seconds;
+      step.llm_attempts = proposal.llm_attempts;
       if (!proposal.candidate) {
         if (proposal.known_candidate) {
           // The mutator withheld a program the run holds already: name that program.
@@ -871,6 +909,7 @@ struct Evolution::Impl {
         record_failure(step, verdict.message(), step.mutation, job.island);
         continue;
       }
+      step.abandoned_by.clear();  // the call returned a candidate in time: it waits for a resume as pending
       Pending pending;
       pending.id = candidate.id();
       pending.parent_id = job.parent_id;
@@ -905,6 +944,57 @@ struct Evolution::Impl {
                        "nothing new to offer (every variant is in the run or invalid) and it cannot work from {} "
                        "(Mutator::can_mutate)",
                        mutator->name(), used_up, evaluated.size(), rejected);
+  }
+
+  // The deadlines that end a run at once, whatever is in flight: stop() and the wall time.
+  std::string deadline_reached() const {
+    if (stop_requested.load()) return "stopped";
+    if (config.wall_seconds > 0.0 && seconds_since(started) >= config.wall_seconds) return "wall_time";
+    return "";
+  }
+
+  // Collects what is still in flight after the loop: it finishes and is stored (its candidates stay
+  // pending), unless a deadline comes. Then the mutator is asked to cancel its calls; those not back
+  // within kAbandonAfter are recorded as abandoned steps and left to finish in the background, their
+  // results discarded.
+  void drain(MutationPool& pool, std::map<std::uint64_t, std::shared_ptr<Job>>& outstanding) {
+    std::string deadline;
+    Clock::time_point give_up;
+    while (!outstanding.empty()) {
+      if (deadline.empty()) {
+        deadline = deadline_reached();
+        if (!deadline.empty()) {
+          for (auto& entry : outstanding) entry.second->cancelled_by = deadline;
+          try {
+            mutator->cancel();
+          } catch (...) {
+            // A mutator that cannot cancel is abandoned after the grace period like one that ignores it.
+          }
+          give_up = Clock::now() + kAbandonAfter;
+        }
+      } else if (Clock::now() >= give_up) {
+        break;
+      }
+      for (const std::shared_ptr<Job>& job : pool.collect(std::chrono::milliseconds(100))) {
+        outstanding.erase(job->ticket);
+        absorb(*job);
+      }
+    }
+    if (outstanding.empty()) return;
+    pool.abandon();
+    for (const auto& entry : outstanding) {
+      const Job& job = *entry.second;
+      StepRecord step = step_of(job);
+      step.mutation = mutator->name();
+      step.propose_seconds = seconds_since(job.submitted);
+      step.abandoned_by = deadline;
+      record_failure(step,
+                     fmt::format("abandoned: the mutator call was still running after {:.1f} s when the run had to "
+                                 "stop ({}); it was cancelled and not waited for",
+                                 step.propose_seconds, deadline),
+                     step.mutation, job.island);
+    }
+    outstanding.clear();
   }
 
   std::string stop_reason() const {
@@ -954,7 +1044,7 @@ struct Evolution::Impl {
     std::string reason;
     std::exception_ptr failure;
     std::unique_ptr<MutationPool> pool_owner;
-    int in_flight = 0;
+    std::map<std::uint64_t, std::shared_ptr<Job>> outstanding;  // submitted, not collected, by ticket
     try {
       if (!stop_requested.load() && (!previous || store->programs(run_id).empty())) seed_population();
       // Pending candidates from an interrupted session, in batches as wide as the mutations in flight.
@@ -978,14 +1068,15 @@ struct Evolution::Impl {
       for (;;) {
         reason = stop_reason();
         if (!reason.empty()) break;
-        while (in_flight < config.mutations_in_flight && evaluations + in_flight < config.budget &&
-               !stop_requested.load()) {
+        while (static_cast<int>(outstanding.size()) < config.mutations_in_flight &&
+               evaluations + static_cast<std::int64_t>(outstanding.size()) < config.budget && !stop_requested.load()) {
           std::shared_ptr<Job> job = make_job();
           if (!job) break;
+          job->submitted = Clock::now();
+          outstanding.emplace(job->ticket, job);
           pool_owner->submit(std::move(job));
-          ++in_flight;
         }
-        if (in_flight == 0 && !stop_requested.load()) {
+        if (outstanding.empty() && !stop_requested.load()) {
           // Nothing in flight, everything proposed is evaluated, and no program is one the mutator
           // can work from and has anything new to offer: more steps would all come back empty.
           reason = "no_new_candidates";
@@ -994,7 +1085,7 @@ struct Evolution::Impl {
         }
         std::vector<Pending> batch;
         for (const std::shared_ptr<Job>& job : pool_owner->collect(std::chrono::milliseconds(200))) {
-          --in_flight;
+          outstanding.erase(job->ticket);
           std::vector<Pending> fresh = absorb(*job);
           std::move(fresh.begin(), fresh.end(), std::back_inserter(batch));
         }
@@ -1003,13 +1094,7 @@ struct Evolution::Impl {
           maybe_migrate();
         }
       }
-      // What is still in flight finishes and is stored; its candidates stay pending.
-      while (in_flight > 0) {
-        for (const std::shared_ptr<Job>& job : pool_owner->collect(std::chrono::milliseconds(200))) {
-          --in_flight;
-          absorb(*job);
-        }
-      }
+      drain(*pool_owner, outstanding);
     } catch (...) {
       failure = std::current_exception();
     }
@@ -1017,7 +1102,14 @@ struct Evolution::Impl {
       std::lock_guard<std::mutex> lock(pool_mutex);
       pool = nullptr;
     }
-    if (pool_owner) pool_owner->close();
+    if (pool_owner) {
+      // After an error, calls still running are not waited for either.
+      if (outstanding.empty()) {
+        pool_owner->close();
+      } else {
+        pool_owner->abandon();
+      }
+    }
 
     result.stop_reason = failure ? "error" : reason;
     if (reason == "no_new_candidates" && result.stop_detail.empty()) {
@@ -1045,7 +1137,8 @@ struct Evolution::Impl {
         store->set_run_status(run_id, "failed", "error", message);
       } else {
         update_islands();
-        store->set_run_status(run_id, reason == "stopped" ? "stopped" : "finished", reason);
+        // A deadline (stop(), the wall time) stops a run that could go on; the other rules finish it.
+        store->set_run_status(run_id, reason == "stopped" || reason == "wall_time" ? "stopped" : "finished", reason);
       }
     } catch (...) {
       if (!failure) failure = std::current_exception();

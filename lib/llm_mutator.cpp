@@ -117,6 +117,7 @@ Proposal LlmMutator::propose_with_mode(const MutationRequest& request, EditMode 
   if (!response.model.empty()) proposal.model = response.model;
   proposal.prompt_tokens = response.prompt_tokens;
   proposal.completion_tokens = response.completion_tokens;
+  proposal.llm_attempts = std::move(response.attempts);
   // The client's own measure when it has one (it excludes queueing in the client), else ours.
   proposal.latency_seconds = response.latency_seconds > 0.0 ? response.latency_seconds : elapsed;
 

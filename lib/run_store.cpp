@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 
 #include "detail/sqlite.hpp"
@@ -19,8 +20,23 @@ double unix_seconds() {
 
 namespace {
 
-// Version 2. Changing a table means a new version and an upgrade in open_schema() (see
-// upgrade_from_version_1()).
+// Each HTTP attempt of a step's LLM request (version 3): part of a new store's schema, and what
+// upgrade() adds to an older one.
+const char* const kLlmAttemptsTable = R"sql(
+CREATE TABLE IF NOT EXISTS llm_attempts (
+  run INTEGER NOT NULL REFERENCES runs(id),
+  step INTEGER NOT NULL REFERENCES steps(id),
+  attempt INTEGER NOT NULL,
+  http_status INTEGER,
+  error TEXT NOT NULL,
+  seconds REAL NOT NULL,
+  PRIMARY KEY (step, attempt)
+);
+CREATE INDEX IF NOT EXISTS llm_attempts_by_run ON llm_attempts(run);
+)sql";
+
+// Version 3 (with kLlmAttemptsTable). Changing a table means a new version and an upgrade in
+// open_schema() (see upgrade()).
 const char* const kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
   version INTEGER NOT NULL,
@@ -97,7 +113,8 @@ CREATE TABLE IF NOT EXISTS steps (
   evaluate_seconds REAL NOT NULL,
   created REAL NOT NULL,
   duplicate_of TEXT,
-  novelty_kind TEXT
+  novelty_kind TEXT,
+  abandoned_by TEXT
 );
 CREATE INDEX IF NOT EXISTS steps_by_child ON steps(run, child_id);
 CREATE TABLE IF NOT EXISTS islands (
@@ -120,6 +137,7 @@ CREATE TABLE IF NOT EXISTS migrations (
   created REAL NOT NULL
 );
 )sql";
+
 
 std::string to_json_array(const std::vector<std::string>& values) { return nlohmann::json(values).dump(); }
 
@@ -216,10 +234,11 @@ std::string version_1_duplicate_of() {
 std::string step_columns(int version) {
   const std::string novelty = version >= 2 ? "duplicate_of, novelty_kind"
                                            : version_1_duplicate_of() + ", " + version_1_novelty_kind();
+  const std::string abandoned = version >= 3 ? "coalesce(abandoned_by, '')" : "''";
   return "id, run, island, parent_ids, selection, mutation, inspiration_ids, prompt, response, model, prompt_tokens, "
          "completion_tokens, latency_seconds, coalesce(child_id, ''), evaluation_id, failure, propose_seconds, "
          "evaluate_seconds, created, " +
-         novelty;
+         novelty + ", " + abandoned;
 }
 
 // Binds text, or NULL when it is empty (a step's child and its novelty facts).
@@ -254,6 +273,7 @@ StepRecord read_step(const detail::SqliteStatement& row) {
   step.created = row.real(18);
   step.duplicate_of = row.text(19);
   step.novelty_kind = row.text(20);
+  step.abandoned_by = row.text(21);
   return step;
 }
 
@@ -296,6 +316,7 @@ struct RunStore::Impl {
       if (!has_version) {
         detail::SqliteTransaction transaction(db);
         db.execute(kSchema);
+        db.execute(kLlmAttemptsTable);
         auto statement = db.prepare("INSERT INTO schema_version (version, created) VALUES (?, ?)");
         statement.bind(1, kRunStoreSchemaVersion).bind(2, unix_seconds()).run();
         transaction.commit();
@@ -310,21 +331,60 @@ struct RunStore::Impl {
           "the kernelsmith version that wrote it",
           db.path(), version, kRunStoreSchemaVersion));
     }
-    if (version == 1 && !read_only) upgrade_from_version_1();
+    if (version < kRunStoreSchemaVersion && !read_only) upgrade();
   }
 
-  // Version 2 adds steps.duplicate_of and steps.novelty_kind, filled from the version-1 failure texts.
-  // One transaction: a reader sees either the old file or the upgraded one.
-  void upgrade_from_version_1() {
+  // Brings an older file to the current version in one transaction, so that a reader sees either the
+  // old file or the upgraded one. Version 2 added steps.duplicate_of and steps.novelty_kind, filled from
+  // the version-1 failure texts; version 3 added steps.abandoned_by and the llm_attempts table (empty:
+  // older versions recorded no attempts).
+  void upgrade() {
     detail::SqliteTransaction transaction(db);
-    db.execute("ALTER TABLE steps ADD COLUMN duplicate_of TEXT");
-    db.execute("ALTER TABLE steps ADD COLUMN novelty_kind TEXT");
-    db.execute(fmt::format("UPDATE steps SET duplicate_of = {}, novelty_kind = {}", version_1_duplicate_of(),
-                           version_1_novelty_kind()));
+    if (version < 2) {
+      db.execute("ALTER TABLE steps ADD COLUMN duplicate_of TEXT");
+      db.execute("ALTER TABLE steps ADD COLUMN novelty_kind TEXT");
+      db.execute(fmt::format("UPDATE steps SET duplicate_of = {}, novelty_kind = {}", version_1_duplicate_of(),
+                             version_1_novelty_kind()));
+    }
+    if (version < 3) {
+      db.execute("ALTER TABLE steps ADD COLUMN abandoned_by TEXT");
+      db.execute(kLlmAttemptsTable);
+    }
     auto statement = db.prepare("INSERT INTO schema_version (version, created) VALUES (?, ?)");
     statement.bind(1, kRunStoreSchemaVersion).bind(2, unix_seconds()).run();
     transaction.commit();
     version = kRunStoreSchemaVersion;
+  }
+
+  // The LLM attempts of a run's steps, by step id (none before version 3).
+  std::unordered_map<std::int64_t, std::vector<LlmAttempt>> llm_attempts(std::int64_t run) {
+    std::unordered_map<std::int64_t, std::vector<LlmAttempt>> by_step;
+    if (version < 3) return by_step;
+    auto statement = db.prepare(
+        "SELECT step, coalesce(http_status, 0), error, seconds FROM llm_attempts WHERE run = ? ORDER BY step, attempt");
+    statement.bind(1, run);
+    while (statement.step()) {
+      LlmAttempt attempt;
+      attempt.http_status = static_cast<int>(statement.int64(1));
+      attempt.error = statement.text(2);
+      attempt.seconds = statement.real(3);
+      by_step[statement.int64(0)].push_back(std::move(attempt));
+    }
+    return by_step;
+  }
+
+  std::vector<StepRecord> read_steps(std::int64_t run, const char* condition) {
+    auto statement = db.prepare(
+        fmt::format("SELECT {} FROM steps WHERE run = ? {} ORDER BY id", step_columns(version), condition));
+    statement.bind(1, run);
+    std::vector<StepRecord> result;
+    while (statement.step()) result.push_back(read_step(statement));
+    auto attempts = llm_attempts(run);
+    for (StepRecord& step : result) {
+      auto found = attempts.find(step.id);
+      if (found != attempts.end()) step.llm_attempts = std::move(found->second);
+    }
+    return result;
   }
 
   void require_writable(const char* what) const {
@@ -434,11 +494,12 @@ void RunStore::add_program(std::int64_t run, const std::string& id, const Candid
 std::int64_t RunStore::add_step(const StepRecord& step) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->require_writable("add a step");
+  detail::SqliteTransaction transaction(impl_->db);
   auto statement = impl_->db.prepare(
       "INSERT INTO steps (run, island, parent_ids, selection, mutation, inspiration_ids, prompt, response, model, "
       "prompt_tokens, completion_tokens, latency_seconds, child_id, evaluation_id, failure, propose_seconds, "
-      "evaluate_seconds, created, duplicate_of, novelty_kind) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "evaluate_seconds, created, duplicate_of, novelty_kind, abandoned_by) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   statement.bind(1, step.run)
       .bind(2, step.island)
       .bind(3, to_json_array(step.parent_ids))
@@ -459,8 +520,23 @@ std::int64_t RunStore::add_step(const StepRecord& step) {
       .bind(18, step.created > 0.0 ? step.created : unix_seconds());
   bind_text_or_null(statement, 19, step.duplicate_of);
   bind_text_or_null(statement, 20, step.novelty_kind);
+  bind_text_or_null(statement, 21, step.abandoned_by);
   statement.run();
-  return impl_->db.last_insert_rowid();
+  const std::int64_t step_id = impl_->db.last_insert_rowid();
+  for (std::size_t index = 0; index < step.llm_attempts.size(); ++index) {
+    const LlmAttempt& attempt = step.llm_attempts[index];
+    auto insert = impl_->db.prepare(
+        "INSERT INTO llm_attempts (run, step, attempt, http_status, error, seconds) VALUES (?, ?, ?, ?, ?, ?)");
+    insert.bind(1, step.run).bind(2, step_id).bind(3, static_cast<std::int64_t>(index));
+    if (attempt.http_status > 0) {
+      insert.bind(4, attempt.http_status);
+    } else {
+      insert.bind_null(4);
+    }
+    insert.bind(5, attempt.error).bind(6, attempt.seconds).run();
+  }
+  transaction.commit();
+  return step_id;
 }
 
 std::int64_t RunStore::add_evaluation(std::int64_t run, const std::string& program_id, std::int64_t sequence,
@@ -594,24 +670,12 @@ std::optional<EvaluationRecord> RunStore::evaluation_of(std::int64_t run, const 
 
 std::vector<StepRecord> RunStore::steps(std::int64_t run) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto statement =
-      impl_->db.prepare(fmt::format("SELECT {} FROM steps WHERE run = ? ORDER BY id", step_columns(impl_->version)));
-  statement.bind(1, run);
-  std::vector<StepRecord> result;
-  while (statement.step()) result.push_back(read_step(statement));
-  return result;
+  return impl_->read_steps(run, "");
 }
 
 std::vector<StepRecord> RunStore::pending_steps(std::int64_t run) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto statement = impl_->db.prepare(fmt::format(
-      "SELECT {} FROM steps WHERE run = ? AND child_id IS NOT NULL AND evaluation_id IS NULL AND failure = '' "
-      "ORDER BY id",
-      step_columns(impl_->version)));
-  statement.bind(1, run);
-  std::vector<StepRecord> result;
-  while (statement.step()) result.push_back(read_step(statement));
-  return result;
+  return impl_->read_steps(run, "AND child_id IS NOT NULL AND evaluation_id IS NULL AND failure = ''");
 }
 
 std::vector<MigrationRecord> RunStore::migrations(std::int64_t run) const {

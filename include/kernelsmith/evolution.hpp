@@ -103,7 +103,8 @@ struct Progress {
 struct EvolutionResult {
   std::int64_t run_id = 0;
   std::string db_path;
-  /// "budget", "wall_time", "target_speedup", "stagnation", "stopped", "no_new_candidates".
+  /// "budget", "wall_time", "target_speedup", "stagnation", "stopped", "no_new_candidates". The store
+  /// marks the run "stopped" for "stopped" and "wall_time" (it can go on with a resume), "finished" else.
   std::string stop_reason;
   /// The stop reason in words where the reason alone does not say enough: for "no_new_candidates",
   /// whether the proposals kept failing or no program was left that the mutator could work from (and
@@ -122,6 +123,9 @@ struct EvolutionResult {
   /// program the mutator could work from (Mutator::can_mutate, Proposal::exhausted_ids).
   std::int64_t parent_fallbacks = 0;
   std::int64_t pending = 0;  ///< stored candidates left unevaluated (resume evaluates them)
+  /// Proposals whose mutator call was still running when a deadline (stop(), the wall time) ended the
+  /// run: cancelled, and recorded as steps with `abandoned_by` set (Mutator::cancel).
+  std::int64_t abandoned = 0;
   double wall_seconds = 0.0;
   double evaluator_seconds = 0.0;  ///< inside Evaluator::evaluate_batch
   double mutator_seconds = 0.0;    ///< inside Mutator::propose, summed over threads
@@ -151,8 +155,11 @@ class KERNELSMITH_API Evolution {
   /// language. Throws Error when already running.
   EvolutionResult run();
 
-  /// Asks a running run() to stop: no new proposals or evaluations start; what is in flight finishes
-  /// and is stored (unevaluated candidates stay pending for a resume). Thread-safe; returns at once.
+  /// Asks a running run() to stop: no new proposals or evaluations start; the mutator calls in flight
+  /// are cancelled (Mutator::cancel), and those not back within 2 s are recorded as abandoned steps and
+  /// left behind, so run() returns within a few seconds (an evaluation in progress finishes first).
+  /// Candidates already proposed stay pending for a resume. The wall time ends a run the same way.
+  /// Thread-safe; returns at once.
   void stop();
   bool running() const;
   bool stop_requested() const;

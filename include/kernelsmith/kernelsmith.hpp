@@ -21,6 +21,7 @@
 #include "kernelsmith/param_mutator.hpp"
 #include "kernelsmith/prompt_builder.hpp"
 #include "kernelsmith/response_parser.hpp"
+#include "kernelsmith/llm_attempt.hpp"
 #include "kernelsmith/llm_mutator.hpp"
 #include "kernelsmith/program.hpp"
 #include "kernelsmith/selection.hpp"

@@ -34,6 +34,8 @@ struct LlmResponse {
   std::int64_t completion_tokens = 0;
   double latency_seconds = 0.0;
   std::string error;
+  /// Each HTTP attempt the request took (retries included), when the client reports them.
+  std::vector<LlmAttempt> attempts;
 };
 
 /// The seam to any LLM: an HTTP client, a local model, a scripted test double. Python subclasses and
@@ -44,6 +46,9 @@ class KERNELSMITH_API LlmClient {
   /// Thread-safe: called from several threads when several mutations are in flight. May throw; the
   /// mutator turns an exception into a failed proposal.
   virtual LlmResponse complete(const std::vector<ChatMessage>& messages, const LlmRequestOptions& options) = 0;
+  /// Asks the requests in flight to give up soon (LlmMutator::cancel, Mutator::cancel). Thread-safe;
+  /// returns at once. Default: nothing.
+  virtual void cancel() {}
 };
 
 struct LlmMutatorOptions {
@@ -67,6 +72,8 @@ class KERNELSMITH_API LlmMutator : public Mutator {
 
   std::vector<Proposal> propose(const MutationRequest& request) override;
   std::string name() const override { return "llm"; }
+  /// Passes the cancellation on to the client (LlmClient::cancel).
+  void cancel() override { client_->cancel(); }
 
   /// The mode proposal `index` of this request gets (deterministic in the seeds).
   EditMode choose_mode(const MutationRequest& request, int index = 0) const;

@@ -13,6 +13,7 @@
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluation.hpp"
 #include "kernelsmith/export.hpp"
+#include "kernelsmith/llm_attempt.hpp"
 #include "kernelsmith/task.hpp"
 
 namespace kernelsmith {
@@ -72,6 +73,9 @@ struct Proposal {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
   double latency_seconds = 0.0;
+  /// The HTTP attempts of the model call, in order (empty for mutators that call no model, and for clients
+  /// that do not report them).
+  std::vector<LlmAttempt> llm_attempts;
   /// Ids of programs from which the mutator can propose nothing new for the rest of the run: the
   /// parent, when every variant it could make is already in the run or breaks a constraint, and the
   /// programs it knows to offer the same variants. The engine no longer picks them as parents; when no
@@ -85,6 +89,11 @@ class KERNELSMITH_API Mutator {
   /// Thread-safe: the engine calls it from several threads when several mutations are in flight.
   virtual std::vector<Proposal> propose(const MutationRequest& request) = 0;
   virtual std::string name() const = 0;
+  /// Asks the calls to propose() in flight to give up soon (closing their connections, skipping
+  /// retries): the engine calls it when a run must end (stop(), wall time) while proposals are
+  /// outstanding, and stops waiting for them a few seconds later. Later calls to propose() are not
+  /// affected. Thread-safe; returns at once. Default: nothing (the engine abandons what does not return).
+  virtual void cancel() {}
   /// Whether the mutator can work from this parent at all (the parameter mutator needs `// @tune`
   /// lines with a choice). The engine picks parents only among the programs it accepts and asks once
   /// per program, so the answer must depend on the candidate alone. Thread-safe. Default: every one.

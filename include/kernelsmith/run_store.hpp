@@ -13,12 +13,13 @@
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/evaluation.hpp"
 #include "kernelsmith/export.hpp"
+#include "kernelsmith/llm_attempt.hpp"
 
 namespace kernelsmith {
 
-/// The schema this build writes. It also reads version 1, and upgrades a version-1 file to this one
-/// when it opens it for writing (docs/run-store.md#upgrading-a-version-1-store).
-inline constexpr int kRunStoreSchemaVersion = 2;
+/// The schema this build writes. It also reads versions 1 and 2, and upgrades such a file to this one
+/// when it opens it for writing (docs/run-store.md#upgrading-an-older-store).
+inline constexpr int kRunStoreSchemaVersion = 3;
 
 struct RunInfo {
   std::int64_t id = 0;
@@ -86,6 +87,12 @@ struct StepRecord {
   double propose_seconds = 0.0;
   double evaluate_seconds = 0.0;
   double created = 0.0;
+  /// The stop reason ("wall_time", "stopped") of a run that ended while this proposal's mutator call was
+  /// still running: the engine cancelled the call and recorded the step without waiting for it (or with
+  /// what the cancelled call returned). Empty otherwise (NULL in the store; version 3).
+  std::string abandoned_by;
+  /// The HTTP attempts of the model call, in order (table llm_attempts; version 3).
+  std::vector<LlmAttempt> llm_attempts;
 
   bool pending() const { return !child_id.empty() && !evaluation_id && failure.empty(); }
 };
@@ -122,8 +129,8 @@ struct HistoryPoint {
 
 class KERNELSMITH_API RunStore {
  public:
-  /// Opens the file, creating it and the schema when missing (unless read_only); upgrades a version-1
-  /// file to the current version unless read_only (a read-only store reads version 1 as it is). Throws
+  /// Opens the file, creating it and the schema when missing (unless read_only); upgrades a version-1 or
+  /// version-2 file to the current version unless read_only (a read-only store reads it as it is). Throws
   /// StoreError when it cannot be opened, holds a newer schema version or is not a run store.
   explicit RunStore(const std::string& path, bool read_only = false);
   ~RunStore();
@@ -132,7 +139,7 @@ class KERNELSMITH_API RunStore {
 
   const std::string& path() const;
   bool read_only() const;
-  /// The file's schema version: kRunStoreSchemaVersion, or 1 for a version-1 file opened read-only.
+  /// The file's schema version: kRunStoreSchemaVersion, or the older version of a file opened read-only.
   int schema_version() const;
 
   // Runs.
@@ -151,7 +158,7 @@ class KERNELSMITH_API RunStore {
   /// Inserts a program under `id` with its lineage. Throws StoreError when the id exists in the run.
   void add_program(std::int64_t run, const std::string& id, const Candidate& candidate,
                    const std::string& normalized_hash);
-  /// Inserts a step; returns its id.
+  /// Inserts a step with its LLM attempts (one transaction); returns its id.
   std::int64_t add_step(const StepRecord& step);
   /// Inserts an evaluation of a stored program and, in the same transaction, links the step that
   /// produced it (when given) and records the evaluation's time on it. Returns the evaluation id.
@@ -170,7 +177,7 @@ class KERNELSMITH_API RunStore {
   /// In evaluation order.
   std::vector<EvaluationRecord> evaluations(std::int64_t run) const;
   std::optional<EvaluationRecord> evaluation_of(std::int64_t run, const std::string& program_id) const;
-  /// In insertion order.
+  /// In insertion order, each with its LLM attempts.
   std::vector<StepRecord> steps(std::int64_t run) const;
   /// Steps with a child and neither an evaluation nor a failure.
   std::vector<StepRecord> pending_steps(std::int64_t run) const;

@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'source_tokens', 'task_search_path']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'source_tokens', 'task_search_path']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -2818,6 +2818,38 @@ class MutationRequest:
     @task.setter
     def task(self, arg1: Task) -> None:
         ...
+class LlmAttempt:
+    """
+    One HTTP attempt of an LLM request (a client retries after 429, 5xx, timeouts and dropped connections); stored per step in the run store's llm_attempts table.
+    """
+    def __init__(self, http_status: typing.SupportsInt | typing.SupportsIndex = 0, error: str = '', seconds: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def error(self) -> str:
+        """
+        Empty when the attempt brought the answer used; else what went wrong, starting with its kind: 'HTTP 500 from URL: body', 'timeout: ...', 'connection error: ...', 'bad answer: ...', 'cancelled: ...'.
+        """
+    @error.setter
+    def error(self, arg0: str) -> None:
+        ...
+    @property
+    def http_status(self) -> int:
+        """
+        The HTTP status of the server's answer; 0 when none came (timeout, connection error, cancelled).
+        """
+    @http_status.setter
+    def http_status(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def seconds(self) -> float:
+        """
+        From sending the request to the answer or the failure.
+        """
+    @seconds.setter
+    def seconds(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
 class Proposal:
     """
     One proposal: a candidate, or the failure that explains why there is none, with the prompt, response, model, tokens and latency for the record.
@@ -2877,6 +2909,14 @@ class Proposal:
     def latency_seconds(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
+    def llm_attempts(self) -> list[LlmAttempt]:
+        """
+        The HTTP attempts of the model call, a list of LlmAttempt (empty for mutators that call no model).
+        """
+    @llm_attempts.setter
+    def llm_attempts(self, arg0: collections.abc.Sequence[LlmAttempt]) -> None:
+        ...
+    @property
     def model(self) -> str:
         """
         The model that answered, as the server names it.
@@ -2925,6 +2965,10 @@ class Mutator:
     def can_mutate(self, parent: Candidate) -> bool:
         """
         Whether the mutator can work from this parent Candidate at all; the engine picks parents only among the programs it accepts and asks once per program (default: True).
+        """
+    def cancel(self) -> None:
+        """
+        Asks the calls to propose() in flight to give up soon; the engine calls it when a run must end (stop(), wall time) and stops waiting for them 2 s later. Later calls are not affected. Default: nothing.
         """
     def name(self) -> str:
         ...
@@ -3211,6 +3255,14 @@ class StepRecord:
     def __init__(self) -> None:
         ...
     @property
+    def abandoned_by(self) -> str:
+        """
+        The stop reason ('wall_time', 'stopped') of a run that ended while this proposal's mutator call was still running (cancelled, not waited for); empty otherwise.
+        """
+    @abandoned_by.setter
+    def abandoned_by(self, arg0: str) -> None:
+        ...
+    @property
     def child_id(self) -> str:
         """
         Id of the child; empty when the proposal produced no candidate or was rejected.
@@ -3297,6 +3349,14 @@ class StepRecord:
         """
     @latency_seconds.setter
     def latency_seconds(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def llm_attempts(self) -> list[LlmAttempt]:
+        """
+        The HTTP attempts of the model call, in order, a list of LlmAttempt.
+        """
+    @llm_attempts.setter
+    def llm_attempts(self, arg0: collections.abc.Sequence[LlmAttempt]) -> None:
         ...
     @property
     def model(self) -> str:
@@ -3872,6 +3932,11 @@ class EvolutionResult:
     What run() returns: why it stopped, the best program and counts and times.
     """
     @property
+    def abandoned(self) -> int:
+        """
+        Proposals whose mutator call was still running when stop() or the wall time ended the run (cancelled; stored as steps with abandoned_by).
+        """
+    @property
     def best(self) -> Program | None:
         """
         The best correct Program, or None.
@@ -3987,7 +4052,7 @@ class Evolution:
         """
     def stop(self) -> None:
         """
-        Asks a running run() to stop: nothing new starts, what is in flight finishes and is stored. Thread-safe; returns at once.
+        Asks a running run() to stop: nothing new starts, mutator calls in flight are cancelled (those not back within 2 s are recorded as abandoned), proposed candidates stay pending. Thread-safe; returns at once.
         """
     @property
     def archive(self) -> MapElitesArchive:
@@ -4478,7 +4543,15 @@ class LlmResponse:
     def __init__(self) -> None:
         ...
     @typing.overload
-    def __init__(self, text: str = '', model: str = '', prompt_tokens: typing.SupportsInt | typing.SupportsIndex = 0, completion_tokens: typing.SupportsInt | typing.SupportsIndex = 0, latency_seconds: typing.SupportsFloat | typing.SupportsIndex = 0.0, error: str = '') -> None:
+    def __init__(self, text: str = '', model: str = '', prompt_tokens: typing.SupportsInt | typing.SupportsIndex = 0, completion_tokens: typing.SupportsInt | typing.SupportsIndex = 0, latency_seconds: typing.SupportsFloat | typing.SupportsIndex = 0.0, error: str = '', attempts: collections.abc.Sequence[LlmAttempt] = []) -> None:
+        ...
+    @property
+    def attempts(self) -> list[LlmAttempt]:
+        """
+        Each HTTP attempt of the request (retries included), a list of LlmAttempt.
+        """
+    @attempts.setter
+    def attempts(self, arg0: collections.abc.Sequence[LlmAttempt]) -> None:
         ...
     @property
     def completion_tokens(self) -> int:
@@ -4534,6 +4607,10 @@ class LlmClient:
     """
     def __init__(self) -> None:
         ...
+    def cancel(self) -> None:
+        """
+        Asks the requests in flight to give up soon (the engine's deadline); later requests are not affected. Default: nothing.
+        """
     def complete(self, messages: collections.abc.Sequence[ChatMessage], options: LlmRequestOptions = ...) -> LlmResponse:
         """
         The model's LlmResponse to the messages; called from several threads when several mutations are in flight. May raise: the mutator turns it into a failed proposal.
@@ -4607,6 +4684,10 @@ class LlmMutator(Mutator):
     def __init__(self, client: LlmClient, options: LlmMutatorOptions = ...) -> None:
         """
         An LLM mutator over a client (an LlmClient; kernelsmith.llm.as_llm_client wraps any callable).
+        """
+    def cancel(self) -> None:
+        """
+        Passes a cancellation on to the client (LlmClient.cancel): its requests in flight give up soon.
         """
     def choose_mode(self, request: MutationRequest, index: typing.SupportsInt | typing.SupportsIndex = 0) -> EditMode:
         """
@@ -4861,6 +4942,6 @@ CANDIDATE_SCHEMA: str = 'kernelsmith.candidate/1'
 EVALUATION_SCHEMA: str = 'kernelsmith.evaluation/2'
 INITIAL_ORIGINS: tuple = ('reference', 'seed')
 ORIGINS: tuple = ('reference', 'seed', 'user', 'param', 'llm_full', 'llm_diff', 'llm_crossover')
-RUN_STORE_SCHEMA_VERSION: int = 2
+RUN_STORE_SCHEMA_VERSION: int = 3
 TASK_SCHEMA: str = 'kernelsmith.task/1'
 __version__: str = '0.1.0'

@@ -127,8 +127,41 @@ def _make_mutator(ks, args: argparse.Namespace):
     from kernelsmith.llm import mutator_from_cli
 
     # Several comma-separated models make an ensemble; its bandit learns from each step's outcome.
-    mutator, args.llm_feedback = mutator_from_cli(args.llm_url, args.model, args.api_key_env, seed=args.seed)
+    mutator, args.llm_feedback = mutator_from_cli(args.llm_url, args.model, args.api_key_env, seed=args.seed,
+                                                  timeout=args.llm_timeout, max_retries=args.llm_retries)
     return mutator
+
+
+def _check_store(ks, args: argparse.Namespace, task_name: str) -> str:
+    """Checks --db against --resume before anything starts; returns a note on what the run will do.
+
+    --resume needs a store holding a run of the task (else a NotFoundError naming the path and how to
+    start a new run); without --resume a new run is added to the store, also one that holds runs."""
+    import os
+
+    path = args.db
+    fresh = "to start a new run, drop --resume"
+    if args.resume:
+        if not os.path.exists(path):
+            raise ks.NotFoundError(f"--resume: no run store at '{path}', so there is no run to resume ({fresh})")
+        if os.path.getsize(path) == 0:
+            raise ks.NotFoundError(f"--resume: '{path}' is an empty file, not a run store with a run to resume "
+                                   f"({fresh})")
+    elif not os.path.exists(path) or os.path.getsize(path) == 0:
+        return "new store"
+    runs = ks.RunStore(path, read_only=True).runs()  # StoreError for a file that is not a run store
+    of_task = [run for run in runs if run.task_name == task_name]
+    if args.resume:
+        if not of_task:
+            held = ", ".join(sorted({run.task_name for run in runs})) or "none"
+            raise ks.NotFoundError(f"--resume: the run store '{path}' holds no run of task {task_name} (runs of "
+                                   f"tasks: {held}); {fresh}")
+        latest = of_task[-1]
+        return f"resuming run {latest.id} ({latest.status}, {latest.stop_reason or 'no stop reason'})"
+    if of_task:
+        return (f"a new run beside the {len(runs)} run(s) in the store; --resume continues run {of_task[-1].id} "
+                f"instead")
+    return f"a new run beside the {len(runs)} run(s) in the store"
 
 
 def _program_summary(program) -> dict:
@@ -151,7 +184,12 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     ks = _core()
     if args.budget < 1:
         raise ks.ValidationError(f"--budget {args.budget}: give at least 1 evaluation")
+    if not args.llm_timeout > 0:
+        raise ks.ValidationError(f"--llm-timeout {args.llm_timeout}: give a positive number of seconds")
+    if args.llm_retries < 0:
+        raise ks.ValidationError(f"--llm-retries {args.llm_retries}: give 0 or more retries")
     task = ks.Task.load(args.task)
+    store_note = _check_store(ks, args, task.name)
     mutator = _make_mutator(ks, args)  # before the evaluator: a missing LLM option fails at once
     options = ks.EvaluatorOptions()
     options.backend = args.backend
@@ -197,8 +235,8 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     evolution.on_progress(report)
     print(
         f"evolving {task.name} on {evaluator.backend_name()} '{evaluator.device_name()}' with the "
-        f"{mutator.name()} mutator: budget {args.budget} evaluations, {args.islands} islands, store {args.db}"
-        + (" (resuming)" if args.resume else ""),
+        f"{mutator.name()} mutator: budget {args.budget} evaluations, {args.islands} islands, store {args.db} "
+        f"({store_note})",
         file=log,
         flush=True,
     )
@@ -228,7 +266,8 @@ def cmd_evolve(args: argparse.Namespace) -> int:
                 raise
             interrupted = True
             print(
-                "kernelsmith: stopping after the work in flight (Ctrl-C again to abort); resume with --resume",
+                "kernelsmith: stopping; mutator calls in flight are cancelled and the run ends within a few seconds "
+                "(Ctrl-C again to abort); resume with --resume",
                 file=sys.stderr,
                 flush=True,
             )
@@ -255,6 +294,7 @@ def cmd_evolve(args: argparse.Namespace) -> int:
         "near_duplicates": result.near_duplicates,
         "migrations": result.migrations,
         "pending": result.pending,
+        "abandoned": result.abandoned,
         "seconds": seconds,
         "evaluator_seconds": result.evaluator_seconds,
         "mutator_seconds": result.mutator_seconds,
@@ -271,6 +311,9 @@ def cmd_evolve(args: argparse.Namespace) -> int:
                   f"generation {best.generation}, {best.candidate.lineage.origin})")
         else:
             print("best: no correct program")
+        if result.abandoned:
+            print(f"{result.abandoned} proposals abandoned: their mutator calls were still running at the deadline "
+                  "(recorded as steps)")
         if result.pending:
             print(f"{result.pending} candidates wait for evaluation: continue with --resume")
         print(f"run {result.run_id} stored in {result.db_path}; see `kernelsmith report --db {result.db_path}`")
@@ -293,6 +336,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     steps = store.steps(run.id)
     failures = sum(1 for step in steps if step.failure)
     pending = len(store.pending_steps(run.id))
+    abandoned = [step for step in steps if step.abandoned_by]
+    llm = _llm_attempt_summary(steps)
     best = store.best(run.id, 5)
     lineage = []
     if best:
@@ -340,6 +385,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         "steps": len(steps),
         "failed_steps": failures,
         "pending": pending,
+        "abandoned": len(abandoned),
+        "llm": llm,
         "best": [
             {
                 "id": record.program_id,
@@ -361,6 +408,13 @@ def cmd_report(args: argparse.Namespace) -> int:
           + (f", error: {run.error}" if run.error else ""))
     print(f"  {run.mutator} mutator on {run.backend} '{run.device}', seed {run.seed}")
     print(f"  {evaluations} evaluations, {len(steps)} steps ({failures} without a candidate), {pending} pending")
+    if abandoned:
+        reasons = ", ".join(sorted({step.abandoned_by for step in abandoned}))
+        print(f"  {len(abandoned)} steps abandoned at the deadline ({reasons}): their mutator calls were cancelled")
+    if llm["requests"]:
+        statuses = ", ".join(f"{status} x{count}" for status, count in llm["statuses"].items())
+        print(f"  LLM: {llm['requests']} requests, {llm['attempts']} attempts ({llm['retries']} retries; {statuses}), "
+              f"{llm['seconds']:.1f} s waiting")
     if not best:
         print("no correct program yet")
         return 0
@@ -375,6 +429,25 @@ def cmd_report(args: argparse.Namespace) -> int:
     for entry in improvements:
         print(f"  after {entry['evaluation']:>5}: {entry['best_speedup']:.3f}x")
     return 0
+
+
+def _llm_attempt_summary(steps) -> dict:
+    """The LLM requests of a run's steps: requests, attempts, retries, how many attempts ended in each HTTP
+    status or failure kind ("timeout", "connection error", "cancelled", ...), and the seconds they took."""
+    statuses: dict = {}
+    requests = attempts = 0
+    seconds = 0.0
+    for step in steps:
+        if not step.llm_attempts:
+            continue
+        requests += 1
+        for attempt in step.llm_attempts:
+            attempts += 1
+            seconds += attempt.seconds
+            kind = str(attempt.http_status) if attempt.http_status else attempt.error.split(":", 1)[0] or "unknown"
+            statuses[kind] = statuses.get(kind, 0) + 1
+    return {"requests": requests, "attempts": attempts, "retries": attempts - requests,
+            "statuses": dict(sorted(statuses.items())), "seconds": seconds}
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -466,7 +539,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, default=32, help="number of evaluations")
     p.add_argument("--db", default="kernelsmith-run.db", help="SQLite run store")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--resume", action="store_true", help="continue the run stored in --db")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the latest run of the task stored in --db (an error when there is none); "
+                        "without it, a new run is added to --db")
     p.add_argument("--islands", type=int, default=2)
     p.add_argument("--in-flight", type=int, default=2, help="mutations in flight")
     p.add_argument("--wall-time", type=float, default=0.0, help="stop after this many seconds (0: none)")
@@ -474,6 +549,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--llm-url", help="OpenAI-compatible base URL (with --mutator llm)")
     p.add_argument("--model", help="model name (with --mutator llm)")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key")
+    p.add_argument("--llm-timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="seconds one LLM request attempt may wait for the server (default 300)")
+    p.add_argument("--llm-retries", type=int, default=4, metavar="N",
+                   help="retries of an LLM request after 429, 5xx, timeouts, dropped connections (default 4)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_evolve)
 

@@ -202,7 +202,8 @@ class Run:
         return self._thread is not None and not self._done.is_set()
 
     def stop(self) -> None:
-        """Asks the engine to stop after its evaluations in flight, and waits for it."""
+        """Asks the engine to stop and waits for it: an evaluation in progress finishes, mutator calls in
+        flight (LLM requests) are cancelled, and the run ends within a few seconds, marked stopped."""
         if self._evolution is not None:
             self._evolution.stop()
         self.wait()

@@ -1,7 +1,7 @@
 """The run-store reader: the one place in the Python package that runs SQL on a run store.
 
 A run store is the SQLite file the search writes (docs/run-store.md): tables ``runs``, ``programs``,
-``evaluations``, ``steps``, ``islands``, ``migrations`` and ``schema_version``. This module opens it
+``evaluations``, ``steps``, ``llm_attempts``, ``islands``, ``migrations`` and ``schema_version``. This module opens it
 read-only (a run may be writing it at the same time: the file is in WAL mode, so committed rows are
 visible) for the notebook's :class:`kernelsmith.Run` and the training exporters alike:
 
@@ -10,11 +10,13 @@ visible) for the notebook's :class:`kernelsmith.Run` and the training exporters 
 - :class:`RunStoreReader` answers the notebook's narrower questions (the latest run, one run's row, its
   evaluated programs in order, the best one) with one short read each.
 
-Schema versions 1 and 2 are read. Version 2 records on each step how the novelty filter judged the
-proposal (``novelty_kind``) and which program it duplicates (``duplicate_of``). A version-1 file is
-upgraded in place the first time the library opens it for writing (``kernelsmith.RunStore(path)``, or any
-run or resume on it); read-only here, the two facts of its steps are derived by the library's own
-read-only ``RunStore`` from the old failure messages, exactly as the upgrade would fill them.
+Schema versions 1 to 3 are read. Version 2 records on each step how the novelty filter judged the
+proposal (``novelty_kind``) and which program it duplicates (``duplicate_of``); version 3 records each
+HTTP attempt of a step's LLM request (table ``llm_attempts``) and the steps a deadline abandoned
+(``abandoned_by``). An older file is upgraded in place the first time the library opens it for writing
+(``kernelsmith.RunStore(path)``, or any run or resume on it); read-only here, the two novelty facts of a
+version-1 file's steps are derived by the library's own read-only ``RunStore`` from the old failure
+messages, exactly as the upgrade would fill them, and an older file has no attempts and no abandoned steps.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from kernelsmith import _core as core
 
 #: Schema versions of docs/run-store.md this reader understands.
-SUPPORTED_SCHEMA_VERSIONS = (1, 2)
+SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
 
 #: Every origin the library writes (``programs.origin``, ``steps.mutation``): the C++ table
 #: ``kernelsmith::kOrigins``. A mutator written in Python may name others.
@@ -158,6 +160,17 @@ class StoredEvaluation:
 
 
 @dataclass
+class StoredLlmAttempt:
+    """One row of ``llm_attempts``: an HTTP attempt of a step's LLM request."""
+
+    step_id: int
+    attempt: int  # 0, 1, ... in the order they were made
+    http_status: Optional[int]  # None when no answer came (timeout, connection error, cancelled)
+    error: str  # empty for the answer used; else its kind first: "HTTP 500 ...", "timeout: ...", ...
+    seconds: float
+
+
+@dataclass
 class StoredStep:
     """One row of ``steps``: a proposal from parent(s) and what became of it."""
 
@@ -181,6 +194,11 @@ class StoredStep:
     #: How the novelty filter judged the proposal: one of NOVELTY_KINDS, or None when it never reached
     #: the filter (the mutator gave no program, or a program in another language).
     novelty_kind: Optional[str] = None
+    #: The stop reason ('wall_time', 'stopped') of a run that ended while the step's mutator call was still
+    #: running (cancelled, not waited for); None otherwise.
+    abandoned_by: Optional[str] = None
+    #: The HTTP attempts of the step's LLM request, in order (rows of ``llm_attempts``).
+    llm_attempts: List["StoredLlmAttempt"] = field(default_factory=list)
 
     @property
     def is_seed(self) -> bool:
@@ -243,7 +261,7 @@ class StoredRun:
     programs: Dict[str, StoredProgram]
     evaluations: Dict[str, StoredEvaluation]  # by program id
     steps: List[StoredStep]
-    #: The file's schema version (1 or 2).
+    #: The file's schema version (1, 2 or 3).
     schema_version: int = core.RUN_STORE_SCHEMA_VERSION
 
     @property
@@ -317,6 +335,22 @@ def _novelty_facts_of_version_1(path: str, run_id: int) -> Dict[int, Tuple[Optio
     return {s.id: (s.duplicate_of or None, s.novelty_kind or None) for s in store.steps(run_id)}
 
 
+def _llm_attempts(connection: sqlite3.Connection, version: int, run_id: int) -> Dict[int, List[StoredLlmAttempt]]:
+    """The run's LLM attempts by step id, in order (none before version 3)."""
+    by_step: Dict[int, List[StoredLlmAttempt]] = {}
+    if version < 3:
+        return by_step
+    for a in connection.execute(
+        "SELECT step, attempt, http_status, error, seconds FROM llm_attempts WHERE run = ? ORDER BY step, attempt",
+        (run_id,),
+    ):
+        by_step.setdefault(int(a["step"]), []).append(
+            StoredLlmAttempt(int(a["step"]), int(a["attempt"]), a["http_status"], a["error"] or "",
+                             _finite_or_zero(a["seconds"]))
+        )
+    return by_step
+
+
 def _read_run(connection: sqlite3.Connection, version: int, path: str, row: sqlite3.Row) -> StoredRun:
     run_id = int(row["id"])
     programs: Dict[str, StoredProgram] = {}
@@ -358,7 +392,9 @@ def _read_run(connection: sqlite3.Connection, version: int, path: str, row: sqli
             data=data,
         )
     novelty_columns = ", duplicate_of, novelty_kind" if version >= 2 else ""
+    novelty_columns += ", abandoned_by" if version >= 3 else ""
     version_1_facts = _novelty_facts_of_version_1(path, run_id) if version < 2 else {}
+    attempts = _llm_attempts(connection, version, run_id)
     steps: List[StoredStep] = []
     for s in connection.execute(
         f"SELECT {_STEP_COLUMNS}{novelty_columns} FROM steps WHERE run = ? ORDER BY id", (run_id,)
@@ -386,6 +422,8 @@ def _read_run(connection: sqlite3.Connection, version: int, path: str, row: sqli
                 failure=s["failure"] or "",
                 duplicate_of=duplicate_of or None,
                 novelty_kind=novelty_kind or None,
+                abandoned_by=(s["abandoned_by"] or None) if version >= 3 else None,
+                llm_attempts=attempts.get(step_id, []),
             )
         )
     return StoredRun(
@@ -481,6 +519,14 @@ class RunStoreReader:
         """Every column of the run's row in ``runs`` (config and task as JSON text), or None."""
         rows = self._rows("SELECT * FROM runs WHERE id = ?", (run_id,))
         return dict(rows[0]) if rows else None
+
+    def llm_attempts(self, run_id: int) -> List[StoredLlmAttempt]:
+        """Every HTTP attempt of the run's LLM requests, by step then attempt ([] for a store older than
+        version 3, which did not record them)."""
+        connection, version = connect_read_only(self.path, self.timeout)
+        with closing(connection):
+            by_step = _llm_attempts(connection, version, run_id)
+        return [attempt for step in sorted(by_step) for attempt in by_step[step]]
 
     def evaluation_count(self, run_id: int) -> int:
         """Evaluations stored for the run so far."""

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -457,6 +458,119 @@ TEST_CASE("stop() from another thread ends a run", "[evolution]") {
   CHECK(result.stop_reason == "stopped");
   CHECK(result.evaluations < 32);
   check_store_consistent(db.str(), result.run_id);
+}
+
+namespace {
+
+// A mutator whose calls hang (a silent LLM endpoint) until cancel() or release(); with
+// `honour_cancel` false it ignores cancel() and hangs until release(), as a client blocked in a
+// system call would.
+class HangingMutator : public Mutator {
+ public:
+  explicit HangingMutator(bool honour_cancel_in) : honour_cancel(honour_cancel_in) {}
+  std::vector<Proposal> propose(const MutationRequest&) override {
+    std::unique_lock<std::mutex> lock(mutex);
+    ++calls;
+    const int generation = cancels;
+    changed.wait(lock, [&] { return released || (honour_cancel && cancels != generation); });
+    ++returned;
+    changed.notify_all();
+    Proposal proposal;
+    proposal.mutation = "llm_diff";
+    proposal.failure = "LLM request failed: LlmCancelledError: cancelled";
+    proposal.llm_attempts = {{0, "cancelled: the run stopped", 0.1}};
+    return {proposal};
+  }
+  std::string name() const override { return "hanging"; }
+  void cancel() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++cancels;
+    }
+    changed.notify_all();
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      released = true;
+    }
+    changed.notify_all();
+  }
+  // Waits until every call has returned (the abandoned threads are done with the mutator).
+  void wait_for_returns() {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait_for(lock, std::chrono::seconds(10), [&] { return returned == calls; });
+  }
+
+  const bool honour_cancel;
+  std::mutex mutex;
+  std::condition_variable changed;
+  int calls = 0;
+  int returned = 0;
+  int cancels = 0;
+  bool released = false;
+};
+
+}  // namespace
+
+// Runs with two hanging mutator calls in flight until the wall time or stop() ends the run; checks that
+// run() returned within a few seconds, the run is "stopped" and both calls are recorded as abandoned.
+void check_deadline(bool honour_cancel, bool by_stop) {
+  TempDb db;
+  EvolutionConfig config = small_config(db.str(), 100);
+  config.mutations_in_flight = 2;
+  if (!by_stop) config.wall_seconds = 0.5;
+  auto mutator = std::make_shared<HangingMutator>(honour_cancel);
+  Evolution evolution(synthetic_task(), std::make_shared<SyntheticEvaluator>(), mutator, config);
+  std::thread stopper([&] {
+    if (!by_stop) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    evolution.stop();
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const EvolutionResult result = evolution.run();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  stopper.join();
+  CHECK(result.stop_reason == (by_stop ? "stopped" : "wall_time"));
+  // A cancelled call returns at once; one that ignores cancel() is abandoned after 2 s.
+  CHECK(seconds < (honour_cancel ? 1.5 : 3.5));
+  CHECK(result.abandoned == 2);
+  {
+    RunStore store(db.str(), true);
+    const RunInfo run = store.run(result.run_id);
+    CHECK(run.status == "stopped");
+    CHECK(run.stop_reason == result.stop_reason);
+    std::vector<StepRecord> abandoned;
+    for (const StepRecord& step : store.steps(result.run_id)) {
+      if (!step.abandoned_by.empty()) abandoned.push_back(step);
+    }
+    REQUIRE(abandoned.size() == 2);
+    for (const StepRecord& step : abandoned) {
+      CHECK(step.abandoned_by == result.stop_reason);
+      CHECK(step.child_id.empty());
+      CHECK(step.propose_seconds >= 0.2);  // the calls started after the seeding, hung until the deadline
+      if (honour_cancel) {
+        // What the cancelled call returned is recorded, its attempts included.
+        CHECK(step.failure == "LLM request failed: LlmCancelledError: cancelled");
+        CHECK(step.llm_attempts.size() == 1);
+      } else {
+        CHECK(step.failure.rfind("abandoned: the mutator call was still running after", 0) == 0);
+        CHECK(step.mutation == "hanging");
+      }
+    }
+  }
+  // The abandoned calls finish in the background without touching the ended run.
+  mutator->release();
+  mutator->wait_for_returns();
+  CHECK(mutator->returned == mutator->calls);
+  check_store_consistent(db.str(), result.run_id);
+}
+
+TEST_CASE("a deadline ends a run whatever the mutator calls in flight do", "[evolution]") {
+  SECTION("the wall time, a mutator that honours cancel()") { check_deadline(true, false); }
+  SECTION("stop(), a mutator that honours cancel()") { check_deadline(true, true); }
+  SECTION("the wall time, a mutator that ignores cancel()") { check_deadline(false, false); }
+  SECTION("stop(), a mutator that ignores cancel()") { check_deadline(false, true); }
 }
 
 TEST_CASE("resume continues a run: nothing lost, nothing evaluated twice", "[evolution]") {

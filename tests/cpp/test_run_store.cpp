@@ -421,3 +421,101 @@ TEST_CASE("a version-1 store is read as it is when read-only and upgraded when o
   CHECK(query_int(path, "SELECT count(*) FROM schema_version") == 2);
   CHECK(query_int(path, "SELECT max(version) FROM schema_version") == kRunStoreSchemaVersion);
 }
+
+namespace {
+
+// Runs SQL on a file with the plain C API (to make an older version of the schema).
+void execute_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char* message = nullptr;
+  const int code = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message);
+  INFO((message != nullptr ? message : ""));
+  sqlite3_free(message);
+  sqlite3_close(db);
+  REQUIRE(code == SQLITE_OK);
+}
+
+}  // namespace
+
+TEST_CASE("steps keep their LLM attempts and the deadline that abandoned them", "[run_store]") {
+  TempDb db;
+  RunStore store(db.path.string());
+  const std::int64_t run = new_run(store);
+  StepRecord step;
+  step.run = run;
+  step.selection = "policy";
+  step.mutation = "llm";
+  step.failure = "LLM request failed: cancelled";
+  step.abandoned_by = "wall_time";
+  step.llm_attempts = {{500, "HTTP 500 from http://127.0.0.1/v1/chat/completions: busy", 0.25},
+                       {0, "timeout: no answer within 2 s", 2.0},
+                       {0, "cancelled: the run stopped", 0.5}};
+  const std::int64_t id = store.add_step(step);
+  StepRecord plain;
+  plain.run = run;
+  plain.selection = "policy";
+  plain.mutation = "param";
+  store.add_step(plain);
+
+  const std::vector<StepRecord> steps = store.steps(run);
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].id == id);
+  CHECK(steps[0].abandoned_by == "wall_time");
+  REQUIRE(steps[0].llm_attempts.size() == 3);
+  CHECK(steps[0].llm_attempts[0].http_status == 500);
+  CHECK(steps[0].llm_attempts[1].error == "timeout: no answer within 2 s");
+  CHECK(steps[0].llm_attempts[2].seconds == 0.5);
+  CHECK(steps[1].abandoned_by.empty());
+  CHECK(steps[1].llm_attempts.empty());
+  // In SQL: no status is NULL, the attempts are numbered from 0.
+  const std::string path = db.path.string();
+  CHECK(query_int(path, "SELECT count(*) FROM llm_attempts WHERE http_status IS NULL") == 2);
+  CHECK(query_int(path, "SELECT max(attempt) FROM llm_attempts WHERE step = " + std::to_string(id)) == 2);
+  CHECK(query_int(path, "SELECT count(*) FROM steps WHERE abandoned_by IS NULL") == 1);
+}
+
+TEST_CASE("a version-2 store is read as it is when read-only and upgraded when opened for writing",
+          "[run_store][migration]") {
+  TempDb db;
+  copy_version_1_fixture(db);
+  const std::string path = db.path.string();
+  // Version 2 as its build wrote it: the two novelty columns (left NULL here) and the version row.
+  execute_sql(path,
+              "ALTER TABLE steps ADD COLUMN duplicate_of TEXT; ALTER TABLE steps ADD COLUMN novelty_kind TEXT; "
+              "INSERT INTO schema_version (version, created) VALUES (2, 0);");
+  std::size_t steps_before = 0;
+  {
+    RunStore old(path, true);
+    CHECK(old.schema_version() == 2);
+    for (const RunInfo& run : old.runs()) {
+      for (const StepRecord& step : old.steps(run.id)) {
+        CHECK(step.abandoned_by.empty());
+        CHECK(step.llm_attempts.empty());
+        ++steps_before;
+      }
+    }
+  }
+  CHECK(column_count(path, "abandoned_by") == 0);
+  {
+    RunStore upgraded(path);
+    CHECK(upgraded.schema_version() == kRunStoreSchemaVersion);
+    std::size_t steps_after = 0;
+    for (const RunInfo& run : upgraded.runs()) steps_after += upgraded.steps(run.id).size();
+    CHECK(steps_after == steps_before);
+    StepRecord step;
+    step.run = upgraded.runs().front().id;
+    step.selection = "policy";
+    step.mutation = "llm";
+    step.failure = "abandoned";
+    step.abandoned_by = "stopped";
+    step.llm_attempts = {{200, "", 1.5}};
+    upgraded.add_step(step);
+    CHECK(upgraded.steps(step.run).back().llm_attempts.size() == 1);
+  }
+  CHECK(column_count(path, "abandoned_by") == 1);
+  CHECK(query_int(path, "SELECT count(*) FROM llm_attempts") == 1);
+  { RunStore again(path); }
+  CHECK(query_int(path, "SELECT count(*) FROM schema_version") == 3);  // 1, 2, then 3
+  CHECK(query_int(path, "SELECT max(version) FROM schema_version") == kRunStoreSchemaVersion);
+}

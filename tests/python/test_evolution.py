@@ -498,3 +498,44 @@ def test_program_ids_and_the_requests_task_are_read_only_views():
     assert request.task.name == "relu"
     assert ks.ParamMutator().can_mutate(ks.Candidate("opencl", request.task.seeds["opencl"].source))
     assert not ks.ParamMutator().can_mutate(ks.Candidate("opencl", request.task.references["opencl"].source))
+
+
+def test_resume_needs_a_store_with_a_run_to_resume(tmp_path, small_task_dir, capsys):
+    """`evolve --resume` on a mistyped path, an empty file, a store with no run, or a store whose runs are of
+    another task fails at once, naming the path and how to start a new run; nothing is created."""
+    from kernelsmith.cli import main
+
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    no_run = tmp_path / "no_run.db"
+    ks.RunStore(str(no_run))  # a store with its schema and no run
+    other_task = tmp_path / "other.db"
+    store = ks.RunStore(str(other_task))
+    info = ks.RunInfo()
+    info.task_name, info.config_json, info.task_json = "softmax", "{}", "{}"
+    store.create_run(info)
+    del store
+    cases = {
+        tmp_path / "mistyped.db": "no run store at",
+        empty: "is an empty file",
+        no_run: "holds no run of task relu_small",
+        other_task: "holds no run of task relu_small (runs of tasks: softmax)",
+    }
+    for path, words in cases.items():
+        status = main(["evolve", "--task", str(small_task_dir), "--backend", "opencl", "--resume", "--db", str(path)])
+        error = capsys.readouterr().err
+        assert status == 1, error
+        assert words in error and str(path) in error and "drop --resume" in error, error
+    assert not (tmp_path / "mistyped.db").exists()
+    assert empty.read_bytes() == b""
+    assert ks.RunStore(str(no_run), True).runs() == []
+
+
+def test_bad_llm_timeout_and_retries_are_refused(tmp_path, small_task_dir, capsys):
+    from kernelsmith.cli import main
+
+    for flag, value in (("--llm-timeout", "0"), ("--llm-retries", "-1")):
+        status = main(["evolve", "--task", str(small_task_dir), "--db", str(tmp_path / "x.db"), flag, value])
+        assert status == 1
+        assert flag in capsys.readouterr().err
+    assert not (tmp_path / "x.db").exists()

@@ -149,6 +149,79 @@ def test_timeouts_are_retried_then_reported():
     assert 0.6 <= elapsed < 2.0
 
 
+def test_each_attempt_is_recorded_with_its_status_and_seconds():
+    replies = [Reply(500, {"error": "internal"}), Reply(503, {"error": "busy"}, delay=0.2), chat_reply("done")]
+    with LoopbackLlmServer(replies) as server:
+        result = OpenAIChatClient(server.url, "m", max_retries=2, backoff_initial=0.01)(HELLO)
+    assert [a.status for a in result.http_attempts] == [500, 503, 200]
+    assert result.http_attempts[0].error.startswith("HTTP 500 from ") and "internal" in result.http_attempts[0].error
+    assert result.http_attempts[2].error == ""
+    assert result.http_attempts[1].seconds >= 0.2
+    # A request that fails for good carries its attempts on the error.
+    with LoopbackLlmServer([Reply(500, {"error": "internal"}), Reply(400, {"error": "bad model"})]) as server:
+        with pytest.raises(LlmRequestError) as info:
+            OpenAIChatClient(server.url, "m", max_retries=3, backoff_initial=0.01)(HELLO)
+    assert [(a.status, a.error.split(" from ")[0]) for a in info.value.attempts] == [(500, "HTTP 500"), (400, "HTTP 400")]
+    with LoopbackLlmServer([chat_reply("too late", delay=2.0)]) as server:
+        with pytest.raises(LlmTimeoutError) as info:
+            OpenAIChatClient(server.url, "m", timeout=0.2, max_retries=0)(HELLO)
+    ((attempt,),) = [info.value.attempts]
+    assert attempt.status == 0 and attempt.error.startswith("timeout: no answer") and attempt.seconds >= 0.2
+
+
+def test_cancel_ends_a_request_to_a_silent_server_at_once():
+    """A server that accepts and never answers: cancel() shuts the connection, the call raises
+    LlmCancelledError at once (no retry), and a later request is not affected."""
+    from kernelsmith.llm import LlmCancelledError
+
+    with LoopbackLlmServer(responder=lambda body, index: chat_reply("late", delay=60.0) if index == 0
+                           else chat_reply("later")) as server:
+        client = OpenAIChatClient(server.url, "m", timeout=30.0, max_retries=4, backoff_initial=0.01)
+        outcome = {}
+
+        def call():
+            started = time.monotonic()
+            try:
+                client(HELLO)
+            except LlmCancelledError as error:
+                outcome["error"] = error
+            outcome["seconds"] = time.monotonic() - started
+
+        thread = threading.Thread(target=call)
+        thread.start()
+        while not server.received:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        client.cancel()
+        thread.join(timeout=5)
+        assert not thread.is_alive()
+        assert outcome["seconds"] < 2.0
+        (attempt,) = outcome["error"].attempts
+        assert attempt.status == 0 and attempt.error.startswith("cancelled: ")
+        assert len(server.received) == 1  # no retry after a cancel
+        assert client(HELLO).text == "later"
+
+
+def test_a_cancel_while_a_connection_is_being_made_still_shuts_it():
+    """cancel() finds no socket to shut on a connection that is still connecting; the connection shuts
+    itself once connected, so the request fails at once instead of waiting for the timeout."""
+    import http.client
+
+    from kernelsmith.llm.http_client import _ConnectionRegistry
+
+    with LoopbackLlmServer([chat_reply("late", delay=30.0)]) as server:
+        host, port = server._server.server_address[:2]
+        registry = _ConnectionRegistry()
+        connection = registry.track(http.client.HTTPConnection)(host, port, timeout=30)
+        registry.shut_all()  # before the socket exists
+        start = time.monotonic()
+        with pytest.raises(OSError):
+            connection.request("POST", "/v1/chat/completions", body=b"{}")
+            connection.getresponse()
+        assert time.monotonic() - start < 2.0
+        connection.close()
+
+
 def test_connection_refused_is_retried_then_reported():
     client = OpenAIChatClient(f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=1,
                               backoff_initial=0.01)
@@ -589,3 +662,100 @@ def test_kernelsmith_evolve_with_the_llm_mutator(tmp_path, capsys):
     (run,) = store.runs()
     models = [s.model for s in store.steps(run.id) if s.mutation.startswith("llm")]
     assert sorted(models) == sorted(r.body["model"] for r in server.received)
+
+
+def _small_relu_manifest(tmp_path):
+    task_data = json.loads(kernelsmith.Task.load("relu").to_json())
+    task_data["sizes"] = {"N": 1 << 16}
+    manifest = tmp_path / "task.json"
+    manifest.write_text(json.dumps(task_data))
+    return manifest
+
+
+@pytest.mark.skipif(not opencl_available(), reason="no OpenCL device (install pocl-opencl-icd)")
+def test_a_silent_llm_endpoint_does_not_outlive_the_wall_time(tmp_path, capsys):
+    """`evolve --mutator llm --wall-time 3` against a server that accepts and never answers (the requests
+    would wait 60 s each, 4 times): the run ends within a few seconds of its wall time, is marked stopped
+    with the reason, and the hung requests are recorded as abandoned steps with their attempts."""
+    from kernelsmith.cli import main
+
+    wall = 3.0
+    db = tmp_path / "run.db"
+    with LoopbackLlmServer([chat_reply("never sent", delay=120.0)]) as server:
+        started = time.monotonic()
+        status = main(["evolve", "--task", str(_small_relu_manifest(tmp_path)), "--backend", "opencl",
+                       "--mutator", "llm", "--llm-url", server.url, "--model", "silent", "--api-key-env", "",
+                       "--llm-timeout", "60", "--llm-retries", "3", "--budget", "20", "--islands", "1",
+                       "--in-flight", "2", "--wall-time", str(wall), "--db", str(db), "--json"])
+        elapsed = time.monotonic() - started
+    assert status == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["stop_reason"] == "wall_time"
+    assert document["seconds"] < wall + 5.0, document
+    assert elapsed < wall + 15.0  # the evaluator's start and the seeding included
+    assert document["abandoned"] == 2
+    assert len(server.received) == 2  # no retry after the cancel
+
+    store = kernelsmith.RunStore(str(db), True)
+    (run,) = store.runs()
+    assert (run.status, run.stop_reason) == ("stopped", "wall_time")
+    hung = [s for s in store.steps(run.id) if s.abandoned_by]
+    assert len(hung) == 2
+    for step in hung:
+        assert step.abandoned_by == "wall_time" and not step.child_id
+        assert "LlmCancelledError" in step.failure
+        (attempt,) = step.llm_attempts
+        assert attempt.http_status == 0 and attempt.error.startswith("cancelled: ")
+        assert attempt.seconds >= 0.5
+
+    assert main(["report", "--db", str(db), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["run"]["status"] == "stopped" and summary["abandoned"] == 2
+    assert summary["llm"]["statuses"] == {"cancelled": 2}
+
+
+@pytest.mark.skipif(not opencl_available(), reason="no OpenCL device (install pocl-opencl-icd)")
+def test_retried_500s_are_in_the_store_and_the_report(tmp_path, capsys):
+    """A server that answers 500 twice, then a kernel: the step keeps its three attempts (500, 500, 200)
+    with their seconds, RunStoreReader lists them, and `report` counts the retries and the statuses."""
+    from kernelsmith.cli import main
+    from kernelsmith.store import RunStoreReader
+
+    replies = [Reply(500, {"error": "overloaded"}), Reply(500, {"error": "overloaded"}),
+               chat_reply(f"Wider work-groups.\n```opencl\n{opencl_relu(128)}```\n")]
+    db = tmp_path / "run.db"
+    with LoopbackLlmServer(replies) as server:
+        status = main(["evolve", "--task", str(_small_relu_manifest(tmp_path)), "--backend", "opencl",
+                       "--mutator", "llm", "--llm-url", server.url, "--model", "flaky", "--api-key-env", "",
+                       "--llm-retries", "2", "--budget", "3", "--islands", "1", "--in-flight", "1",
+                       "--db", str(db), "--json"])
+    assert status == 0
+    assert json.loads(capsys.readouterr().out)["evaluations"] == 3
+    assert len(server.received) == 3
+
+    store = kernelsmith.RunStore(str(db), True)
+    (run,) = store.runs()
+    (step,) = [s for s in store.steps(run.id) if s.llm_attempts]
+    assert step.child_id
+    assert [a.http_status for a in step.llm_attempts] == [500, 500, 200]
+    assert [a.error.split(" from ")[0] for a in step.llm_attempts] == ["HTTP 500", "HTTP 500", ""]
+    assert all(a.seconds > 0 for a in step.llm_attempts)
+    rows = RunStoreReader(db).llm_attempts(run.id)
+    assert [(r.step_id, r.attempt, r.http_status) for r in rows] == [(step.id, 0, 500), (step.id, 1, 500),
+                                                                      (step.id, 2, 200)]
+
+    assert main(["report", "--db", str(db), "--json"]) == 0
+    llm = json.loads(capsys.readouterr().out)["llm"]
+    assert (llm["requests"], llm["attempts"], llm["retries"]) == (1, 3, 2)
+    assert llm["statuses"] == {"200": 1, "500": 2}
+    assert main(["report", "--db", str(db)]) == 0
+    assert "LLM: 1 requests, 3 attempts (2 retries; 200 x1, 500 x2)" in capsys.readouterr().out
+
+
+def test_the_cli_sets_the_request_timeout_and_retries():
+    from kernelsmith.llm import mutator_from_cli
+
+    mutator, _ = mutator_from_cli("http://127.0.0.1:9/v1", "m", None, timeout=7.5, max_retries=1)
+    client = mutator.client.client
+    assert (client.timeout, client.max_retries) == (7.5, 1)
+    assert mutator.options.request.timeout_seconds == 7.5

@@ -1,6 +1,8 @@
 """kernelsmith.store, the one run-store reader of the package: schema 2's step facts (duplicate_of,
 novelty_kind) filled by real runs on PoCL, the committed version-1 store (tests/data/run_store_v1.db,
-written by the code of commit 07601d7) read as it is and after its upgrade, and the origin vocabulary."""
+written by the code of commit 07601d7) read as it is and after its upgrade, a version-2 store (made from
+it as version 2's upgrade did) upgraded to version 3 (llm_attempts, abandoned_by), and the origin
+vocabulary."""
 
 from __future__ import annotations
 
@@ -80,20 +82,58 @@ def test_a_version_1_store_reads_without_being_changed(tmp_path):
     assert run.best().id in {row["id"] for row in run.records()}
 
 
-def test_the_upgrade_to_version_2_keeps_everything_and_fills_the_columns(tmp_path):
+def test_the_upgrade_of_version_1_keeps_everything_and_fills_the_columns(tmp_path):
     path = copy_of_fixture(tmp_path)
     old = store.read_runs(path)
-    assert ks.RunStore(path).schema_version == ks.RUN_STORE_SCHEMA_VERSION == 2
-    assert {"duplicate_of", "novelty_kind"} <= step_columns(path)
+    assert ks.RunStore(path).schema_version == ks.RUN_STORE_SCHEMA_VERSION == 3
+    assert {"duplicate_of", "novelty_kind", "abandoned_by"} <= step_columns(path)
     new = store.read_runs(path)
-    assert [r.schema_version for r in new] == [2, 2]
+    assert [r.schema_version for r in new] == [3, 3]
     expected_version_1_facts(new)
     for before, after in zip(old, new):
-        assert dataclasses.replace(before, schema_version=2) == after  # every record, field by field
+        assert dataclasses.replace(before, schema_version=3) == after  # every record, field by field
 
     # The exports read both alike.
     for export in (training.build_sft, training.build_rl):
         assert export(old).records == export(new).records
+
+
+def version_2_copy_of_fixture(tmp_path) -> str:
+    """The fixture as version 2 left it: version 2's upgrade (its two columns, filled) and its version row."""
+    path = copy_of_fixture(tmp_path)
+    derived = {r.id: store._novelty_facts_of_version_1(path, r.id) for r in store.read_runs(path)}
+    with sqlite3.connect(path) as connection:
+        connection.execute("ALTER TABLE steps ADD COLUMN duplicate_of TEXT")
+        connection.execute("ALTER TABLE steps ADD COLUMN novelty_kind TEXT")
+        for by_step in derived.values():
+            for step_id, (duplicate_of, novelty_kind) in by_step.items():
+                connection.execute("UPDATE steps SET duplicate_of = ?, novelty_kind = ? WHERE id = ?",
+                                   (duplicate_of, novelty_kind, step_id))
+        connection.execute("INSERT INTO schema_version (version, created) VALUES (2, 0)")
+    connection.close()
+    return path
+
+
+def test_a_version_2_store_reads_as_it_is_and_upgrades_to_version_3(tmp_path):
+    path = version_2_copy_of_fixture(tmp_path)
+    before = Path(path).read_bytes()
+    old = store.read_runs(path)
+    assert [r.schema_version for r in old] == [2, 2]
+    expected_version_1_facts(old)
+    assert all(s.abandoned_by is None and s.llm_attempts == [] for r in old for s in r.steps)
+    assert store.RunStoreReader(path).llm_attempts(old[0].id) == []
+    assert Path(path).read_bytes() == before  # read-only: untouched
+
+    assert ks.RunStore(path).schema_version == 3
+    assert "abandoned_by" in step_columns(path)
+    new = store.read_runs(path)
+    for previous, upgraded in zip(old, new):
+        assert dataclasses.replace(previous, schema_version=3) == upgraded
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+        versions = [row[0] for row in connection.execute("SELECT version FROM schema_version ORDER BY version")]
+        assert versions == [1, 2, 3]
+        assert connection.execute("SELECT count(*) FROM llm_attempts").fetchone()[0] == 0
+    connection.close()
 
 
 def test_the_rl_export_resolves_the_duplicates_of_a_version_1_store(tmp_path):
@@ -106,7 +146,7 @@ def test_the_rl_export_resolves_the_duplicates_of_a_version_1_store(tmp_path):
 
 @pytest.fixture(scope="module")
 def current_store(tmp_path_factory):
-    """The fixture's two runs made again by this build: a version-2 store written by the engine."""
+    """The fixture's two runs made again by this build: a store of the current version written by the engine."""
     if not opencl_available():
         pytest.skip("no OpenCL device (install pocl-opencl-icd)")
     path = str(tmp_path_factory.mktemp("current") / "run.db")
@@ -129,7 +169,7 @@ def check_llm_steps(run: store.StoredRun, named: bool):
 @needs_opencl
 def test_a_real_run_records_duplicates_and_near_duplicates_as_columns(current_store):
     scripted, llm = store.read_runs(current_store)
-    assert scripted.schema_version == 2
+    assert scripted.schema_version == 3
     # The engine's novelty filter judged the scripted proposals.
     assert [f[3:] for f in facts(scripted)] == [
         ("novel", None), ("novel", None), ("novel", None), ("duplicate", VARIANT_ID), ("near_duplicate", VARIANT_ID),

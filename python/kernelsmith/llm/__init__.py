@@ -10,6 +10,8 @@
 
 from kernelsmith.llm.bandit import ArmStats, ModelEnsemble, UCB1Bandit
 from kernelsmith.llm.client import (
+    HttpAttempt,
+    LlmCancelledError,
     LlmError,
     LlmRequestError,
     LlmResult,
@@ -35,6 +37,8 @@ __all__ = [
     "ArmStats",
     "CallableLlmClient",
     "EnsembleFeedback",
+    "HttpAttempt",
+    "LlmCancelledError",
     "LlmError",
     "LlmRequestError",
     "LlmResult",

@@ -160,6 +160,13 @@ class ModelEnsemble:
 
     complete = __call__
 
+    def cancel(self) -> None:
+        """Cancels the requests in flight of every model's client that can (``cancel()``)."""
+        for client in self.clients.values():
+            cancel = getattr(client, "cancel", None)
+            if callable(cancel):
+                cancel()
+
     def observe(
         self,
         model: str,

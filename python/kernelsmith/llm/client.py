@@ -26,20 +26,43 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 Messages = List[Dict[str, str]]
 
 
+@dataclasses.dataclass
+class HttpAttempt:
+    """One HTTP attempt of a request (a client retries after 429, 5xx, timeouts and dropped connections).
+
+    ``status`` is the HTTP status of the answer, 0 when none came; ``error`` is empty for the answer used,
+    else what went wrong, starting with its kind: ``HTTP 500 from URL: body``, ``timeout: ...``,
+    ``connection error: ...``, ``cancelled: ...``. The run store keeps them per step (``llm_attempts``).
+    """
+
+    status: int = 0
+    error: str = ""
+    seconds: float = 0.0
+
+
 class LlmError(Exception):
-    """An LLM request failed for good (after any retries)."""
+    """An LLM request failed for good (after any retries). ``attempts`` lists its HTTP attempts, when the
+    client made any."""
+
+    def __init__(self, *args: Any, attempts: Optional[List[HttpAttempt]] = None):
+        super().__init__(*args)
+        self.attempts: List[HttpAttempt] = list(attempts or [])
 
 
 class LlmRequestError(LlmError):
     """The server answered with an error status, or with a body that is not a chat completion."""
 
-    def __init__(self, message: str, status: Optional[int] = None):
-        super().__init__(message)
+    def __init__(self, message: str, status: Optional[int] = None, attempts: Optional[List[HttpAttempt]] = None):
+        super().__init__(message, attempts=attempts)
         self.status = status
 
 
 class LlmTimeoutError(LlmError):
     """The server did not answer within the timeout (after any retries)."""
+
+
+class LlmCancelledError(LlmError):
+    """The request was cancelled (the client's ``cancel()``, called when a run must end) before it was answered."""
 
 
 @dataclasses.dataclass
@@ -53,6 +76,8 @@ class LlmResult:
     latency_seconds: float = 0.0
     finish_reason: str = ""
     attempts: int = 1  # HTTP attempts it took (retries + 1)
+    #: Each HTTP attempt, in order, when the client reports them (the last one brought the answer).
+    http_attempts: List[HttpAttempt] = dataclasses.field(default_factory=list)
 
     @property
     def total_tokens(self) -> int:

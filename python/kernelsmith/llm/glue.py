@@ -52,6 +52,7 @@ class CallableLlmClient(_core.LlmClient):
                 model=requested,
                 latency_seconds=time.perf_counter() - start,
                 error=f"{type(error).__name__}: {error}",
+                attempts=_core_attempts(getattr(error, "attempts", None)),
             )
         return _core.LlmResponse(
             text=result.text,
@@ -59,7 +60,19 @@ class CallableLlmClient(_core.LlmClient):
             prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens,
             latency_seconds=result.latency_seconds,
+            attempts=_core_attempts(result.http_attempts),
         )
+
+    def cancel(self) -> None:
+        """Passes the engine's cancellation on to the wrapped client, when it has a ``cancel()``."""
+        cancel = getattr(self.client, "cancel", None)
+        if callable(cancel):
+            cancel()
+
+
+def _core_attempts(attempts: Any) -> list:
+    """HttpAttempts as the C++ LlmAttempts a step records."""
+    return [_core.LlmAttempt(int(a.status), str(a.error), float(a.seconds)) for a in attempts or []]
 
 
 def as_llm_client(client: Any, model: str = "") -> Any:
@@ -188,6 +201,10 @@ class EnsembleFeedback(_core.Mutator):
     def name(self) -> str:
         return self.inner.name()
 
+    def cancel(self) -> None:
+        """Passes the engine's cancellation on to the inner mutator."""
+        self.inner.cancel()
+
     def propose(self, request: Any) -> list:
         """The inner mutator's proposals; remembers which model proposed each candidate and the parent's fitness, and
         reports proposals without a candidate to the ensemble as no improvement."""
@@ -231,7 +248,9 @@ def mutator_from_cli(
 ) -> Tuple[Any, Optional[Callable[[Any], None]]]:
     """What ``kernelsmith evolve --mutator llm`` needs: the mutator for the engine and the progress
     callback to register with ``Evolution.on_progress`` (None unless ``model`` names several models,
-    whose bandit learns from the outcomes). Raises ValueError naming the missing option."""
+    whose bandit learns from the outcomes). ``options`` go to :func:`make_llm_mutator` (the CLI passes
+    ``timeout`` and ``max_retries`` from ``--llm-timeout`` and ``--llm-retries``). Raises ValueError
+    naming the missing option."""
     if not llm_url:
         raise ValueError("--mutator llm needs --llm-url (an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1)")
     if not _model_names(model):
