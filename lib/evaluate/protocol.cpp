@@ -11,6 +11,7 @@
 
 #include "detail/random.hpp"
 #include "detail/sha256.hpp"
+#include "evaluate/build_failure.hpp"
 #include "evaluate/plan_runner.hpp"
 #include "evaluate/task_key.hpp"
 
@@ -83,8 +84,10 @@ ReferenceState& EvaluationRun::reference(const std::string& key) {
   } catch (const DeviceFault&) {
     throw;
   } catch (const CompileRejected& e) {
+    const std::string file = source->second.path.empty() ? "reference" : source->second.path;
     throw TaskError(fmt::format("task {}: its {} reference does not compile on {}: {}\n{}", task_.name,
-                                backend_.language(), backend_.device().name, e.what(), e.log));
+                                backend_.language(), backend_.device().name, e.what(),
+                                rename_source_in_log(e.log, file)));
   } catch (const std::exception& e) {
     throw TaskError(fmt::format("task {}: its {} reference cannot run on {}: {}", task_.name, backend_.language(),
                                 backend_.device().name, e.what()));
