@@ -416,6 +416,26 @@ __kernel void add2(__global float* out, __global const float* x, __global const 
     const auto& flags = evaluation.integrity.flags;
     CHECK(std::find(flags.begin(), flags.end(), "speedup_above_threshold") != flags.end());
   }
+  SECTION("a reference the device refuses to launch names the task, its file and the plan's line") {
+    Task refused = task;
+    refused.name = "refused_reference";
+    refused.references["opencl"].source = R"(// A work-group size fixed in the source.
+// @launch scale_add<<<ceil_div(N, 128), 128>>>(a, b, y, N)
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void scale_add(__global const float* a, __global const float* b, __global float* y, int N) {
+  const int i = get_global_id(0);
+  if (i < N) y[i] = 2.0f * a[i] + b[i];
+}
+)";
+    const std::string message = test::error_of([&] { evaluator->evaluate(refused, opencl(kCorrect)); });
+    INFO(message);
+    CHECK(message.rfind("task refused_reference: its opencl reference (" + task.references.at("opencl").path +
+                            ") failed on the sizes '",
+                        0) == 0);
+    CHECK(test::contains(message, "inputs: line 2: the device refused the launch of scale_add: kernel 'scale_add' "
+                                  "with grid ("));
+    CHECK(test::contains(message, "CL_INVALID_WORK_GROUP_SIZE (-54); fix the reference, or the sizes in the manifest"));
+  }
   SECTION("a task whose reference output is near-constant is rejected") {
     Task constant = task;
     constant.name = "constant_output";
