@@ -295,6 +295,8 @@ void bind_launch_plan(py::module_& m) {
       .def_readwrite("launches", &LaunchPlan::launches, "The @launch lines, in execution order.")
       .def_readwrite("tunables", &LaunchPlan::tunables, "The @tune declarations.")
       .def_readwrite("requirements", &LaunchPlan::requirements, "The @require expressions (each must be non-zero).")
+      .def_readwrite("requirement_lines", &LaunchPlan::requirement_lines,
+                     "The 1-based source line of each @require, in the order of requirements.")
       .def_readwrite("specialize", &LaunchPlan::specialize, "True with @specialize: sizes become macros KS_<name>.")
       .def_static("parse", &LaunchPlan::parse, py::arg("source"),
                   "Reads the plan from a source. Raises PlanError (with .line) on a malformed directive or when "

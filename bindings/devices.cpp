@@ -32,6 +32,8 @@ void bind_devices(py::module_& m) {
                      "Shared memory a block may use after opting in (CUDA), in bytes.")
       .def_readwrite("l2_bytes", &DeviceInfo::l2_bytes, "L2 cache size in bytes; 0 when unknown.")
       .def_readwrite("global_memory_bytes", &DeviceInfo::global_memory_bytes, "Global (device) memory in bytes.")
+      .def_readwrite("max_allocation_bytes", &DeviceInfo::max_allocation_bytes,
+                     "The largest single buffer in bytes (OpenCL CL_DEVICE_MAX_MEM_ALLOC_SIZE); 0 when unknown.")
       .def_readwrite("clock_mhz", &DeviceInfo::clock_mhz, "Core clock in MHz; 0 when unknown.")
       .def_readwrite("is_gpu", &DeviceInfo::is_gpu, "True for a GPU (False for e.g. PoCL's CPU device).")
       .def("__repr__", [](const DeviceInfo& d) {

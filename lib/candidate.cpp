@@ -13,6 +13,7 @@
 #include "detail/json_util.hpp"
 #include "json_codec.hpp"
 #include "detail/sha256.hpp"
+#include "detail/text.hpp"
 #include "kernelsmith/error.hpp"
 
 namespace kernelsmith {
@@ -61,6 +62,10 @@ Candidate Candidate::from_file(const std::string& path, const std::string& langu
   }
   const auto text = detail::read_whole_file(path);
   if (!text) throw NotFoundError(fmt::format("cannot read candidate file {}", path));
+  if (const auto binary = detail::binary_content(*text)) {
+    throw ValidationError(fmt::format("candidate file {} is not a text file ({}): give the kernel's source file",
+                                      path, *binary));
+  }
   candidate.source = *text;
   return candidate;
 }

@@ -7,6 +7,7 @@
 
 #include "detail/base64.hpp"
 #include "detail/file_cache.hpp"
+#include "detail/text.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/language.hpp"
 #include "task_cases.hpp"
@@ -183,6 +184,7 @@ Json device_to_json(const DeviceInfo& d) {
           {"shared_per_block_optin", d.shared_per_block_optin},
           {"l2_bytes", d.l2_bytes},
           {"global_memory_bytes", d.global_memory_bytes},
+          {"max_allocation_bytes", d.max_allocation_bytes},
           {"clock_mhz", d.clock_mhz},
           {"is_gpu", d.is_gpu}};
 }
@@ -203,6 +205,7 @@ DeviceInfo device_from_json(const Json& j) {
   d.shared_per_block_optin = j.at("shared_per_block_optin").get<std::int64_t>();
   d.l2_bytes = j.at("l2_bytes").get<std::int64_t>();
   d.global_memory_bytes = j.at("global_memory_bytes").get<std::int64_t>();
+  d.max_allocation_bytes = j.at("max_allocation_bytes").get<std::int64_t>();
   d.clock_mhz = j.at("clock_mhz").get<int>();
   d.is_gpu = j.at("is_gpu").get<bool>();
   return d;
@@ -571,6 +574,9 @@ KernelSource read_source(const JsonField& field, const std::string& language, co
     }
     const auto text = read_whole_file(path.string());
     if (!text) field.fail(fmt::format("cannot read the file \"{}\"", path.string()));
+    if (const auto binary = binary_content(*text)) {
+      field.fail(fmt::format("the file \"{}\" is not a text file ({}): name the kernel's source file", file, *binary));
+    }
     source.source = *text;
     source.path = path.lexically_normal().string();
     return source;

@@ -376,6 +376,7 @@ LaunchPlan LaunchPlan::parse(const std::string& source) {
       if (directive.rest.empty()) directive.fail("expected an expression, e.g. `@require BLOCK <= MAX_THREADS_PER_BLOCK`");
       directive.check_expression(directive.rest, "expression");
       plan.requirements.push_back(directive.rest);
+      plan.requirement_lines.push_back(directive.line);
     }
   }
   if (plan.launches.empty()) {

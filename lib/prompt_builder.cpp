@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "detail/text.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/device_attributes.hpp"
 #include "kernelsmith/language.hpp"
@@ -69,17 +70,6 @@ std::string human_quantity(double value, const std::string& unit) {
     ++index;
   }
   return fmt::format("{:.3g} {}{}", scaled, prefixes[index], unit);
-}
-
-std::string human_bytes(std::int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int index = 0;
-  while (value >= 1024.0 && index < 4) {
-    value /= 1024.0;
-    ++index;
-  }
-  return index == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.4g} {}", value, units[index]);
 }
 
 std::string format_sizes(const SizeMap& sizes) {
@@ -415,8 +405,8 @@ std::string render_device(const DeviceInfo& device, const PromptBuilderOptions& 
     if (value > 0) attributes += fmt::format("{}{}={}", attributes.empty() ? "" : ", ", name, value);
   }
   if (!attributes.empty()) out += "- attributes (usable in launch expressions): " + attributes + "\n";
-  if (device.l2_bytes > 0) out += fmt::format("- L2 cache: {}\n", human_bytes(device.l2_bytes));
-  if (device.global_memory_bytes > 0) out += fmt::format("- memory: {}\n", human_bytes(device.global_memory_bytes));
+  if (device.l2_bytes > 0) out += fmt::format("- L2 cache: {}\n", detail::human_bytes(device.l2_bytes));
+  if (device.global_memory_bytes > 0) out += fmt::format("- memory: {}\n", detail::human_bytes(device.global_memory_bytes));
   if (device.clock_mhz > 0) out += fmt::format("- clock: {} MHz\n", device.clock_mhz);
   const SpeedOfLight* measured =
       parent_evaluation && parent_evaluation->sol ? &*parent_evaluation->sol : nullptr;

@@ -2,6 +2,7 @@
 #include "kernelsmith/task.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -29,6 +30,9 @@ namespace fs = std::filesystem;
 using detail::Json;
 using detail::JsonField;
 
+
+// Byte counts of 8-byte elements stay within int64.
+constexpr std::int64_t kMaxTensorElements = std::int64_t(1) << 60;
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -149,6 +153,8 @@ void check_tensors(const Checker& checker, const Task& task) {
     has_output = has_output || tensor.role == TensorRole::output;
     for (const auto& config : configs) {
       std::int64_t elements = 1;
+      bool overflows = false;
+      double approximate = 1.0;  // for the message, when the count overflows int64
       for (std::size_t d = 0; d < tensor.shape.size(); ++d) {
         const std::string dim_path = fmt::format("{}.shape[{}]", path, d);
         const std::int64_t extent = checker.evaluate(dim_path, tensor.shape[d], config);
@@ -156,10 +162,16 @@ void check_tensors(const Checker& checker, const Task& task) {
           checker.fail(dim_path, fmt::format("\"{}\" is {} under the sizes \"{}\"; expected > 0", tensor.shape[d],
                                              extent, config.name));
         }
-        if (__builtin_mul_overflow(elements, extent, &elements) ||
-            elements > std::numeric_limits<std::int64_t>::max() / 8) {
-          checker.fail(path + ".shape", fmt::format("too many elements under the sizes \"{}\"", config.name));
-        }
+        approximate *= static_cast<double>(extent);
+        overflows = overflows || __builtin_mul_overflow(elements, extent, &elements);
+      }
+      if (overflows || elements > kMaxTensorElements) {
+        checker.fail(path + ".shape",
+                     fmt::format("[{}] is {} elements under the sizes \"{}\"; a tensor may have at most {} (2^60): "
+                                 "lower the sizes",
+                                 fmt::join(tensor.shape, ", "),
+                                 overflows ? fmt::format("about {:.3g}", approximate) : std::to_string(elements),
+                                 config.name, kMaxTensorElements));
       }
     }
     check_distribution(checker, path + ".distribution", tensor);

@@ -25,6 +25,9 @@ struct DeviceInfo {
   std::int64_t shared_per_block_optin = 0;
   std::int64_t l2_bytes = 0;
   std::int64_t global_memory_bytes = 0;
+  /// The largest single buffer the device allocates (OpenCL CL_DEVICE_MAX_MEM_ALLOC_SIZE; CUDA: the
+  /// global memory); 0 when unknown.
+  std::int64_t max_allocation_bytes = 0;
   int clock_mhz = 0;
   bool is_gpu = false;
 };

@@ -55,6 +55,8 @@ struct KERNELSMITH_API LaunchPlan {
   std::vector<TunableParam> tunables;
   /// Constraints over tunables and sizes (`// @require BLOCK * 4 <= SMEM_PER_BLOCK`), each must be non-zero.
   std::vector<std::string> requirements;
+  /// The 1-based source line of each requirement, in the same order (0 when not known).
+  std::vector<int> requirement_lines;
   bool specialize = false;
 
   /// Reads the plan from a source. Throws PlanError (with the line) on a malformed directive, and when

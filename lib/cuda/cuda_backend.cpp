@@ -56,6 +56,7 @@ DeviceInfo query_device(const DriverApi& api, int ordinal) {
   info.shared_per_block_optin = attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   info.l2_bytes = attribute(api, device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
   info.global_memory_bytes = static_cast<std::int64_t>(memory);
+  info.max_allocation_bytes = info.global_memory_bytes;  // CUDA has no per-allocation limit below it
   info.clock_mhz = attribute(api, device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000;
   info.is_gpu = true;
   return info;

@@ -32,8 +32,31 @@ SqliteDatabase::~SqliteDatabase() {
   if (db_ != nullptr) sqlite3_close_v2(db_);
 }
 
+namespace {
+
+// A damaged file is the user's to rescue: say so and how, instead of naming the statement that found it.
+void fail_if_damaged(const std::string& path, int code, const std::string& message) {
+  const int primary = code & 0xff;
+  if (primary == SQLITE_NOTADB) {
+    throw StoreError(fmt::format(
+        "'{}' is not a SQLite database, or its header is damaged ({}): give the --db path of a run store, or a new "
+        "path to start one; if it was a run store, keep a copy of the file and try `sqlite3 {} .recover | sqlite3 "
+        "recovered.db`",
+        path, message, path));
+  }
+  if (primary == SQLITE_CORRUPT) {
+    throw StoreError(fmt::format(
+        "the run store '{}' is damaged ({}): keep a copy of the file, start a new run with another --db path, and "
+        "rescue what is left with `sqlite3 {} .recover | sqlite3 recovered.db` (then open recovered.db)",
+        path, message, path));
+  }
+}
+
+}  // namespace
+
 void SqliteDatabase::fail(int code, const std::string& what) const {
   const char* message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(code);
+  fail_if_damaged(path_, code, message);
   throw StoreError(fmt::format("run store '{}': {} failed: {} (sqlite code {})", path_, what, message, code));
 }
 
@@ -43,6 +66,7 @@ void SqliteDatabase::execute(const std::string& sql) {
   if (code != SQLITE_OK) {
     std::string message = error != nullptr ? error : sqlite3_errstr(code);
     sqlite3_free(error);
+    fail_if_damaged(path_, code, message);
     throw StoreError(fmt::format("run store '{}': executing `{}` failed: {} (sqlite code {})", path_,
                                  sql.substr(0, 120), message, code));
   }

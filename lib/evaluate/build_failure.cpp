@@ -16,4 +16,16 @@ std::string headline_of_log(const std::string& log) {
   return first;
 }
 
+std::string rename_source_in_log(const std::string& log, const std::string& name) {
+  // NVRTC writes "candidate.cu(12): error", OpenCL compilers "candidate.cl:12:5: error".
+  std::string renamed = log;
+  for (const std::string from : {"candidate.cu(", "candidate.cl:"}) {
+    const std::string to = name + from.back();
+    for (std::size_t at = renamed.find(from); at != std::string::npos; at = renamed.find(from, at + to.size())) {
+      renamed.replace(at, from.size(), to);
+    }
+  }
+  return renamed;
+}
+
 }  // namespace kernelsmith::detail

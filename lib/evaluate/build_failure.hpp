@@ -22,4 +22,8 @@ class BuildFailure : public Error {
 /// and NVRTC print informational lines first), else the first non-empty line; empty for an empty log.
 std::string headline_of_log(const std::string& log);
 
+/// A log with the name compilers give every source ("candidate.cu", "candidate.cl") replaced by `name`:
+/// for a task's reference, whose log lines should point at the reference's file.
+std::string rename_source_in_log(const std::string& log, const std::string& name);
+
 }  // namespace kernelsmith::detail

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "detail/text.hpp"
+
 namespace kernelsmith::detail {
 
 std::vector<std::string> unique_kernel_names(const LaunchPlan& plan) {
@@ -48,6 +50,12 @@ Precheck precheck(const Candidate& candidate, const std::string& backend_name, c
     result.failure = Status::compile_error;
     result.message = fmt::format("the {} backend compiles {} kernels; this candidate is written in {}", backend_name,
                                  backend_language, candidate.language.empty() ? "no known language" : candidate.language);
+    return result;
+  }
+  if (const auto binary = binary_content(candidate.source)) {
+    result.failure = Status::compile_error;
+    result.message = fmt::format("the candidate's source is not a text file ({}): give the kernel's source code",
+                                 *binary);
     return result;
   }
   try {

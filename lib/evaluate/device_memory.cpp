@@ -1,5 +1,7 @@
 #include "evaluate/device_memory.hpp"
 
+#include <fmt/format.h>
+
 namespace kernelsmith::detail {
 
 // `buffers` holds a device buffer per entry of the plan's buffers, in the same order.
@@ -16,7 +18,13 @@ void launch_one(Backend& backend, const BoundLaunch& launch, const std::vector<s
     }
     args.push_back(out);
   }
-  backend.launch(launch.handle, launch.grid, launch.block, launch.shared_bytes, args);
+  try {
+    backend.launch(launch.handle, launch.grid, launch.block, launch.shared_bytes, args);
+  } catch (const LaunchError& e) {
+    // The plan's line, so that the message points at the launch the user wrote.
+    throw LaunchError(fmt::format("{}the device refused the launch of {}: {}", line_prefix(launch.line),
+                                  launch.kernel, e.what()));
+  }
 }
 
 void reset_plan_state(Backend& backend, const BoundPlan& plan) {

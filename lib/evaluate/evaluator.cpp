@@ -18,6 +18,7 @@
 #include "evaluate/build_failure.hpp"
 #include "detail/file_cache.hpp"
 #include "evaluate/harness.hpp"
+#include "evaluate/task_fit.hpp"
 #include "detail/sha256.hpp"
 #include "detail/thread_pool.hpp"
 #include "evaluate/worker.hpp"
@@ -152,6 +153,8 @@ class BuiltinEvaluator final : public Evaluator {
   }
 
   std::vector<Evaluation> evaluate_batch(const Task& task, const std::vector<Candidate>& candidates) override {
+    // A task too large for the device is found here, in the manifest's words, before its reference runs.
+    detail::check_task_fits_device(task, device_, kernelsmith::language_of_backend(backend_));
     std::vector<std::future<CompileOutcome>> compiles;
     compiles.reserve(candidates.size());
     // The compile jobs hold their own copies: one that overruns its timeout may finish after this call.

@@ -216,7 +216,7 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
   } catch (const InvalidLaunch& e) {
     return finish(Status::invalid_launch, e.what());
   } catch (const LaunchError& e) {
-    return finish(Status::invalid_launch, fmt::format("the device refused a launch: {}", e.what()));
+    return finish(Status::invalid_launch, e.what());
   } catch (const std::bad_alloc&) {
     return finish(Status::runtime_error, "the worker ran out of host memory");
   } catch (const std::exception& e) {

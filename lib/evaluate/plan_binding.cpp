@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "detail/expression.hpp"
 #include "kernelsmith/device_attributes.hpp"
 
 namespace kernelsmith::detail {
@@ -76,20 +77,32 @@ BoundPlan bind_plan(const Task& task, const LaunchPlan& plan, const SizeConfig& 
       throw InvalidLaunch(fmt::format("{}workspace {} has {} elements (`{}`); the count must be 0 or more",
                                       line_prefix(workspace.line), workspace.name, buffer.count, workspace.count));
     }
-    const std::int64_t limit = device.global_memory_bytes > 0 ? device.global_memory_bytes
-                                                                : std::numeric_limits<std::int64_t>::max() / 2;
+    const std::int64_t largest = device.max_allocation_bytes > 0 ? device.max_allocation_bytes
+                                                                 : device.global_memory_bytes;
+    const std::int64_t limit = largest > 0 ? largest : std::numeric_limits<std::int64_t>::max() / 2;
     if (buffer.count > limit / element) {
-      throw InvalidLaunch(fmt::format("{}workspace {} needs {} elements of {} (`{}`), more than the device's {} bytes",
+      throw InvalidLaunch(fmt::format("{}workspace {} needs {} elements of {} (`{}` under the sizes \"{}\"), more "
+                                      "than the {} bytes {} allocates at most: use a smaller workspace",
                                       line_prefix(workspace.line), workspace.name, buffer.count,
-                                      to_string(workspace.dtype), workspace.count, device.global_memory_bytes));
+                                      to_string(workspace.dtype), workspace.count, config.name, largest, device.name));
     }
     buffer.bytes = static_cast<std::size_t>(buffer.count * element);
     bound.buffers.push_back(buffer);
   }
-  for (const auto& requirement : plan.requirements) {
-    if (evaluate_in_plan(requirement, bindings, 0, "requirement") == 0) {
-      throw InvalidLaunch(fmt::format("the requirement `@require {}` does not hold for the sizes '{}' on {}",
-                                      requirement, config.name, device.name));
+  for (std::size_t i = 0; i < plan.requirements.size(); ++i) {
+    const std::string& requirement = plan.requirements[i];
+    const int line = i < plan.requirement_lines.size() ? plan.requirement_lines[i] : 0;
+    if (evaluate_in_plan(requirement, bindings, line, "the requirement") == 0) {
+      std::vector<std::string> values;
+      for (const auto& name : Expression(requirement).identifiers()) {
+        const auto found = bindings.find(name);
+        if (found != bindings.end()) values.push_back(fmt::format("{} = {}", name, found->second));
+      }
+      throw InvalidLaunch(fmt::format("{}the plan's own requirement `@require {}` does not hold under the sizes "
+                                      "\"{}\" on {} ({}): change the @tune values or the plan so that it holds, or "
+                                      "drop the @require",
+                                      line_prefix(line), requirement, config.name, device.name,
+                                      fmt::join(values, ", ")));
     }
   }
   const std::int64_t max_threads = device.max_threads_per_block;
@@ -166,6 +179,23 @@ void check_params(BoundLaunch& launch, const std::vector<KernelParam>& all_param
     if (!param.is_dynamic_shared) params.push_back(param);
   }
   const bool known = !all_params.empty();
+  // OpenCL (the backend that names parameter types) hands dynamic shared memory to `__local` pointer
+  // parameters: one without bytes, or bytes without one, is the plan's mistake, found here with its line.
+  const std::size_t local_params = all_params.size() - params.size();
+  const bool typed = std::any_of(all_params.begin(), all_params.end(),
+                                 [](const KernelParam& param) { return !param.type_name.empty(); });
+  if (local_params > 0 && launch.shared_bytes == 0) {
+    throw InvalidLaunch(fmt::format("{}{} has a __local pointer parameter, which receives the launch's dynamic "
+                                    "shared memory, but the launch gives it 0 bytes: give the bytes as the third "
+                                    "<<<>>> value, e.g. <<<grid, block, 256 * 4>>>",
+                                    line_prefix(launch.line), launch.kernel));
+  }
+  if (typed && local_params == 0 && launch.shared_bytes > 0) {
+    throw InvalidLaunch(fmt::format("{}{} gets {} bytes of dynamic shared memory (the third <<<>>> value) but has "
+                                    "no __local pointer parameter to receive them: declare __local arrays inside "
+                                    "the kernel and pass 0, or add a `__local float* scratch` parameter",
+                                    line_prefix(launch.line), launch.kernel, launch.shared_bytes));
+  }
   if (known && params.size() != launch.args.size()) {
     std::vector<std::string> described;
     for (const auto& param : params) described.push_back(describe_param(param));

@@ -1,6 +1,7 @@
 #include "evaluate/plan_runner.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -133,12 +134,21 @@ PlanRunner::~PlanRunner() = default;
 
 const CompileReport& PlanRunner::compile_report() const { return loaded_->report; }
 
+namespace {
+
+const BoundPlan& bound_at(const std::map<std::string, BoundPlan>& bound, const std::string& config) {
+  const auto found = bound.find(config);
+  if (found != bound.end()) return found->second;
+  std::vector<std::string> names;
+  for (const auto& [name, plan] : bound) names.push_back(name);
+  throw NotFoundError(fmt::format("the task has no size configuration named '{}'; its configurations are: {}", config,
+                                  fmt::join(names, ", ")));
+}
+
+}  // namespace
+
 std::vector<Bytes> PlanRunner::run(const std::string& config, const std::vector<Bytes>& inputs) {
-  const auto found = loaded_->bound.find(config);
-  if (found == loaded_->bound.end()) {
-    throw NotFoundError(fmt::format("no size configuration named '{}' in the task", config));
-  }
-  const BoundPlan& plan = found->second;
+  const BoundPlan& plan = bound_at(loaded_->bound, config);
   std::size_t input_count = 0;
   for (const auto& buffer : plan.buffers) {
     if (buffer.role != BufferSpec::Role::input) continue;
@@ -175,11 +185,7 @@ std::vector<Bytes> PlanRunner::run(const std::string& config, const std::vector<
 }
 
 void PlanRunner::run_with_buffers(const std::string& config, const std::vector<std::uint64_t>& tensor_buffers) {
-  const auto found = loaded_->bound.find(config);
-  if (found == loaded_->bound.end()) {
-    throw NotFoundError(fmt::format("no size configuration named '{}' in the task", config));
-  }
-  const BoundPlan& plan = found->second;
+  const BoundPlan& plan = bound_at(loaded_->bound, config);
   // Workspaces are this runner's, freed on return; tensors are the caller's (in task order).
   std::vector<BufferSpec> workspace_specs;
   for (const BufferSpec& buffer : plan.buffers) {

@@ -13,6 +13,7 @@
 
 #include "detail/random.hpp"
 #include "detail/sha256.hpp"
+#include "evaluate/build_failure.hpp"
 #include "evaluate/plan_runner.hpp"
 #include "evaluate/task_key.hpp"
 
@@ -65,6 +66,17 @@ std::size_t case_cache_bytes() {
   return std::clamp(physical / 8, kGiB, 16 * kGiB);
 }
 
+namespace {
+
+// " (tasks/relu/reference.cl)" for a reference read from a file; "" for one given inline.
+std::string reference_file_label(const Task& task, const std::string& language) {
+  const auto source = task.references.find(language);
+  return source == task.references.end() || source->second.path.empty() ? std::string()
+                                                                        : fmt::format(" ({})", source->second.path);
+}
+
+}  // namespace
+
 ReferenceState& EvaluationRun::reference(const std::string& key) {
   for (auto& existing : state_.references) {
     if (existing->key == key) return *existing;
@@ -85,11 +97,13 @@ ReferenceState& EvaluationRun::reference(const std::string& key) {
   } catch (const DeviceFault&) {
     throw;
   } catch (const CompileRejected& e) {
+    const std::string file = source->second.path.empty() ? "reference" : source->second.path;
     throw TaskError(fmt::format("task {}: its {} reference does not compile on {}: {}\n{}", task_.name,
-                                backend_.language(), backend_.device().name, e.what(), e.log));
+                                backend_.language(), backend_.device().name, e.what(),
+                                rename_source_in_log(e.log, file)));
   } catch (const std::exception& e) {
-    throw TaskError(fmt::format("task {}: its {} reference cannot run on {}: {}", task_.name, backend_.language(),
-                                backend_.device().name, e.what()));
+    throw TaskError(fmt::format("task {}: its {} reference{} cannot run on {}: {}", task_.name, backend_.language(),
+                                reference_file_label(task_, backend_.language()), backend_.device().name, e.what()));
   }
   if (state_.references.size() >= kReferenceTasksKept) state_.references.pop_front();
   state_.references.push_back(std::move(state));
@@ -138,8 +152,10 @@ std::shared_ptr<const CaseData> EvaluationRun::reference_case(ReferenceState& re
   } catch (const DeviceFault&) {
     throw;
   } catch (const std::exception& e) {
-    throw TaskError(fmt::format("task {}: its {} reference failed on the sizes '{}' with {} inputs: {}", task_.name,
-                                backend_.language(), config.name, to_string(kind), e.what()));
+    throw TaskError(fmt::format("task {}: its {} reference{} failed on the sizes '{}' with {} inputs: {}; fix the "
+                                "reference, or the sizes in the manifest",
+                                task_.name, backend_.language(), reference_file_label(task_, backend_.language()),
+                                config.name, to_string(kind), e.what()));
   }
   return state_.cases.insert(key, std::move(data));
 }

@@ -396,7 +396,8 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
     const auto reply = task_round_trip({{"type", "prepare"}, {"options", evaluator_options_to_json(options)}}, seconds);
     if (!reply) {
       throw TaskError(timed_out ? fmt::format("task {}: preparing its reference (compile, reference runs, baseline "
-                                              "timing) did not finish within {:.0f} s",
+                                              "timing) did not finish within {:.0f} s: lower the sizes in the "
+                                              "manifest, or raise EvaluatorOptions.deadline_seconds",
                                               task.name, seconds)
                                 : fmt::format("task {}: the worker died while preparing the reference: {}",
                                               task.name, ended));

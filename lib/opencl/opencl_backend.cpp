@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -77,6 +78,8 @@ DeviceInfo describe_device(const Api& cl, cl_platform_id platform, cl_device_id 
   info.l2_bytes = static_cast<std::int64_t>(device_value<cl_ulong>(cl, device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, 0));
   info.global_memory_bytes =
       static_cast<std::int64_t>(device_value<cl_ulong>(cl, device, CL_DEVICE_GLOBAL_MEM_SIZE, 0));
+  info.max_allocation_bytes =
+      static_cast<std::int64_t>(device_value<cl_ulong>(cl, device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, 0));
   info.clock_mhz = static_cast<int>(device_value<cl_uint>(cl, device, CL_DEVICE_MAX_CLOCK_FREQUENCY, 0));
   const auto type = device_value<cl_device_type>(cl, device, CL_DEVICE_TYPE, 0);
   info.is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
@@ -120,6 +123,15 @@ std::vector<DeviceHandle> enumerate_devices(const Api& cl) {
     }
   }
   return devices;
+}
+
+// The file names a driver's compiler gives the source (PoCL: ~/.cache/pocl/kcache/tempfile_XXXXXX.cl; others
+// <kernel>, <source>, input.cl) become "candidate.cl", as NVRTC's logs say "candidate.cu": a log line then
+// points at a line of the source the user wrote, not at a temporary file that no longer exists.
+std::string name_source_in_log(const std::string& log) {
+  static const std::regex driver_file(
+      R"((^|[\s'"(])(?:[^\s:'"()]*\.cl|<kernel>|<source>|<stdin>|[^\s:'"()]*CompileSource)(?=:\d+(:\d+)?:))");
+  return std::regex_replace(log, driver_file, "$1candidate.cl");
 }
 
 void check(cl_int status, const char* call) {
@@ -205,7 +217,7 @@ class OpenClBackend final : public Backend {
       status = cl_.clBuildProgram(handle, 1, &device_.device, "", nullptr, nullptr);
     }
     if (status == CL_BUILD_PROGRAM_FAILURE || status == CL_COMPILE_PROGRAM_FAILURE) {
-      std::string log = build_log(handle);
+      std::string log = name_source_in_log(build_log(handle));
       cl_.clReleaseProgram(handle);
       throw BuildFailure(fmt::format("the OpenCL compiler of '{}' rejected the program", device_.info.name),
                          std::move(log));

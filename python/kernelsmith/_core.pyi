@@ -738,6 +738,14 @@ class LaunchPlan:
     def launches(self, arg0: collections.abc.Sequence[LaunchDecl]) -> None:
         ...
     @property
+    def requirement_lines(self) -> list[int]:
+        """
+        The 1-based source line of each @require, in the order of requirements.
+        """
+    @requirement_lines.setter
+    def requirement_lines(self, arg0: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+        ...
+    @property
     def requirements(self) -> list[str]:
         """
         The @require expressions (each must be non-zero).
@@ -1623,6 +1631,14 @@ class DeviceInfo:
         """
     @l2_bytes.setter
     def l2_bytes(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_allocation_bytes(self) -> int:
+        """
+        The largest single buffer in bytes (OpenCL CL_DEVICE_MAX_MEM_ALLOC_SIZE); 0 when unknown.
+        """
+    @max_allocation_bytes.setter
+    def max_allocation_bytes(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     @property
     def max_threads_per_block(self) -> int:

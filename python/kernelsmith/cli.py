@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Callable, List, Optional
 
@@ -323,8 +324,6 @@ def cmd_evolve(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Summarises the latest run of a store: the best programs, the lineage of the best, the speedup
     over evaluations."""
-    import os
-
     ks = _core()
     if not os.path.exists(args.db):
         raise ks.NotFoundError(f"no run store at {args.db}: give the --db file that `kernelsmith evolve` wrote")
@@ -604,7 +603,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"kernelsmith: cannot import the compiled core: {error}", file=sys.stderr)
         return 2
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # here, so that a closed pipe is caught below and not at exit
+        return code
+    except BrokenPipeError:
+        # The reader went away (`kernelsmith report | head`): stop quietly. Python flushes stdout again at
+        # exit, so point it at /dev/null first (the idiom of the signal module's documentation).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     except KeyboardInterrupt:
         print("kernelsmith: interrupted", file=sys.stderr)
         return 130

@@ -287,6 +287,17 @@ def _uri(path: str) -> str:
     return "file:" + os.path.abspath(path).replace("?", "%3f").replace("#", "%23") + "?mode=ro"
 
 
+def _database_error(path: str, error: sqlite3.DatabaseError) -> core.StoreError:
+    """The StoreError for what SQLite said while reading: a damaged file says how to recover."""
+    if isinstance(error, sqlite3.OperationalError):  # locked, unreadable: not the file's contents
+        return _store_error(f"cannot read the run store '{path}' ({error}): check that the file is readable")
+    return _store_error(
+        f"the run store '{path}' is damaged or is not a SQLite database ({error}): keep a copy of the file, "
+        f"start a new run with another --db path, and rescue what is left with "
+        f"`sqlite3 {path} .recover | sqlite3 recovered.db`"
+    )
+
+
 def connect_read_only(path: str, timeout: float = 30.0) -> Tuple[sqlite3.Connection, int]:
     """A read-only connection to a run store (rows as sqlite3.Row) and the store's schema version.
 
@@ -295,16 +306,23 @@ def connect_read_only(path: str, timeout: float = 30.0) -> Tuple[sqlite3.Connect
     path = os.fspath(path)
     if not os.path.exists(path):
         raise _store_error(f"run store '{path}' does not exist: give the --db path of a run's SQLite file")
+    connection = None
     try:
         connection = sqlite3.connect(_uri(path), uri=True, timeout=timeout)
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "schema_version" not in tables:
+            raise _store_error(
+                f"'{path}' is a SQLite database but not a kernelsmith run store (no schema_version table)"
+            )
+        version = connection.execute("SELECT max(version) FROM schema_version").fetchone()[0]
     except sqlite3.DatabaseError as error:
-        raise _store_error(f"'{path}' is not a readable SQLite database: {error}") from None
-    connection.row_factory = sqlite3.Row
-    if "schema_version" not in tables:
+        if connection is not None:
+            connection.close()
+        raise _database_error(path, error) from None
+    except core.StoreError:
         connection.close()
-        raise _store_error(f"'{path}' is a SQLite database but not a kernelsmith run store (no schema_version table)")
-    version = connection.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+        raise
+    connection.row_factory = sqlite3.Row
     if version not in SUPPORTED_SCHEMA_VERSIONS:
         connection.close()
         raise _store_error(
@@ -314,7 +332,10 @@ def connect_read_only(path: str, timeout: float = 30.0) -> Tuple[sqlite3.Connect
     missing = {"runs", "programs", "evaluations", "steps"} - tables
     if missing:
         connection.close()
-        raise _store_error(f"run store '{path}' lacks the tables {sorted(missing)}: the file is damaged")
+        raise _store_error(
+            f"run store '{path}' lacks the tables {sorted(missing)}: the file is damaged; keep a copy of it and "
+            f"start a new run with another --db path"
+        )
     return connection, int(version)
 
 
@@ -451,15 +472,18 @@ def read_runs(path: str, run_ids: Optional[Iterable[int]] = None) -> List[Stored
     wanted = None if run_ids is None else {int(r) for r in run_ids}
     runs = []
     with closing(connection):
-        # One read transaction: a consistent snapshot while a run keeps writing.
-        connection.execute("BEGIN")
-        for row in connection.execute(
-            "SELECT id, task_name, config, task, language, backend, device, mutator, status FROM runs ORDER BY id"
-        ).fetchall():
-            if wanted is not None and row["id"] not in wanted:
-                continue
-            runs.append(_read_run(connection, version, path, row))
-        connection.execute("COMMIT")
+        try:
+            # One read transaction: a consistent snapshot while a run keeps writing.
+            connection.execute("BEGIN")
+            for row in connection.execute(
+                "SELECT id, task_name, config, task, language, backend, device, mutator, status FROM runs ORDER BY id"
+            ).fetchall():
+                if wanted is not None and row["id"] not in wanted:
+                    continue
+                runs.append(_read_run(connection, version, path, row))
+            connection.execute("COMMIT")
+        except sqlite3.DatabaseError as error:  # a page damaged past the schema
+            raise _database_error(path, error) from None
     if wanted is not None:
         found = {r.id for r in runs}
         if wanted - found:
@@ -508,7 +532,10 @@ class RunStoreReader:
     def _rows(self, sql: str, parameters: tuple = ()) -> List[sqlite3.Row]:
         connection, _ = connect_read_only(self.path, self.timeout)
         with closing(connection):
-            return connection.execute(sql, parameters).fetchall()
+            try:
+                return connection.execute(sql, parameters).fetchall()
+            except sqlite3.DatabaseError as error:
+                raise _database_error(self.path, error) from None
 
     def latest_run_id(self) -> Optional[int]:
         """The id of the store's most recent run, or None when it holds none yet."""

@@ -14,3 +14,13 @@ TEST_CASE("A compiler log's headline is its first error line", "[build_failure]"
   CHECK(headline_of_log("") == "");
   CHECK(headline_of_log("  \n\t\n").empty());
 }
+
+TEST_CASE("a reference's log names the reference's file, whatever the compiler called it", "[build_failure]") {
+  using kernelsmith::detail::rename_source_in_log;
+  CHECK(rename_source_in_log("candidate.cu(12): error: identifier \"tile\" is undefined\n1 error in candidate.cu.\n",
+                             "tasks/mm/reference.cu") ==
+        "tasks/mm/reference.cu(12): error: identifier \"tile\" is undefined\n1 error in candidate.cu.\n");
+  CHECK(rename_source_in_log("error: candidate.cl:4:37: expected expression\ncandidate.cl:9:1: note: here\n",
+                             "reference") ==
+        "error: reference:4:37: expected expression\nreference:9:1: note: here\n");
+}

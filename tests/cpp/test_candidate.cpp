@@ -4,6 +4,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "catch.hpp"
 #include "detail/sha256.hpp"
 #include "kernelsmith/candidate.hpp"
@@ -58,6 +60,28 @@ TEST_CASE("candidates read from files", "[candidate]") {
   REQUIRE_THROWS_AS(Candidate::from_file(examples + "does_not_exist.cu"), NotFoundError);
   REQUIRE_THROWS_AS(Candidate::from_file(examples + "README.md"), ValidationError);
   REQUIRE_THROWS_AS(Candidate::from_file(examples + "two_pass_sum.cu", "vulkan"), ValidationError);
+}
+
+TEST_CASE("a binary candidate file is not a text file, not a source without a launch", "[candidate]") {
+  const fs::path folder = fs::temp_directory_path() / ("kernelsmith-candidate-" + std::to_string(::getpid()));
+  fs::create_directories(folder);
+  const std::string object = (folder / "kernel.cu").string();
+  const std::string latin1 = (folder / "kernel.cl").string();
+  std::ofstream(object, std::ios::binary) << std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10);
+  std::ofstream(latin1, std::ios::binary) << "// caf\xe9\n// @launch k<<<1, 1>>>()\n";
+  auto message = [](const std::string& path) {
+    try {
+      Candidate::from_file(path);
+    } catch (const ValidationError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message(object) == "candidate file " + object + " is not a text file (a NUL byte at offset 7): give the "
+                                                         "kernel's source file");
+  CHECK(message(latin1) == "candidate file " + latin1 + " is not a text file (bytes that are not UTF-8 at offset "
+                                                        "6): give the kernel's source file");
+  fs::remove_all(folder);
 }
 
 TEST_CASE("the example candidates of the docs carry valid plans", "[candidate][docs]") {

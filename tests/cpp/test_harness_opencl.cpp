@@ -8,7 +8,9 @@
 
 #include "catch.hpp"
 #include "harness_test_support.hpp"
+#include "test_support.hpp"
 #include "evaluate/harness.hpp"
+#include "evaluate/plan_runner.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"
@@ -175,6 +177,18 @@ __kernel void scale(__global const float* x, __global float* y, long n, __local 
   }
 }
 
+TEST_CASE("a plan runner asked for sizes the task lacks lists the ones it has", "[harness][opencl]") {
+  if (!opencl_available()) {
+    WARN("skipped: no OpenCL device: " << opencl_reason());
+    return;
+  }
+  auto backend = create_backend("opencl", 0);
+  const Task task = small_task();
+  detail::PlanRunner runner(*backend, task, task.references.at("opencl").source);
+  CHECK(test::error_of([&] { runner.run("huge", {}); }) ==
+        "the task has no size configuration named 'huge'; its configurations are: odd_1000, one, timing");
+}
+
 TEST_CASE("the evaluator classifies candidates in-process", "[harness][opencl]") {
   if (!opencl_available()) {
     WARN("skipped: no OpenCL device: " << opencl_reason());
@@ -249,6 +263,11 @@ TEST_CASE("the evaluator classifies candidates in-process", "[harness][opencl]")
     REQUIRE(evaluation.status == Status::compile_error);
     CHECK_FALSE(evaluation.compile.ok);
     CHECK(evaluation.compile.log.find("error") != std::string::npos);
+    // Lines point at the candidate's own source, not at the driver's temporary file.
+    CHECK(test::contains(evaluation.compile.log, "candidate.cl:4:"));
+    CHECK(test::contains(evaluation.message, "rejected the program: error: candidate.cl:4:"));
+    CHECK_FALSE(test::contains(evaluation.compile.log, "tempfile"));
+    CHECK_FALSE(test::contains(evaluation.compile.log, "kcache"));
     CHECK(evaluation.fitness == failure_fitness(Status::compile_error));
   }
   SECTION("invalid launches of every kind are reported, never run") {
@@ -262,7 +281,9 @@ TEST_CASE("the evaluator classifies candidates in-process", "[harness][opencl]")
         {"@launch add2<<<ceil_div(N, BLOCKS), 128>>>(y, a, b, N)", "BLOCKS"},
         {"@launch add2<<<1, 100000>>>(y, a, b, N)", "at most"},
         {"@launch add2<<<ceil_div(N, 128), 128>>>(N, a, b, N)", "tensor or workspace"},
-        {"@launch add2<<<ceil_div(N, 128), 128, 1024>>>(y, a, b, N)", "__local"},
+        {"@launch add2<<<ceil_div(N, 128), 128, 1024>>>(y, a, b, N)",
+         "line 1: add2 gets 1024 bytes of dynamic shared memory (the third <<<>>> value) but has no __local pointer "
+         "parameter to receive them"},
         {"@launch add2<<<ceil_div(N, 128), 128 (y, a, b, N)", "line 1"},
     };
     for (const auto& c : cases) {
@@ -274,6 +295,56 @@ TEST_CASE("the evaluator classifies candidates in-process", "[harness][opencl]")
     }
     // And a good evaluation after them.
     CHECK(evaluator->evaluate(task, opencl(kCorrect)).status == Status::ok);
+  }
+  SECTION("plan mistakes found at launch name the plan's line and what to do, not the device") {
+    const Evaluation no_local_bytes = evaluator->evaluate(task, opencl(R"(// A kernel with scratch memory.
+// @launch add2<<<ceil_div(N, 128), 128>>>(y, a, b, N)
+__kernel void add2(__global float* out, __global const float* x, __global const float* z, int n,
+                   __local float* scratch) {
+  const int i = get_global_id(0);
+  if (i < n) out[i] = 2.0f * x[i] + z[i];
+}
+)"));
+    INFO(no_local_bytes.message);
+    CHECK(no_local_bytes.status == Status::invalid_launch);
+    CHECK(no_local_bytes.message ==
+          "line 2: add2 has a __local pointer parameter, which receives the launch's dynamic shared memory, but the "
+          "launch gives it 0 bytes: give the bytes as the third <<<>>> value, e.g. <<<grid, block, 256 * 4>>>");
+
+    const Evaluation never_holds = evaluator->evaluate(task, opencl(R"(// @tune BLOCK = 128 in {64, 128}
+// @require N % BLOCK == 0
+// @launch add2<<<ceil_div(N, BLOCK), BLOCK>>>(y, a, b, N)
+__kernel void add2(__global float* out, __global const float* x, __global const float* z, int n) {
+  const int i = get_global_id(0);
+  if (i < n) out[i] = 2.0f * x[i] + z[i];
+}
+)"));
+    INFO(never_holds.message);
+    CHECK(never_holds.status == Status::invalid_launch);
+    CHECK(never_holds.message.rfind("line 2: the plan's own requirement `@require N % BLOCK == 0` does not hold "
+                                    "under the sizes \"one\" on ", 0) == 0);
+    CHECK(test::contains(never_holds.message, "(N = 1, BLOCK = 128): change the @tune values or the plan so that "
+                                              "it holds, or drop the @require"));
+
+    const Evaluation refused = evaluator->evaluate(task, opencl(R"(// A work-group size fixed in the source.
+// @launch add2<<<ceil_div(N, 128), 128>>>(y, a, b, N)
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void add2(__global float* out, __global const float* x, __global const float* z, int n) {
+  const int i = get_global_id(0);
+  if (i < n) out[i] = 2.0f * x[i] + z[i];
+}
+)"));
+    INFO(refused.message);
+    CHECK(refused.status == Status::invalid_launch);
+    CHECK(refused.message.rfind("line 2: the device refused the launch of add2: kernel 'add2' with grid (", 0) == 0);
+    CHECK(test::contains(refused.message, "and block (128, 1, 1): clEnqueueNDRangeKernel failed: "
+                                          "CL_INVALID_WORK_GROUP_SIZE"));
+
+    Candidate binary = opencl(std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10));
+    const Evaluation not_text = evaluator->evaluate(task, binary);
+    CHECK(not_text.status == Status::compile_error);
+    CHECK(not_text.message == "the candidate's source is not a text file (a NUL byte at offset 7): give the "
+                              "kernel's source code");
   }
   SECTION("a two-kernel plan with a workspace reports each kernel's share") {
     const Evaluation evaluation = evaluator->evaluate(task, opencl(R"(// Doubling into a workspace, then adding.
@@ -344,6 +415,26 @@ __kernel void add2(__global float* out, __global const float* x, __global const 
     CHECK(evaluation.timing->samples <= std::max(suspicious.max_samples, suspicious.strict_min_samples));
     const auto& flags = evaluation.integrity.flags;
     CHECK(std::find(flags.begin(), flags.end(), "speedup_above_threshold") != flags.end());
+  }
+  SECTION("a reference the device refuses to launch names the task, its file and the plan's line") {
+    Task refused = task;
+    refused.name = "refused_reference";
+    refused.references["opencl"].source = R"(// A work-group size fixed in the source.
+// @launch scale_add<<<ceil_div(N, 128), 128>>>(a, b, y, N)
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void scale_add(__global const float* a, __global const float* b, __global float* y, int N) {
+  const int i = get_global_id(0);
+  if (i < N) y[i] = 2.0f * a[i] + b[i];
+}
+)";
+    const std::string message = test::error_of([&] { evaluator->evaluate(refused, opencl(kCorrect)); });
+    INFO(message);
+    CHECK(message.rfind("task refused_reference: its opencl reference (" + task.references.at("opencl").path +
+                            ") failed on the sizes '",
+                        0) == 0);
+    CHECK(test::contains(message, "inputs: line 2: the device refused the launch of scale_add: kernel 'scale_add' "
+                                  "with grid ("));
+    CHECK(test::contains(message, "CL_INVALID_WORK_GROUP_SIZE (-54); fix the reference, or the sizes in the manifest"));
   }
   SECTION("a task whose reference output is near-constant is rejected") {
     Task constant = task;

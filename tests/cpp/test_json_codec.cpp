@@ -127,8 +127,10 @@ TEST_CASE("devices, evaluator options and compiled programs read back what was w
   device.shared_per_block = 49152;
   device.shared_per_block_optin = 232448;
   device.global_memory_bytes = std::int64_t(80) << 30;
+  device.max_allocation_bytes = std::int64_t(20) << 30;
   device.is_gpu = true;
   const DeviceInfo device_back = detail::device_from_json(detail::device_to_json(device));
+  CHECK(device_back.max_allocation_bytes == device.max_allocation_bytes);
   CHECK(detail::device_to_json(device_back) == detail::device_to_json(device));
 
   EvaluatorOptions options;

@@ -64,6 +64,7 @@ TEST_CASE("plan: launches, workspaces, tunables, requirements, specialize", "[la
   CHECK(third.args.empty());
   CHECK(plan.specialize);
   CHECK(plan.requirements == std::vector<std::string>{"BLOCK * 4 <= SMEM_PER_BLOCK"});
+  CHECK(plan.requirement_lines == std::vector<int>{8});
 }
 
 TEST_CASE("plan: mistakes carry their line and what was expected", "[launch_plan]") {

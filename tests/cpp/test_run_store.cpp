@@ -2,6 +2,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "catch.hpp"
@@ -281,6 +282,51 @@ TEST_CASE("opening what is not a run store fails with a clear error", "[run_stor
   REQUIRE_THROWS_AS(RunStore("/nonexistent-folder/run.db"), StoreError);
   TempDb missing;
   REQUIRE_THROWS_AS(RunStore(missing.path.string(), true), StoreError);
+}
+
+TEST_CASE("a damaged store says so and how to recover, not which statement found it", "[run_store]") {
+  auto message = [](const std::string& path, bool read_only) {
+    try {
+      RunStore store(path, read_only);
+      store.latest_run();
+    } catch (const StoreError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  SECTION("pages overwritten in the middle of the file") {
+    TempDb db;
+    {
+      RunStore store(db.path.string());
+      for (int i = 0; i < 200; ++i) new_run(store, "task_" + std::to_string(i));
+    }
+    {
+      // Every page after the first (the header) turns to noise: the schema and the tables are lost.
+      std::fstream file(db.path, std::ios::in | std::ios::out | std::ios::binary);
+      file.seekg(0, std::ios::end);
+      const auto size = static_cast<std::size_t>(file.tellg());
+      REQUIRE(size > 8192);
+      file.seekp(4096);
+      file << std::string(size - 4096, '\x5a');
+    }
+    for (const bool read_only : {true, false}) {
+      const std::string text = message(db.path.string(), read_only);
+      INFO(text);
+      CHECK(text.find("the run store '" + db.path.string() + "' is damaged (database disk image is malformed): keep "
+                      "a copy of the file, start a new run with another --db path, and rescue what is left with "
+                      "`sqlite3 " + db.path.string() + " .recover | sqlite3 recovered.db`") == 0);
+      CHECK(text.find("SELECT") == std::string::npos);
+    }
+  }
+  SECTION("a file that is not a database at all") {
+    TempDb db;
+    std::ofstream(db.path) << std::string(8192, 'x');
+    const std::string text = message(db.path.string(), true);
+    INFO(text);
+    CHECK(text.find("'" + db.path.string() + "' is not a SQLite database, or its header is damaged (file is not a "
+                    "database): give the --db path of a run store, or a new path to start one") == 0);
+    CHECK(text.find("SELECT") == std::string::npos);
+  }
 }
 
 namespace {

@@ -219,6 +219,11 @@ TEST_CASE("validation: every broken field is named", "[task]") {
       {"tensor named like a size", [](detail::Json& m) { m["tensors"][0]["name"] = "N"; }, "tensors[0].name: \"N\" is already a size"},
       {"size named like a device attribute", [](detail::Json& m) { m["sizes"] = {{"SM_COUNT", 3}}; }, "sizes.SM_COUNT: this name is a device attribute"},
       {"not json", [](detail::Json& m) { m = "{"; }, "m.json"},
+      {"too many elements", [](detail::Json& m) { m["tensors"][0]["shape"] = {"N", "N", "N", "N", "N", "N", "N"}; },
+       "tensors[0].shape: [N, N, N, N, N, N, N] is about 1.18e+21 elements under the sizes \"timing\"; a tensor may "
+       "have at most 1152921504606846976 (2^60): lower the sizes"},
+      {"more elements than the limit", [](detail::Json& m) { m["tensors"][0]["shape"] = {"N", "N", "N", "N", "N", "N", "2"}; },
+       "is 2305843009213693952 elements"},
   };
   for (const auto& c : cases) {
     INFO(c.what);
@@ -247,6 +252,14 @@ TEST_CASE("a reference file named in the manifest must exist", "[task]") {
     FAIL("expected ValidationError");
   } catch (const ValidationError& error) {
     CHECK(contains(error.what(), "references.opencl: the file \"reference.cl\" does not exist"));
+  }
+  write_file(temp.path / "reference.cl", std::string("// @launch scale<<<1, 1>>>(x, y, N)\n\0\x7f", 38));
+  try {
+    Task::load(temp.path.string());
+    FAIL("expected ValidationError");
+  } catch (const ValidationError& error) {
+    CHECK(contains(error.what(), "references.opencl: the file \"reference.cl\" is not a text file (a NUL byte at "
+                                 "offset 36): name the kernel's source file"));
   }
   write_file(temp.path / "reference.cl", "// @launch scale<<<ceil_div(N, 64), 64>>>(x, y, N)\n__kernel void scale() {}\n");
   const Task task = Task::load(temp.path.string());

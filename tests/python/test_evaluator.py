@@ -97,9 +97,31 @@ def test_a_reference_that_does_not_compile_raises_task_error(task_with_broken_re
     with pytest.raises(ks.TaskError, match="reference does not compile") as error:
         evaluator.evaluate(task_with_broken_reference, ks.Candidate("opencl", CORRECT))
     assert "scale_add" in str(error.value)
+    # The compiler's log points at the reference's own file and line, not at the driver's temporary file.
+    assert f"{pathlib.Path(task_with_broken_reference.folder) / 'reference.cl'}:7:" in str(error.value)
+    assert "candidate.cl" not in str(error.value) and "kcache" not in str(error.value)
     # Callers that catch the broader classes still do.
     assert isinstance(error.value, ks.ValidationError)
     assert isinstance(error.value, ValueError)
+
+
+@needs_opencl
+def test_a_task_too_large_for_the_device_is_refused_before_its_reference_runs():
+    task = ks.Task.load(str(TASK_DIR))
+    timing = task.timing_sizes
+    timing.sizes = {"N": 2**42}
+    task.timing_sizes = timing
+    evaluator = ks.create_evaluator(fast_options())
+    with pytest.raises(ks.TaskError) as error:
+        evaluator.evaluate(task, ks.Candidate("opencl", CORRECT))
+    message = str(error.value)
+    assert message.startswith(
+        f"{TASK_DIR / 'task.json'}: tensors[0] (\"a\") under the sizes \"timing\" needs 16 TiB (N = 4398046511104 "
+        "float32 elements); the opencl device 0 ("
+    ), message
+    assert message.endswith('lower the sizes "timing" in the manifest')
+    device = next(b for b in ks.devices() if b.name == "opencl").devices[0]
+    assert 0 < device.max_allocation_bytes <= device.global_memory_bytes
 
 
 @needs_opencl

@@ -255,6 +255,37 @@ def test_a_store_of_an_unknown_version_is_refused_by_name(tmp_path):
         store.read_runs(path)
 
 
+def test_a_damaged_file_is_refused_with_how_to_recover(tmp_path):
+    path = tmp_path / "run.db"
+    path.write_bytes(b"SQLite format 3\x00" + b"\x5a" * 8192)
+    with pytest.raises(ks.StoreError) as error:
+        store.read_runs(str(path))
+    assert str(error.value).startswith(f"the run store '{path}' is damaged or is not a SQLite database (")
+    assert str(error.value).endswith(
+        f"): keep a copy of the file, start a new run with another --db path, and rescue what is left with "
+        f"`sqlite3 {path} .recover | sqlite3 recovered.db`"
+    )
+
+
+def test_a_store_damaged_past_its_schema_is_refused_with_how_to_recover(tmp_path):
+    path = tmp_path / "run.db"
+    writer = ks.RunStore(str(path))
+    info = ks.RunInfo()
+    info.task_name = "relu"
+    for _ in range(200):
+        writer.create_run(info)
+    del writer
+    with open(path, "r+b") as file:  # every page after the first (the schema) turns to noise
+        size = file.seek(0, 2)
+        file.seek(4096)
+        file.write(b"\x5a" * (size - 4096))
+    for read in (lambda: store.read_runs(str(path)), lambda: store.RunStoreReader(str(path)).latest_run_id()):
+        with pytest.raises(ks.StoreError) as error:
+            read()
+        assert str(error.value).startswith(f"the run store '{path}' is damaged or is not a SQLite database (")
+        assert ".recover" in str(error.value)
+
+
 def test_only_the_store_module_runs_sql_on_a_run_store():
     package = ROOT / "python" / "kernelsmith"
     sql = re.compile(r"\.execute\(|\bSELECT\b|sqlite3\.connect")
