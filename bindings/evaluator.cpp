@@ -59,6 +59,11 @@ void bind_evaluator(py::module_& m) {
                      "also check large, tiny, mixed-scale and constant inputs (on the timing sizes in strict mode)")
       .def_readwrite("screen_adversarial_timing_sizes", &EvaluatorOptions::screen_adversarial_timing_sizes,
                      "screen mode checks adversarial inputs on the timing sizes too (slower, as strict mode does)")
+      .def_readwrite("schedule_check", &EvaluatorOptions::schedule_check,
+                     "strict mode runs each check's second run with block indices reversed, to expose races "
+                     "between blocks (a second compile per candidate)")
+      .def_readwrite("screen_schedule_check", &EvaluatorOptions::screen_schedule_check,
+                     "screen mode runs the reversed-schedule check too")
       .def_readwrite("seed", &EvaluatorOptions::seed, "Seed of the random check and timing inputs.")
       .def_readwrite("noise_target", &EvaluatorOptions::noise_target,
                      "stop sampling when the relative standard deviation is at most this")

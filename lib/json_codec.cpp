@@ -91,6 +91,8 @@ Json evaluator_options_to_json(const EvaluatorOptions& o) {
           {"screen_correctness_trials", o.screen_correctness_trials},
           {"adversarial_inputs", o.adversarial_inputs},
           {"screen_adversarial_timing_sizes", o.screen_adversarial_timing_sizes},
+          {"schedule_check", o.schedule_check},
+          {"screen_schedule_check", o.screen_schedule_check},
           {"seed", o.seed},
           {"noise_target", o.noise_target},
           {"min_samples", o.min_samples},
@@ -118,6 +120,8 @@ EvaluatorOptions evaluator_options_from_json(const Json& j) {
   o.screen_correctness_trials = j.at("screen_correctness_trials").get<int>();
   o.adversarial_inputs = j.at("adversarial_inputs").get<bool>();
   o.screen_adversarial_timing_sizes = j.at("screen_adversarial_timing_sizes").get<bool>();
+  o.schedule_check = j.at("schedule_check").get<bool>();
+  o.screen_schedule_check = j.at("screen_schedule_check").get<bool>();
   o.seed = j.at("seed").get<std::uint64_t>();
   o.noise_target = j.at("noise_target").get<double>();
   o.min_samples = j.at("min_samples").get<int>();

@@ -14,13 +14,23 @@ const std::vector<KernelLanguage>& kernel_languages() {
   static const std::vector<KernelLanguage> languages = {
       {"cuda", {".cu", ".cuh"}, "CUDA C++", "cuda", {"cu", "cuh", "c", "cpp", "c++", "cc", "cxx", "h", "hpp"}, "cuda",
        "Kernels are `extern \"C\" __global__ void name(...)` functions, compiled with NVRTC: only device code and the "
-       "CUDA device headers NVRTC provides (cuda_fp16.h, cuda_bf16.h); no host code."},
+       "CUDA device headers NVRTC provides (cuda_fp16.h, cuda_bf16.h); no host code.",
+       // The helper reads the real blockIdx (it is defined before the macro, and a macro does not expand
+       // inside its own expansion).
+       "__device__ __forceinline__ uint3 kernelsmith_reversed_block_idx() {\n"
+       "  return make_uint3(gridDim.x - 1 - blockIdx.x, gridDim.y - 1 - blockIdx.y, gridDim.z - 1 - blockIdx.z);\n"
+       "}\n"
+       "#define blockIdx kernelsmith_reversed_block_idx()\n"},
       {"opencl", {".cl"}, "OpenCL C", "opencl", {"cl", "ocl"}, "opencl",
        "Kernels are `__kernel void name(__global float* x, ...)` functions in OpenCL C 1.2. In a launch, grid counts "
-       "work-groups and block is the work-group size (the global size is grid * block, per dimension)."},
+       "work-groups and block is the work-group size (the global size is grid * block, per dimension).",
+       "size_t kernelsmith_reversed_group_id(uint d) { return get_num_groups(d) - 1 - get_group_id(d); }\n"
+       "#define get_group_id(d) kernelsmith_reversed_group_id(d)\n"
+       "#define get_global_id(d) \\\n"
+       "  (kernelsmith_reversed_group_id(d) * get_local_size(d) + get_local_id(d) + get_global_offset(d))\n"},
       // MACA is C++ close to CUDA; no highlighter knows a "maca" fence, so examples are fenced as cpp.
       {"maca", {".maca"}, "MACA C++", "cpp", {"maca", "hip"}, "maca",
-       "Kernels are `extern \"C\" __global__ void name(...)` functions (MACA follows CUDA's syntax)."},
+       "Kernels are `extern \"C\" __global__ void name(...)` functions (MACA follows CUDA's syntax).", ""},
   };
   return languages;
 }

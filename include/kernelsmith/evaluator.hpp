@@ -45,6 +45,12 @@ struct EvaluatorOptions {
   /// screening large tasks: each is a full-size reference run, two candidate runs and a comparison).
   bool adversarial_inputs = true;
   bool screen_adversarial_timing_sizes = false;
+  /// Races between blocks: the second run of each correctness check runs a build of the candidate whose
+  /// block (work-group) indices are reversed, so the device meets the blocks in the opposite order and a
+  /// block that reads what another has not written yet shows (docs/evaluation.md, "Races"). It costs a
+  /// second compile per candidate, so screen mode skips it unless screen_schedule_check is set.
+  bool schedule_check = true;
+  bool screen_schedule_check = false;
   std::uint64_t seed = 0;
   /// Timing: stop when relative noise <= target, after the mode's minimum samples and within its budget.
   double noise_target = 0.005;

@@ -18,6 +18,9 @@ struct KernelLanguage {
   std::vector<std::string> fence_aliases;  ///< other fence tags an answer in this language may carry
   std::string backend;                  ///< the backend that compiles and runs it: "cuda"
   std::string kernel_rule;              ///< the prompt's one-line rule for writing its kernels
+  /// Source put before a candidate to build it with its block (work-group) indices reversed, for the
+  /// evaluator's schedule check; "" where the language has none.
+  std::string reversed_schedule_prelude;
 };
 
 /// Every kernel language, in a stable order (CUDA, OpenCL, MACA).

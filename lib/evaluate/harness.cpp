@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "evaluate/plan_runner.hpp"
 #include "evaluate/protocol.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/language.hpp"
 
 namespace kernelsmith::detail {
 namespace {
@@ -128,9 +130,23 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     }
     evaluation.compile = loaded.report;
     evaluation.compile.ok = true;
+    // The schedule check's build: the same source with its block indices reversed (docs/evaluation.md,
+    // "Races"). A source the reversing prelude does not suit is checked without it, and says so.
+    std::optional<LoadedPlan> reversed;
+    const std::string& prelude = kernel_language(candidate.language).reversed_schedule_prelude;
+    if (options.schedule_check && (options.mode == "strict" || options.screen_schedule_check) && !prelude.empty()) {
+      try {
+        reversed = load_plan(backend_, task, plan, prelude + candidate.source, {}, options.compile_timeout_seconds);
+      } catch (const DeviceFault&) {
+        throw;
+      } catch (const std::exception&) {
+        add_flag(evaluation.integrity, "schedule_check_unavailable");
+      }
+    }
     end_stage("load");
 
-    CorrectnessReport correctness = run.check_candidate(reference, loaded.bound, evaluation.integrity);
+    CorrectnessReport correctness =
+        run.check_candidate(reference, loaded.bound, reversed ? &reversed->bound : nullptr, evaluation.integrity);
     evaluation.correctness = correctness;
     end_stage("correctness");
     if (!correctness.passed) return finish(Status::incorrect, correctness.message);

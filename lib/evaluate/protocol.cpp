@@ -192,6 +192,7 @@ void EvaluationRun::check_reference_spread(ReferenceState& reference) {
 
 CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
                                                  const std::map<std::string, BoundPlan>& bound,
+                                                 const std::map<std::string, BoundPlan>* reversed,
                                                  IntegrityReport& integrity) {
   CorrectnessReport report;
   report.passed = true;
@@ -202,6 +203,7 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
     const bool user_pass = step >= configs.size();
     const SizeConfig& config = configs[ci];
     const BoundPlan& plan = bound.at(config.name);
+    const BoundPlan& second_plan = reversed != nullptr ? reversed->at(config.name) : plan;
     // configs[0] is the timing sizes: the largest, where each case costs the most. Screen mode runs
     // fewer cases there; the check sizes get every kind of input in both modes.
     const bool strict = options_.mode == "strict";
@@ -283,7 +285,7 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
       // Inputs are checked once, after the second run: a write in the first run is still there then
       // (and the second run's outputs then differ from the first's).
       poison(kPoisonSecond);
-      run_plan(backend_, plan, buffers.handles());
+      run_plan(backend_, second_plan, buffers.handles());
       backend_.synchronize();
       const std::vector<Bytes> second = read_outputs();
       check_inputs();
@@ -299,8 +301,22 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
                                                      first[output], second[output], tolerance);
         if (comparison.nondeterministic > 0) {
           integrity.deterministic = false;
-          if (std::find(integrity.flags.begin(), integrity.flags.end(), "nondeterministic") == integrity.flags.end()) {
-            integrity.flags.push_back("nondeterministic");
+          add_flag(integrity, "nondeterministic");
+          if (reversed != nullptr && comparison.check.passed) {
+            // The runs differ: the reversed schedule's outputs must be right as well.
+            const OutputComparison again = compare_output(buffer.name, buffer.dtype, buffer.count,
+                                                          data.expected[output], second[output], second[output],
+                                                          tolerance);
+            if (!again.check.passed) {
+              add_flag(integrity, "race");
+              comparison.check = again.check;
+              comparison.check.passed = false;
+              if (first_problem.empty()) {
+                first_problem = "with the blocks run in the reverse order (a race between blocks: one reads what "
+                                "another has not written yet, or both write one place), " +
+                                describe_failure(again.check, buffer.count);
+              }
+            }
           }
         }
         if (!comparison.check.passed) {

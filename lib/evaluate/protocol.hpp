@@ -123,8 +123,10 @@ class EvaluationRun {
                                                  InputKind kind, std::uint64_t seed, const DataCase* user = nullptr);
   /// The inputs the timed runs cycle through, with the reference's outputs for each.
   TimingCases timing_cases(ReferenceState& reference);
+  /// With `reversed`, the second run of each check runs that build (block indices reversed, the schedule
+  /// check) and its outputs are checked too where they differ from the first run's.
   CorrectnessReport check_candidate(ReferenceState& reference, const std::map<std::string, BoundPlan>& bound,
-                                    IntegrityReport& integrity);
+                                    const std::map<std::string, BoundPlan>* reversed, IntegrityReport& integrity);
   /// Times a plan, cycling through the cases' inputs; outputs and workspaces are poisoned before every
   /// run, outside the timed region. With `timed_output_problem`, the outputs of timed runs are checked
   /// too (every run's when they are small, else a random sample of runs and the last) and the first

@@ -1864,6 +1864,14 @@ class EvaluatorOptions:
     def noise_target(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
+    def schedule_check(self) -> bool:
+        """
+        strict mode runs each check's second run with block indices reversed, to expose races between blocks (a second compile per candidate)
+        """
+    @schedule_check.setter
+    def schedule_check(self, arg0: bool) -> None:
+        ...
+    @property
     def screen_adversarial_timing_sizes(self) -> bool:
         """
         screen mode checks adversarial inputs on the timing sizes too (slower, as strict mode does)
@@ -1886,6 +1894,14 @@ class EvaluatorOptions:
         """
     @screen_correctness_trials.setter
     def screen_correctness_trials(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def screen_schedule_check(self) -> bool:
+        """
+        screen mode runs the reversed-schedule check too
+        """
+    @screen_schedule_check.setter
+    def screen_schedule_check(self, arg0: bool) -> None:
         ...
     @property
     def seed(self) -> int:
