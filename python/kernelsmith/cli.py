@@ -177,6 +177,19 @@ def _program_summary(program) -> dict:
     }
 
 
+def _mark_aborted(run_id: int, db: str) -> None:
+    """A second Ctrl-C leaves at once, without waiting for the engine: the run is marked stopped ("aborted")
+    so that no reader takes it for one still running. Steps in flight are lost; --resume continues from the
+    stored programs."""
+    if not run_id:
+        return
+    ks = _core()
+    try:
+        ks.RunStore(db).set_run_status(run_id, "stopped", "aborted")
+    except ks.Error as error:  # the engine may hold the store; the run then stays "running"
+        print(f"kernelsmith: could not mark run {run_id} aborted in {db}: {error}", file=sys.stderr)
+
+
 def cmd_evolve(args: argparse.Namespace) -> int:
     """Runs (or resumes) an evolution; Ctrl-C stops it cleanly, leaving the store resumable."""
     import threading
@@ -264,6 +277,7 @@ def cmd_evolve(args: argparse.Namespace) -> int:
             finished.wait(0.2)
         except KeyboardInterrupt:
             if interrupted:
+                _mark_aborted(evolution.run_id, args.db)
                 raise
             interrupted = True
             print(

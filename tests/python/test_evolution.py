@@ -457,6 +457,31 @@ def test_ctrl_c_stops_cleanly(tmp_path, small_task_dir):
     assert (status, reason) == ("stopped", "stopped")
 
 
+@needs_opencl
+def test_a_second_ctrl_c_aborts_and_marks_the_run_stopped(tmp_path, small_task_dir):
+    db = tmp_path / "aborted.db"
+    process = subprocess.Popen(
+        _evolve_command(small_task_dir, db, 200), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        _wait_for_evaluations(process, db, 4)
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    con = sqlite3.connect(db)
+    status, reason = con.execute("SELECT status, stop_reason FROM runs").fetchone()
+    con.close()
+    # The first Ctrl-C may already have ended the run ("stopped"); the second must not leave it "running".
+    assert status == "stopped" and reason in ("aborted", "stopped"), reason
+
+
 def test_a_python_mutator_chooses_its_parents_and_the_run_stops_when_none_is_left(tmp_path, small_task):
     mutator = TunablesOnlyMutator()
     config = config_for(tmp_path / "run.db", 200, islands=2, mutations_in_flight=1, language="opencl")
