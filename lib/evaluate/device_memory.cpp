@@ -27,6 +27,13 @@ void launch_one(Backend& backend, const BoundLaunch& launch, const std::vector<s
   }
 }
 
+void poison_outputs_and_workspaces(Backend& backend, const BoundPlan& plan, const DeviceBuffers& buffers,
+                                   std::uint8_t byte) {
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+    if (plan.buffers[i].role != BufferSpec::Role::input) backend.fill(buffers[i], byte, plan.buffers[i].bytes);
+  }
+}
+
 void reset_plan_state(Backend& backend, const BoundPlan& plan) {
   for (const std::uint64_t module : plan.modules) backend.reset_module_state(module);
 }

@@ -103,6 +103,10 @@ class DeviceBuffers {
 
 /// Launches one bound launch; `buffers` holds a device buffer per entry of the plan's buffers, in order.
 void launch_one(Backend& backend, const BoundLaunch& launch, const std::vector<std::uint64_t>& buffers);
+/// Fills every buffer of the plan that is not an input (outputs and workspaces) with `byte`: a run then
+/// finds nothing an earlier run left there, and elements it never writes stay visible.
+void poison_outputs_and_workspaces(Backend& backend, const BoundPlan& plan, const DeviceBuffers& buffers,
+                                   std::uint8_t byte);
 /// Puts the globals of the plan's modules back to their loaded values (Backend::reset_module_state):
 /// what a run leaves there is not seen by the next.
 void reset_plan_state(Backend& backend, const BoundPlan& plan);

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <random>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <new>
+#include <random>
 
 #include <unistd.h>
 
@@ -242,11 +242,6 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
           backend_.write(buffers[i], data.inputs[input++].data(), plan.buffers[i].bytes);
         }
       };
-      auto poison = [&](std::uint8_t byte) {
-        for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
-          if (plan.buffers[i].role != BufferSpec::Role::input) backend_.fill(buffers[i], byte, plan.buffers[i].bytes);
-        }
-      };
       auto read_outputs = [&] {
         std::vector<Bytes> outputs;
         for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
@@ -278,13 +273,13 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
       };
 
       upload_inputs();
-      poison(kPoisonFirst);
+      poison_outputs_and_workspaces(backend_, plan, buffers, kPoisonFirst);
       run_plan(backend_, plan, buffers.handles());
       backend_.synchronize();
       const std::vector<Bytes> first = read_outputs();
       // Inputs are checked once, after the second run: a write in the first run is still there then
       // (and the second run's outputs then differ from the first's).
-      poison(kPoisonSecond);
+      poison_outputs_and_workspaces(backend_, plan, buffers, kPoisonSecond);
       run_plan(backend_, second_plan, buffers.handles());
       backend_.synchronize();
       const std::vector<Bytes> second = read_outputs();
@@ -438,9 +433,7 @@ TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const TimingCases& 
   sequence.before_run = [&] {
     current = runs++ % handle_sets.size();
     reset_plan_state(backend_, plan);
-    for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
-      if (plan.buffers[i].role != BufferSpec::Role::input) backend_.fill(buffers[i], kPoisonFirst, plan.buffers[i].bytes);
-    }
+    poison_outputs_and_workspaces(backend_, plan, buffers, kPoisonFirst);
   };
   // The outputs of the current run against the reference's for its input set; the first problem only.
   std::size_t checked_runs = 0;
