@@ -268,6 +268,12 @@ void bind_launch_plan(py::module_& m) {
       .def_readwrite("shared_bytes", &LaunchDecl::shared_bytes, "Dynamic shared memory in bytes (expression).")
       .def_readwrite("args", &LaunchDecl::args, "Tensor names, workspace names or integer expressions.")
       .def_readwrite("line", &LaunchDecl::line, "1-based source line.")
+      .def_readwrite("constexprs", &LaunchDecl::constexprs,
+                     "Triton: the tl.constexpr parameters passed by keyword, as (name, expression) pairs.")
+      .def_readwrite("num_warps", &LaunchDecl::num_warps,
+                     "Triton: warps per block (expression; block = 32 * num_warps); \"\" in other languages.")
+      .def_readwrite("num_stages", &LaunchDecl::num_stages,
+                     "Triton: pipelining stages (expression); \"\" in other languages.")
       .def("__repr__", [](const LaunchDecl& l) {
         return "LaunchDecl(" + quoted(l.kernel) + ", grid=" + list_repr({l.grid.begin(), l.grid.end()}) +
                ", block=" + list_repr({l.block.begin(), l.block.end()}) + ", shared_bytes=" + quoted(l.shared_bytes) +
@@ -298,9 +304,10 @@ void bind_launch_plan(py::module_& m) {
       .def_readwrite("requirement_lines", &LaunchPlan::requirement_lines,
                      "The 1-based source line of each @require, in the order of requirements.")
       .def_readwrite("specialize", &LaunchPlan::specialize, "True with @specialize: sizes become macros KS_<name>.")
-      .def_static("parse", &LaunchPlan::parse, py::arg("source"),
-                  "Reads the plan from a source. Raises PlanError (with .line) on a malformed directive or when "
-                  "there is no @launch line.")
+      .def_static("parse", &LaunchPlan::parse, py::arg("source"), py::arg("language") = "cuda",
+                  "Reads the plan from a source written in `language` (its comment marker and launch syntax: "
+                  "`# @launch k[grid](...)` for \"triton\"). Raises PlanError (with .line) on a malformed "
+                  "directive or when there is no @launch line.")
       .def("__repr__", [](const LaunchPlan& p) {
         std::string kernels;
         for (const auto& l : p.launches) kernels += (kernels.empty() ? "" : ", ") + quoted(l.kernel);

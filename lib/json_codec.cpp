@@ -238,7 +238,7 @@ Candidate candidate_from_json(const JsonField& root) {
   const JsonField language = root["language"];
   candidate.language = language.string();
   if (find_kernel_language(candidate.language) == nullptr) {
-    // "\"cuda\", \"opencl\" or \"maca\"": the table's names quoted, the last joined by "or".
+    // "\"cuda\", \"opencl\", \"maca\" or \"triton\"": the table's names quoted, the last joined by "or".
     std::string expected;
     const auto& languages = kernel_languages();
     for (std::size_t i = 0; i < languages.size(); ++i) {

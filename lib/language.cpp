@@ -20,17 +20,30 @@ const std::vector<KernelLanguage>& kernel_languages() {
        "__device__ __forceinline__ uint3 kernelsmith_reversed_block_idx() {\n"
        "  return make_uint3(gridDim.x - 1 - blockIdx.x, gridDim.y - 1 - blockIdx.y, gridDim.z - 1 - blockIdx.z);\n"
        "}\n"
-       "#define blockIdx kernelsmith_reversed_block_idx()\n"},
+       "#define blockIdx kernelsmith_reversed_block_idx()\n",
+       "//", LaunchSyntax::chevrons, "// @launch my_kernel<<<ceil_div(N, 256), 256>>>(x, y, N)"},
       {"opencl", {".cl"}, "OpenCL C", "opencl", {"cl", "ocl"}, "opencl",
        "Kernels are `__kernel void name(__global float* x, ...)` functions in OpenCL C 1.2. In a launch, grid counts "
        "work-groups and block is the work-group size (the global size is grid * block, per dimension).",
        "size_t kernelsmith_reversed_group_id(uint d) { return get_num_groups(d) - 1 - get_group_id(d); }\n"
        "#define get_group_id(d) kernelsmith_reversed_group_id(d)\n"
        "#define get_global_id(d) \\\n"
-       "  (kernelsmith_reversed_group_id(d) * get_local_size(d) + get_local_id(d) + get_global_offset(d))\n"},
+       "  (kernelsmith_reversed_group_id(d) * get_local_size(d) + get_local_id(d) + get_global_offset(d))\n",
+       "//", LaunchSyntax::chevrons, "// @launch my_kernel<<<ceil_div(N, 256), 256>>>(x, y, N)"},
       // MACA is C++ close to CUDA; no highlighter knows a "maca" fence, so examples are fenced as cpp.
       {"maca", {".maca"}, "MACA C++", "cpp", {"maca", "hip"}, "maca",
-       "Kernels are `extern \"C\" __global__ void name(...)` functions (MACA follows CUDA's syntax).", ""},
+       "Kernels are `extern \"C\" __global__ void name(...)` functions (MACA follows CUDA's syntax).", "", "//",
+       LaunchSyntax::chevrons, "// @launch my_kernel<<<ceil_div(N, 256), 256>>>(x, y, N)"},
+      // Triton is a front end of the CUDA backend: the file is compiled ahead of time to a cubin by the
+      // `triton` package in a helper process (python -m kernelsmith.triton_compile), then launched like any
+      // CUDA kernel. Its plan lines are Python comments with a Triton-style launch (docs/triton.md).
+      {"triton", {".py"}, "Triton", "python", {"py", "triton"}, "cuda",
+       "Kernels are `@triton.jit` functions in one Python file that imports only triton, triton.language and "
+       "math; at the top level only imports, @triton.jit functions and constexpr globals; no host code, no "
+       "torch. Tensors arrive as pointers; pass @tune values and other tl.constexpr parameters by keyword in the "
+       "launch.",
+       "", "#", LaunchSyntax::subscript,
+       "# @launch my_kernel[ceil_div(N, BLOCK)](x, y, N, BLOCK=BLOCK) num_warps=4 num_stages=3"},
   };
   return languages;
 }

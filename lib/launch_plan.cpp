@@ -1,8 +1,10 @@
-// The launch plan parser: `// @directive` comment lines of a candidate's source → LaunchPlan.
+// The launch plan parser: `// @directive` (or, in Triton's Python, `# @directive`) comment lines of a
+// candidate's source → LaunchPlan.
 // The grammar is in docs/candidate-format.md; every message names the directive and what was expected,
 // because the LLM that wrote the plan reads it back as feedback.
 #include "kernelsmith/launch_plan.hpp"
 #include "kernelsmith/device_attributes.hpp"
+#include "kernelsmith/language.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -235,6 +237,137 @@ LaunchDecl parse_launch(const DirectiveLine& directive) {
   return launch;
 }
 
+// The position of the bracket that closes the one at `open` (same kind), or npos.
+std::size_t matching_close(const std::string& text, std::size_t open) {
+  int depth = 0;
+  for (std::size_t i = open; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if ((c == ')' || c == ']' || c == '}') && --depth == 0) return i;
+  }
+  return std::string::npos;
+}
+
+// Where a keyword argument's name ends: `NAME = expr` (but not `==`), else npos.
+std::size_t keyword_equals(const std::string& text) {
+  std::size_t position = 0;
+  if (read_identifier(text, position).empty()) return std::string::npos;
+  skip_spaces(text, position);
+  if (position < text.size() && text[position] == '=' && (position + 1 >= text.size() || text[position + 1] != '=')) {
+    return position;
+  }
+  return std::string::npos;
+}
+
+// Triton: `kernel[grid_x, grid_y?, grid_z?](arg, ..., NAME=expr, ...) num_warps=W num_stages=S`.
+LaunchDecl parse_triton_launch(const DirectiveLine& directive) {
+  static const char* const kShape =
+      "expected `kernel[grid_x, grid_y?, grid_z?](arg, ..., NAME=value, ...) num_warps=W num_stages=S`";
+  const std::string& text = directive.rest;
+  LaunchDecl launch;
+  launch.line = directive.line;
+  launch.num_warps = "4";
+  launch.num_stages = "3";
+  std::size_t position = 0;
+  launch.kernel = read_identifier(text, position);
+  if (launch.kernel.empty()) directive.fail(fmt::format("{}; the kernel name is missing", kShape));
+  skip_spaces(text, position);
+  if (text.compare(position, 3, "<<<") == 0) {
+    directive.fail(fmt::format("{}; a Triton launch gives its grid in [...] after the name, not <<<...>>>", kShape));
+  }
+  if (position >= text.size() || text[position] != '[') {
+    directive.fail(fmt::format("{}; no \"[grid]\" after the kernel name {}", kShape, launch.kernel));
+  }
+  const std::size_t grid_close = matching_close(text, position);
+  if (grid_close == std::string::npos) directive.fail(fmt::format("{}; the grid \"[...\" is not closed", kShape));
+  const auto grid = split_top_level(text.substr(position + 1, grid_close - position - 1));
+  if (grid.size() > 3 || std::any_of(grid.begin(), grid.end(), [](const auto& part) { return part.empty(); })) {
+    directive.fail(fmt::format("{}; the grid takes one to three non-empty expressions, got \"[{}]\"", kShape,
+                               text.substr(position + 1, grid_close - position - 1)));
+  }
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    directive.check_expression(grid[i], fmt::format("grid {}", "xyz"[i]));
+    launch.grid[i] = grid[i];
+  }
+
+  position = grid_close + 1;
+  skip_spaces(text, position);
+  if (position >= text.size() || text[position] != '(') {
+    directive.fail(fmt::format("{}; the argument list \"(...)\" after the grid is missing", kShape));
+  }
+  const std::size_t args_close = matching_close(text, position);
+  if (args_close == std::string::npos) directive.fail(fmt::format("{}; the argument list is not closed", kShape));
+  const std::string inner = trim(text.substr(position + 1, args_close - position - 1));
+  if (!inner.empty()) {
+    const auto args = split_top_level(inner);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& arg = args[i];
+      if (arg.empty()) directive.fail(fmt::format("argument {} is empty", i + 1));
+      const std::size_t equals = keyword_equals(arg);
+      if (equals == std::string::npos) {
+        if (!launch.constexprs.empty()) {
+          directive.fail(fmt::format("argument {} (\"{}\") comes after the keyword argument {}: positional "
+                                     "arguments first, then the constexpr parameters as NAME=value",
+                                     i + 1, arg, launch.constexprs.back().first));
+        }
+        directive.check_expression(arg, fmt::format("argument {}", i + 1));
+        launch.args.push_back(arg);
+        continue;
+      }
+      std::string name = trim(arg.substr(0, equals));
+      std::string value = trim(arg.substr(equals + 1));
+      if (value.empty()) directive.fail(fmt::format("the keyword argument {} has no value", name));
+      for (const auto& [other, unused] : launch.constexprs) {
+        if (other == name) directive.fail(fmt::format("the keyword argument {} is given twice", name));
+      }
+      directive.check_expression(value, fmt::format("keyword argument {}", name));
+      launch.constexprs.emplace_back(std::move(name), std::move(value));
+    }
+  }
+
+  // Launch options: `name=expr` pairs separated by spaces; a value ends where the next `name=` begins.
+  std::string options = trim(text.substr(args_close + 1));
+  std::vector<std::string> seen;
+  while (!options.empty()) {
+    const std::size_t equals = keyword_equals(options);
+    if (equals == std::string::npos) {
+      directive.fail(fmt::format("unexpected text \"{}\" after the argument list; expected num_warps=W and "
+                                 "num_stages=S",
+                                 options));
+    }
+    const std::string name = trim(options.substr(0, equals));
+    std::size_t end = options.size();
+    int depth = 0;
+    for (std::size_t i = equals + 1; i < options.size(); ++i) {
+      const char c = options[i];
+      if (c == '(' || c == '[') ++depth;
+      if (c == ')' || c == ']') --depth;
+      if (depth == 0 && std::isspace(static_cast<unsigned char>(c)) &&
+          keyword_equals(trim(options.substr(i))) != std::string::npos) {
+        end = i;
+        break;
+      }
+    }
+    const std::string value = trim(options.substr(equals + 1, end - equals - 1));
+    if (name != "num_warps" && name != "num_stages") {
+      directive.fail(fmt::format("unknown launch option {}; the options are num_warps (default 4) and num_stages "
+                                 "(default 3)",
+                                 name));
+    }
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      directive.fail(fmt::format("the option {} is given twice", name));
+    }
+    seen.push_back(name);
+    if (value.empty()) directive.fail(fmt::format("the option {} has no value", name));
+    directive.check_expression(value, name);
+    (name == "num_warps" ? launch.num_warps : launch.num_stages) = value;
+    options = trim(options.substr(end));
+  }
+  // The block is what the compiled kernel requires (.reqntid): 32 threads per warp.
+  launch.block = {"32 * (" + launch.num_warps + ")", "1", "1"};
+  return launch;
+}
+
 WorkspaceDecl parse_workspace(const DirectiveLine& directive, const LaunchPlan& plan) {
   static const char* const kShape = "expected `name: dtype[count]`, e.g. `partial: float32[ceil_div(N, 256)]`";
   const std::string& text = directive.rest;
@@ -328,18 +461,22 @@ TunableParam parse_tune(const DirectiveLine& directive, const LaunchPlan& plan) 
 
 }  // namespace
 
-LaunchPlan LaunchPlan::parse(const std::string& source) {
+LaunchPlan LaunchPlan::parse(const std::string& source, const std::string& language_name) {
+  const KernelLanguage& language = kernel_language(language_name);
+  const std::string& comment = language.plan_comment;
+  const bool triton_launch = language.launch_syntax == LaunchSyntax::subscript;
   LaunchPlan plan;
   std::istringstream lines(source);
   std::string raw;
   int line_number = 0;
   while (std::getline(lines, raw)) {
     ++line_number;
-    // A directive is a line comment of its own: optional spaces, "//", optional spaces, "@name".
+    // A directive is a line comment of its own: optional spaces, the comment marker ("//" or "#", which
+    // may repeat), optional spaces, "@name".
     std::size_t position = 0;
     skip_spaces(raw, position);
-    if (raw.compare(position, 2, "//") != 0) continue;
-    while (position < raw.size() && raw[position] == '/') ++position;
+    if (raw.compare(position, comment.size(), comment) != 0) continue;
+    while (position < raw.size() && raw[position] == comment.front()) ++position;
     skip_spaces(raw, position);
     if (position >= raw.size() || raw[position] != '@') continue;
     ++position;
@@ -364,11 +501,15 @@ LaunchPlan LaunchPlan::parse(const std::string& source) {
       continue;
     }
     if (directive.name == "launch") {
-      plan.launches.push_back(parse_launch(directive));
+      plan.launches.push_back(triton_launch ? parse_triton_launch(directive) : parse_launch(directive));
     } else if (directive.name == "workspace") {
       plan.workspaces.push_back(parse_workspace(directive, plan));
     } else if (directive.name == "specialize") {
       if (!directive.rest.empty()) directive.fail(fmt::format("takes no arguments; got \"{}\"", directive.rest));
+      if (triton_launch) {
+        directive.fail("is not used in Triton: pass a size to a tl.constexpr parameter by keyword in the launch "
+                       "(`N=N`) to compile a kernel for each size configuration");
+      }
       plan.specialize = true;
     } else if (directive.name == "tune") {
       plan.tunables.push_back(parse_tune(directive, plan));
@@ -380,10 +521,9 @@ LaunchPlan LaunchPlan::parse(const std::string& source) {
     }
   }
   if (plan.launches.empty()) {
-    throw PlanError(
-        "the source declares no launch: add a line such as `// @launch my_kernel<<<ceil_div(N, 256), 256>>>(x, y, N)` "
-        "(see docs/candidate-format.md)",
-        0);
+    throw PlanError(fmt::format("the source declares no launch: add a line such as `{}` (see docs/candidate-format.md)",
+                                language.launch_example),
+                    0);
   }
   return plan;
 }

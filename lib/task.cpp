@@ -186,7 +186,7 @@ void check_source_plan(const Checker& checker, const std::string& path, const Ke
   const std::string where = source.path.empty() ? path : fmt::format("{} ({})", path, source.path);
   LaunchPlan plan;
   try {
-    plan = LaunchPlan::parse(source.source);
+    plan = LaunchPlan::parse(source.source, source.language);
   } catch (const PlanError& error) {
     checker.fail(where, error.what());
   }

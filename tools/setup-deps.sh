@@ -42,3 +42,10 @@ if [ "$need_pip" -eq 1 ]; then
   .venv/bin/python -m pip install -q "pybind11>=2.10" "scikit-build-core>=0.10" "numpy>=1.22" "pytest>=7" "datasets>=2.14" \
     tqdm matplotlib pandas nbclient ipykernel pybind11-stubgen
 fi
+# Triton, optional for users (pip install kernelsmith[triton]), is installed here so that the tests of
+# Triton candidates (tests/python/test_triton_compile.py: compiles for sm_80/sm_90, no GPU needed) run;
+# its wheels are for Linux x86_64 and aarch64 only, and the tests skip, saying why, where it is missing.
+if ! .venv/bin/python -c "import triton" >/dev/null 2>&1; then
+  echo "setup: installing triton into .venv (optional: Triton candidates)"
+  .venv/bin/python -m pip install -q "triton>=3.4" || echo "setup: triton is not installable here; its tests will skip"
+fi

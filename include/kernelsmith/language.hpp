@@ -10,6 +10,12 @@
 
 namespace kernelsmith {
 
+/// How a language's `@launch` lines are written (docs/candidate-format.md).
+enum class LaunchSyntax {
+  chevrons,   ///< C++ style: `kernel<<<grid, block[, shared_bytes]>>>(arg, ...)` (CUDA, OpenCL, MACA)
+  subscript,  ///< Triton style: `kernel[grid_x, grid_y?, grid_z?](arg, ..., NAME=value) num_warps=W num_stages=S`
+};
+
 struct KernelLanguage {
   std::string name;                     ///< as in Candidate::language and task manifests: "cuda"
   std::vector<std::string> extensions;  ///< file extensions, lower case with the dot: ".cu", ".cuh"
@@ -21,9 +27,14 @@ struct KernelLanguage {
   /// Source put before a candidate to build it with its block (work-group) indices reversed, for the
   /// evaluator's schedule check; "" where the language has none.
   std::string reversed_schedule_prelude;
+  /// The line-comment marker that starts a plan directive: "//" for the C family, "#" for Python.
+  std::string plan_comment = "//";
+  LaunchSyntax launch_syntax = LaunchSyntax::chevrons;
+  /// A complete `@launch` line, for messages that show what to write.
+  std::string launch_example;
 };
 
-/// Every kernel language, in a stable order (CUDA, OpenCL, MACA).
+/// Every kernel language, in a stable order (CUDA, OpenCL, MACA, Triton).
 KERNELSMITH_API const std::vector<KernelLanguage>& kernel_languages();
 
 /// The row for `name`, or nullptr when there is none.
@@ -35,10 +46,12 @@ KERNELSMITH_API const KernelLanguage& kernel_language(const std::string& name);
 /// "cuda, opencl, maca": the known names, for messages.
 KERNELSMITH_API std::string kernel_language_names();
 
-/// The kernel language of the backend `backend` ("cuda" → "cuda"), or "" when no language runs on it.
+/// The native kernel language of the backend `backend` ("cuda" → "cuda", the first row that runs on it;
+/// Triton also runs on "cuda", as a front end), or "" when no language runs on it.
 KERNELSMITH_API std::string language_of_backend(const std::string& backend);
 
-/// The language a file's extension implies (.cu/.cuh → cuda, .cl → opencl, .maca → maca), or "".
+/// The language a file's extension implies (.cu/.cuh → cuda, .cl → opencl, .maca → maca, .py → triton),
+/// or "".
 KERNELSMITH_API std::string language_for_extension(const std::string& path);
 
 }  // namespace kernelsmith

@@ -11,12 +11,21 @@
 // division) with ceil_div, round_up, min, max over the task's sizes, the tunable parameters and the
 // device attributes SM_COUNT, WARP_SIZE, MAX_THREADS_PER_BLOCK, SMEM_PER_BLOCK, SMEM_PER_BLOCK_OPTIN,
 // L2_BYTES. Arguments are tensor names, workspace names or integer expressions.
+//
+// Triton candidates (a Python file) write the same directives as `#` comments, with a Triton-style launch:
+//
+//   # @tune BLOCK = 1024 in {256, 512, 1024, 2048}
+//   # @launch add[ceil_div(N, BLOCK)](x, y, out, N, BLOCK=BLOCK) num_warps=4 num_stages=3
+//
+// The grid is one to three expressions in [...]; keyword arguments are the kernel's tl.constexpr
+// parameters; num_warps (default 4) sets the block, 32 * num_warps threads; num_stages defaults to 3.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernelsmith/dtype.hpp"
@@ -39,6 +48,12 @@ struct LaunchDecl {
   std::string shared_bytes = "0";
   std::vector<std::string> args;
   int line = 0;
+  /// Triton: the tl.constexpr parameters passed by keyword (`BLOCK=BLOCK`), name and expression, in order.
+  std::vector<std::pair<std::string, std::string>> constexprs;
+  /// Triton: warps per block (expression; the block is 32 * num_warps threads); "" in other languages.
+  std::string num_warps;
+  /// Triton: software pipelining stages (expression); "" in other languages.
+  std::string num_stages;
 };
 
 /// A tunable parameter: a compile-time macro the parameter mutator varies.
@@ -59,9 +74,10 @@ struct KERNELSMITH_API LaunchPlan {
   std::vector<int> requirement_lines;
   bool specialize = false;
 
-  /// Reads the plan from a source. Throws PlanError (with the line) on a malformed directive, and when
-  /// there is no @launch line.
-  static LaunchPlan parse(const std::string& source);
+  /// Reads the plan from a source written in `language` (a row of language.hpp: its comment marker and
+  /// launch syntax). Throws PlanError (with the line) on a malformed directive, and when there is no
+  /// @launch line; ValidationError for an unknown language.
+  static LaunchPlan parse(const std::string& source, const std::string& language = "cuda");
 };
 
 /// Values of named integers for expression evaluation (sizes, tunables, device attributes).

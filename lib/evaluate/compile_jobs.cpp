@@ -59,7 +59,7 @@ Precheck precheck(const Candidate& candidate, const std::string& backend_name, c
     return result;
   }
   try {
-    result.plan = LaunchPlan::parse(candidate.source);
+    result.plan = LaunchPlan::parse(candidate.source, candidate.language);
   } catch (const PlanError& e) {
     result.failure = Status::invalid_launch;
     result.message = plan_error_message(e);

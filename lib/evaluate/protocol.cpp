@@ -90,7 +90,7 @@ ReferenceState& EvaluationRun::reference(const std::string& key) {
   auto state = std::make_unique<ReferenceState>();
   state->key = key;
   try {
-    const LaunchPlan plan = LaunchPlan::parse(source->second.source);
+    const LaunchPlan plan = LaunchPlan::parse(source->second.source, source->first);
     LoadedPlan loaded = load_plan(backend_, task_, plan, source->second.source, {}, options_.compile_timeout_seconds);
     state->modules = std::move(loaded.modules);
     state->bound = std::move(loaded.bound);

@@ -56,7 +56,7 @@ std::vector<Need> workspace_needs(const Task& task, const SizeConfig& config, co
     if (source == group->end()) continue;
     LaunchPlan plan;
     try {
-      plan = LaunchPlan::parse(source->second.source);
+      plan = LaunchPlan::parse(source->second.source, language);
     } catch (const PlanError&) {
       continue;  // validate() has reported it already, for a task that was validated
     }

@@ -645,6 +645,14 @@ class LaunchDecl:
     def block(self, arg0: typing.Annotated[collections.abc.Sequence[str], "FixedSize(3)"]) -> None:
         ...
     @property
+    def constexprs(self) -> list[tuple[str, str]]:
+        """
+        Triton: the tl.constexpr parameters passed by keyword, as (name, expression) pairs.
+        """
+    @constexprs.setter
+    def constexprs(self, arg0: collections.abc.Sequence[tuple[str, str]]) -> None:
+        ...
+    @property
     def grid(self) -> typing.Annotated[list[str], "FixedSize(3)"]:
         """
         Blocks (work-groups) per dimension: three expressions.
@@ -667,6 +675,22 @@ class LaunchDecl:
         """
     @line.setter
     def line(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def num_stages(self) -> str:
+        """
+        Triton: pipelining stages (expression); "" in other languages.
+        """
+    @num_stages.setter
+    def num_stages(self, arg0: str) -> None:
+        ...
+    @property
+    def num_warps(self) -> str:
+        """
+        Triton: warps per block (expression; block = 32 * num_warps); "" in other languages.
+        """
+    @num_warps.setter
+    def num_warps(self, arg0: str) -> None:
         ...
     @property
     def shared_bytes(self) -> str:
@@ -721,9 +745,9 @@ class LaunchPlan:
     The launch plan a candidate declares in its own comment lines; see docs/candidate-format.md.
     """
     @staticmethod
-    def parse(source: str) -> LaunchPlan:
+    def parse(source: str, language: str = 'cuda') -> LaunchPlan:
         """
-        Reads the plan from a source. Raises PlanError (with .line) on a malformed directive or when there is no @launch line.
+        Reads the plan from a source written in `language` (its comment marker and launch syntax: `# @launch k[grid](...)` for "triton"). Raises PlanError (with .line) on a malformed directive or when there is no @launch line.
         """
     def __init__(self) -> None:
         ...

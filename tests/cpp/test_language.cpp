@@ -22,21 +22,36 @@ TEST_CASE("every language has one row with what its users need", "[language]") {
       CHECK(extensions.insert(extension).second);  // one language per extension
     }
   }
-  CHECK(names == std::set<std::string>{"cuda", "opencl", "maca"});
-  CHECK(kernel_language_names() == "cuda, opencl, maca");
+  CHECK(names == std::set<std::string>{"cuda", "opencl", "maca", "triton"});
+  CHECK(kernel_language_names() == "cuda, opencl, maca, triton");
 }
 
 TEST_CASE("lookups by name, extension and backend", "[language]") {
   CHECK(kernel_language("opencl").prompt_label == "OpenCL C");
   CHECK(kernel_language("maca").fence_tag == "cpp");
-  CHECK(find_kernel_language("triton") == nullptr);
+  CHECK(find_kernel_language("fortran") == nullptr);
   CHECK(language_for_extension("dir/k.CU") == "cuda");
   CHECK(language_for_extension("k.cuh") == "cuda");
   CHECK(language_for_extension("k.cl") == "opencl");
   CHECK(language_for_extension("k.maca") == "maca");
-  CHECK(language_for_extension("k.py").empty());
+  CHECK(language_for_extension("k.py") == "triton");
+  CHECK(language_for_extension("k.txt").empty());
   CHECK(language_of_backend("opencl") == "opencl");
+  CHECK(language_of_backend("cuda") == "cuda");  // Triton runs on the CUDA backend as a front end
   CHECK(language_of_backend("vulkan").empty());
+}
+
+TEST_CASE("each language says how its plan lines are written", "[language]") {
+  for (const auto& language : kernel_languages()) {
+    CHECK_FALSE(language.plan_comment.empty());
+    CHECK(language.launch_example.rfind(language.plan_comment + " @launch ", 0) == 0);
+  }
+  const KernelLanguage& triton = kernel_language("triton");
+  CHECK(triton.plan_comment == "#");
+  CHECK(triton.launch_syntax == LaunchSyntax::subscript);
+  CHECK(triton.backend == "cuda");
+  CHECK(triton.fence_tag == "python");
+  CHECK(kernel_language("cuda").launch_syntax == LaunchSyntax::chevrons);
 }
 
 TEST_CASE("an unknown language is refused naming the known ones", "[language]") {
@@ -44,6 +59,6 @@ TEST_CASE("an unknown language is refused naming the known ones", "[language]") 
     kernel_language("hip");
     FAIL("no error");
   } catch (const ValidationError& e) {
-    CHECK(std::string(e.what()) == "unknown kernel language 'hip'; expected one of cuda, opencl, maca");
+    CHECK(std::string(e.what()) == "unknown kernel language 'hip'; expected one of cuda, opencl, maca, triton");
   }
 }
