@@ -240,8 +240,13 @@ void check_sources(const Checker& checker, const Task& task) {
         checker.fail(path, fmt::format("the source says language \"{}\"", source.language));
       }
       if (source.source.find_first_not_of(" \t\r\n") == std::string::npos) checker.fail(path, "the source is empty");
-      if (group == &task.seeds && !task.references.count(language)) {
-        checker.fail(path, fmt::format("a {} seed needs a {} reference to be checked against", language, language));
+      // A seed is checked against the reference of the backend that runs it: a Triton seed against the
+      // CUDA reference (Triton is a front end of the CUDA backend).
+      const KernelLanguage* row = find_kernel_language(language);
+      const std::string reference_language = row != nullptr ? language_of_backend(row->backend) : language;
+      if (group == &task.seeds && row != nullptr && !task.references.count(reference_language)) {
+        checker.fail(path, fmt::format("a {} seed needs a {} reference to be checked against", language,
+                                       reference_language));
       }
       check_source_plan(checker, path, source, task);
     }

@@ -45,7 +45,9 @@ fi
 # Triton, optional for users (pip install kernelsmith[triton]), is installed here so that the tests of
 # Triton candidates (tests/python/test_triton_compile.py: compiles for sm_80/sm_90, no GPU needed) run;
 # its wheels are for Linux x86_64 and aarch64 only, and the tests skip, saying why, where it is missing.
-if ! .venv/bin/python -c "import triton" >/dev/null 2>&1; then
-  echo "setup: installing triton into .venv (optional: Triton candidates)"
-  .venv/bin/python -m pip install -q "triton>=3.4" || echo "setup: triton is not installable here; its tests will skip"
+# The version is pinned to the one on the GPU machines (docs/triton.md), so that CI compiles what they run.
+triton_pin="3.6.0"
+if [ "$(.venv/bin/python -c "import triton; print(triton.__version__)" 2>/dev/null)" != "$triton_pin" ]; then
+  echo "setup: installing triton $triton_pin into .venv (optional: Triton candidates)"
+  .venv/bin/python -m pip install -q "triton==$triton_pin" || echo "setup: triton is not installable here; its tests will skip"
 fi
