@@ -8,6 +8,7 @@
 #include "evaluate/plan_runner.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/language.hpp"
 #include "kernelsmith/launch_plan.hpp"
 
 namespace kernelsmith {
@@ -19,7 +20,8 @@ constexpr std::size_t kSizeAssignmentsKept = 4;
 
 std::string backend_for(const RunnerOptions& options, const Candidate& candidate) {
   if (options.backend != "auto") return options.backend;
-  if (!candidate.language.empty()) return candidate.language;  // backends are named after their languages
+  // The backend that runs the candidate's language (Triton runs on the CUDA backend, as a front end).
+  if (const KernelLanguage* language = find_kernel_language(candidate.language)) return language->backend;
   return best_backend();
 }
 
@@ -52,7 +54,7 @@ struct KernelRunner::Impl {
     at_sizes.timing_sizes = SizeConfig{"call", sizes};
     at_sizes.check_sizes.clear();
     at_sizes.cases.clear();
-    auto runner = std::make_unique<detail::PlanRunner>(*backend, at_sizes, candidate.source);
+    auto runner = std::make_unique<detail::PlanRunner>(*backend, at_sizes, candidate.source, candidate.language);
     if (loaded.size() >= kSizeAssignmentsKept) loaded.pop_front();
     loaded.push_back(Loaded{sizes, std::move(runner)});
     return *loaded.back().runner;
@@ -69,10 +71,11 @@ KernelRunner::KernelRunner(const Task& task, const Candidate& candidate, const R
   if (candidate.language.empty()) {
     throw ValidationError("KernelRunner: the candidate has no language; set it (\"cuda\", \"opencl\")");
   }
-  if (candidate.language != backend) {
-    throw ValidationError(fmt::format("KernelRunner: the candidate is written in {}, but the {} backend compiles "
-                                      "{} kernels; choose backend=\"{}\" or \"auto\"",
-                                      candidate.language, backend, backend, candidate.language));
+  const KernelLanguage& language = kernel_language(candidate.language);
+  if (language.backend != backend) {
+    throw ValidationError(fmt::format("KernelRunner: the candidate is written in {}, which runs on the {} backend, "
+                                      "not on {}; choose backend=\"{}\" or \"auto\"",
+                                      candidate.language, language.backend, backend, language.backend));
   }
   impl_->backend = create_backend(backend, options.device);
 }
