@@ -58,8 +58,9 @@ LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan,
         module_of_config[config] = loaded.modules.back().get();
       }
       for (const auto& binary : program.kernel_binaries) {
+        // Each binary is a native program of the backend (a cubin), whatever front end produced it.
         CompiledProgram part;
-        part.language = program.language;
+        part.language = backend.language();
         part.target = program.target;
         part.report = program.report;
         part.binary = binary.binary;
