@@ -418,8 +418,7 @@ def phase_agreement(report: Report, candidates: Sequence[BenchCandidate], device
 
 def phase_throughput(report: Report, tasks: Sequence[BenchTask], candidates: Sequence[BenchCandidate],
                      cache_root: Path) -> Optional[float]:
-    with_candidates = [t for t in tasks if any(c.task is t for c in candidates)]
-    rate = be.phase_throughput(report, with_candidates, candidates, cache_root)
+    rate = be.phase_throughput(report, tasks, candidates, cache_root)
     statuses = report.data["phases"].get("throughput", {}).get("statuses", {})
     if not statuses.get("ok"):
         raise RuntimeError(f"no Triton candidate was evaluated ok by kernelsmith (statuses {statuses}); "
@@ -616,6 +615,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{len(seeds)} Triton seeds, {len(candidates)} candidates with their variants")
         report.data["candidates"] = [c.key for c in candidates]
         report.data["passed_over"] = passed_over
+        tasks = [t for t in tasks if any(c.task is t for c in candidates)]
         be.make_ks_objects(tasks, candidates)
     except Exception as error:  # noqa: BLE001
         report.error("setup", error)

@@ -215,3 +215,90 @@ def test_builtin_triton_seeds_bind_and_make_a_model(path):
     assert plan.launches
     compile(bt.model_source(candidate, plan), f"{task.name}_model.py", "exec")
     assert ks.LaunchPlan.parse(candidate.source, "triton").launches  # the evaluator's own parser agrees
+
+
+class _FakeStatus:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _FakeEvaluation:
+    def __init__(self, median_ms: float, status: str = "ok") -> None:
+        self.status = _FakeStatus(status)
+        self.timing = type("Timing", (), {"median_ms": median_ms})()
+        self.stage_seconds = {"compile": 0.01, "timing": 0.02}
+        self.message = "" if status == "ok" else "line 3: @require fails"
+
+
+class _FakeEvaluator:
+    def evaluate(self, task, candidate):
+        return _FakeEvaluation(0.2)
+
+    def evaluate_batch(self, task, candidates):
+        return [_FakeEvaluation(0.2) for _ in candidates]
+
+
+def test_main_runs_every_phase_and_writes_the_report(tmp_path, monkeypatch, capsys):
+    """The orchestration without a GPU: kernelsmith, do_bench and the KernelGYM processes stand in by fakes
+    (kernelsmith 0.2 ms; do_bench 0.199 ms, within 2%; the KernelGYM way 6 s per kernel)."""
+    folder = relu_task_folder(tmp_path)
+    monkeypatch.setattr(be, "task_folders", lambda: {"relu": folder})
+    monkeypatch.setattr(bt, "missing_requirements", lambda: [])
+    monkeypatch.setattr(bt, "versions", lambda: {"triton": "3.6.0", "torch": "2.11"})
+    monkeypatch.setattr(be, "cuda_device", lambda: type("Device", (bt.DryRunDevice,), {"architecture": "sm_90"})())
+
+    def handles(tasks, candidates):
+        for task in tasks:
+            task.handle = task
+        for candidate in candidates:
+            candidate.handle = candidate
+
+    monkeypatch.setattr(be, "make_ks_objects", handles)
+    monkeypatch.setattr(be, "make_evaluator", lambda mode, cache_dir: _FakeEvaluator())
+    monkeypatch.setattr(be, "available", lambda module: None)  # torch and triton, as on the GPU machine
+    monkeypatch.setattr(bt, "jit_median_ms", lambda candidate, device, specialization, work_dir, rep_ms: (0.199, ""))
+    monkeypatch.setattr(bt, "kernelgym_evaluate", lambda candidate, env, work_dir, timeout_s: {
+        "kernel": candidate.key, "wall_s": 6.0, "import_s": 3.0, "compile_s": 1.5, "correctness_s": 0.5,
+        "timing_s": 1.0, "correct": True, "median_ms": 0.21})
+    out = tmp_path / "report.json"
+    status = bt.main(["--variants-per-task", "2", "--out", str(out)])
+    printed = capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert report["errors"] == {}
+    assert report["targets"]["agreement_within_2pct"]["met"] is True
+    # kernelsmith's rate is whatever the fakes took; the KernelGYM way is 60 s / 6 s
+    assert report["phases"]["kernelgym"]["per_minute"] == pytest.approx(10.0)
+    assert [k["kernel"] for k in report["phases"]["throughput"]["kernels"]] == [
+        "relu/seed", "relu/seed WARPS=1", "relu/seed BLOCK=512"]
+    assert report["phases"]["agreement"]["rows"][0][:4] == ["relu/seed", 0.2, 0.199, pytest.approx(0.2 / 0.199)]
+    assert report["benchmark"] == "bench_triton" and report["versions"]["triton"] == "3.6.0"
+    assert "--variants-per-task 2" in report["command"] and report["passed_over"]
+    assert "throughput_ge_20x" in report["targets"] and "KernelGYM-way rate extrapolated from 1 kernel" in printed
+    assert status == (0 if report["targets"]["throughput_ge_20x"]["met"] else 1)
+
+
+def test_main_reports_a_failed_phase_and_runs_the_others(tmp_path, monkeypatch):
+    folder = relu_task_folder(tmp_path)
+    monkeypatch.setattr(be, "task_folders", lambda: {"relu": folder})
+    monkeypatch.setattr(bt, "missing_requirements", lambda: [])
+    monkeypatch.setattr(bt, "versions", lambda: {})
+    monkeypatch.setattr(be, "cuda_device", lambda: type("Device", (bt.DryRunDevice,), {"architecture": "sm_90"})())
+    monkeypatch.setattr(be, "make_ks_objects", lambda tasks, candidates: None)
+
+    class Refusing(_FakeEvaluator):
+        def evaluate_batch(self, task, candidates):
+            return [_FakeEvaluation(0.0, "invalid_launch") for _ in candidates]
+
+    monkeypatch.setattr(be, "make_evaluator", lambda mode, cache_dir: Refusing())
+    out = tmp_path / "report.json"
+    assert bt.main(["--skip", "kernelgym", "--out", str(out)]) == 1
+    report = json.loads(out.read_text())
+    assert "no Triton candidate was evaluated ok" in report["errors"]["throughput"]
+    assert report["targets"]["agreement_within_2pct"]["met"] is None  # nothing to compare: reported, not judged
+    assert report["targets"]["throughput_ge_20x"]["met"] is None
+
+
+def test_main_without_a_gpu_says_what_is_missing(monkeypatch, capsys):
+    monkeypatch.setattr(bt, "missing_requirements", lambda: ["torch is not importable (No module named 'torch')"])
+    assert bt.main([]) == 2
+    assert "torch is not importable" in capsys.readouterr().err
