@@ -10,8 +10,8 @@
 # A tile's state is one 64-bit word, written atomically: the flag in the high half (0 nothing yet,
 # 1 the tile's own sum, 2 the inclusive prefix up to and including the tile), the value in the low half.
 # The first kernel clears the states and the ticket counter (workspaces start as garbage).
-# @tune TILE = 8192 in {2048, 4096, 8192, 16384}
-# @tune WARPS = 8 in {4, 8, 16}
+# @tune TILE = 4096 in {2048, 4096, 8192, 16384}
+# @tune WARPS = 4 in {4, 8, 16}
 # @tune WINDOW = 32 in {16, 32, 64}
 # @require TILE >= 32 * WARPS
 # @workspace states: int64[ceil_div(N, TILE)]
