@@ -287,6 +287,60 @@ def signature_for(arguments: Sequence[Any]) -> List[str]:
     return signature
 
 
+#: Device attributes of an H100 SXM (the names of docs/candidate-format.md), for plans evaluated without a
+#: device (grids and integer arguments such as ``SM_COUNT * WAVES``).
+H100_ATTRIBUTES = {
+    "SM_COUNT": 132, "WARP_SIZE": 32, "MAX_THREADS_PER_BLOCK": 1024, "SMEM_PER_BLOCK": 49152,
+    "SMEM_PER_BLOCK_OPTIN": 232448, "L2_BYTES": 52428800,
+}
+
+
+def compile_requests(task: Any, source: str, target: str = "sm_90",
+                     attributes: Optional[Dict[str, int]] = None) -> List[Dict[str, Any]]:
+    """The compile requests a Triton candidate's plan needs for a task (a kernelsmith.Task): one per launch
+    and distinct (constexprs, num_warps, num_stages) over the task's size configurations (several only
+    where a constexpr or an option depends on the sizes), without ``id``. Expressions are evaluated with
+    the sizes, the candidate's ``@tune`` values and ``attributes`` (default :data:`H100_ATTRIBUTES`); an
+    integer argument is i32 or i64 by the values it takes over every configuration (:func:`signature_for`);
+    every tensor and workspace pointer is marked 16-byte aligned. Each request also carries ``"configs"``,
+    the names of the size configurations it serves (the helper ignores the field). Raises kernelsmith's
+    PlanError, or ValidationError for an expression that does not evaluate."""
+    import kernelsmith  # the compiled extension; this module stays importable without it
+
+    plan = kernelsmith.LaunchPlan.parse(source, "triton")
+    attributes = dict(H100_ATTRIBUTES if attributes is None else attributes)
+    tunes = {param.name: int(param.value) for param in plan.tunables}
+    dtypes = {tensor.name: tensor.dtype for tensor in task.tensors}
+    dtypes.update({workspace.name: workspace.dtype for workspace in plan.workspaces})
+    configs = task.all_size_configs()
+    bindings = [{**attributes, **tunes, **dict(config.sizes)} for config in configs]
+
+    def evaluate(expression: str) -> List[int]:
+        return [int(kernelsmith.evaluate_expression(expression, b)) for b in bindings]
+
+    requests: List[Dict[str, Any]] = []
+    for launch in plan.launches:
+        arguments = [dtypes[arg] if arg in dtypes else evaluate(arg) for arg in launch.args]
+        signature = signature_for(arguments)
+        aligned = [i for i, kind in enumerate(signature) if kind.startswith("*")]
+        constexprs = [(name, evaluate(expression)) for name, expression in launch.constexprs]
+        warps = evaluate(launch.num_warps or "4")
+        stages = evaluate(launch.num_stages or "3")
+        by_options: Dict[str, Dict[str, Any]] = {}
+        for index, config in enumerate(configs):
+            request = {
+                "source": source, "kernel": launch.kernel, "signature": signature,
+                "constexprs": {name: values[index] for name, values in constexprs},
+                "num_warps": warps[index], "num_stages": stages[index], "target": target, "aligned": aligned,
+            }
+            key = json.dumps([request["constexprs"], request["num_warps"], request["num_stages"]], sort_keys=True)
+            if key not in by_options:
+                by_options[key] = dict(request, configs=[])
+                requests.append(by_options[key])
+            by_options[key]["configs"].append(config.name)
+    return requests
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Compiling
 
