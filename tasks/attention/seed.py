@@ -3,8 +3,8 @@
 # DMAX = 64 columns, so D may be anything up to 64). Keys and values advance BKV rows at a time: the
 # scores of the tile are one tl.dot, the running maximum and sum are updated once per tile (online
 # softmax) and the weighted values are a second tl.dot; the S x S scores never reach memory. Both
-# products use input_precision="ieee" (TF32 fails the tolerance). The scale 1 / sqrt(D) and log2(e)
-# are folded into the queries once, so the exponentials are exp2 of the scores.
+# products use input_precision="ieee" (TF32 fails the tolerance); the scale 1 / sqrt(D) multiplies the
+# scores, as in the reference.
 # Keys past S get a score of -inf (weight 0); a query row past S computes finite garbage that is never
 # stored, and every real row sees key 0 in its first tile, so its running maximum is finite from then on.
 # @tune BQ = 64 in {32, 64, 128}
@@ -17,9 +17,6 @@
 import triton
 import triton.language as tl
 
-LOG2_E = tl.constexpr(1.4426950408889634)
-
-
 @triton.jit
 def attention(q_ptr, k_ptr, v_ptr, o_ptr, s, d, BQ: tl.constexpr, BKV: tl.constexpr, DMAX: tl.constexpr):
     base = tl.program_id(1).to(tl.int64) * s * d  # the slice's first element
@@ -29,8 +26,10 @@ def attention(q_ptr, k_ptr, v_ptr, o_ptr, s, d, BQ: tl.constexpr, BKV: tl.conste
     dim_mask = dims < d
     q = tl.load(q_ptr + base + queries[:, None] * d + dims[None, :],
                 mask=query_mask[:, None] & dim_mask[None, :], other=0.0)
-    # D as a float: the count of real columns (d itself may arrive as a compile-time 1).
-    q = q * (LOG2_E / tl.sqrt(tl.sum(dim_mask.to(tl.float32), axis=0)))
+    # D as a float: the count of real columns (d itself may arrive as a compile-time 1). The scale is
+    # applied to the scores, as the reference does: folded into q, its rounding shifts large scores
+    # (adversarial inputs reach 1e6) by more than the tolerance.
+    scale = 1.0 / tl.sqrt(tl.sum(dim_mask.to(tl.float32), axis=0))
 
     running_max = tl.full((BQ,), -float("inf"), dtype=tl.float32)
     running_sum = tl.zeros((BQ,), dtype=tl.float32)
@@ -41,11 +40,11 @@ def attention(q_ptr, k_ptr, v_ptr, o_ptr, s, d, BQ: tl.constexpr, BKV: tl.conste
         key_mask = key_rows < s
         kt = tl.load(k_ptr + base + key_rows[None, :] * d + dims[:, None],
                      mask=dim_mask[:, None] & key_mask[None, :], other=0.0)  # (DMAX, BKV)
-        scores = tl.dot(q, kt, input_precision="ieee")
+        scores = tl.dot(q, kt, input_precision="ieee") * scale
         scores = tl.where(key_mask[None, :], scores, -float("inf"))
         new_max = tl.maximum(running_max, tl.max(scores, axis=1))
-        rescale = tl.exp2(running_max - new_max)  # 0 on the first tile
-        p = tl.exp2(scores - new_max[:, None])
+        rescale = tl.exp(running_max - new_max)  # 0 on the first tile
+        p = tl.exp(scores - new_max[:, None])
         running_sum = running_sum * rescale + tl.sum(p, axis=1)
         values = tl.load(v_ptr + base + key_rows[:, None] * d + dims[None, :],
                          mask=key_mask[:, None] & dim_mask[None, :], other=0.0)  # (BKV, DMAX)
