@@ -74,12 +74,12 @@ TEST_CASE("the built-in tasks are found and valid", "[task]") {
     INFO(name);
     CHECK(Task::load(name).name == name);
   }
-  // The three core tasks have a reference and a tunable seed in both languages.
+  // The three core tasks have a reference in both languages and a tunable seed in those and in Triton.
   for (const std::string name : {"matmul", "relu", "row_sum"}) {
     INFO(name);
     const Task task = Task::load(name);
     CHECK(task.languages() == std::vector<std::string>{"cuda", "opencl"});
-    CHECK(task.seeds.size() == 2);
+    CHECK(task.seeds.size() == 3);
     CHECK_FALSE(task.pytorch.empty());
     CHECK(task.check_sizes.size() >= 4);
     for (const auto& [language, source] : task.references) {
@@ -87,7 +87,9 @@ TEST_CASE("the built-in tasks are found and valid", "[task]") {
       CHECK(fs::exists(source.path));
       CHECK(LaunchPlan::parse(source.source).launches.size() >= 1);
     }
-    for (const auto& [language, seed] : task.seeds) CHECK_FALSE(LaunchPlan::parse(seed.source).tunables.empty());
+    for (const auto& [language, seed] : task.seeds) {
+      CHECK_FALSE(LaunchPlan::parse(seed.source, language).tunables.empty());
+    }
   }
 }
 
