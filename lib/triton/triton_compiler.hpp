@@ -23,7 +23,9 @@ struct TritonKernelSpec {
   std::vector<std::pair<std::string, std::int64_t>> constexprs;
   int num_warps = 4;
   int num_stages = 3;
-  std::vector<int> aligned;  ///< indices into `signature` of pointers the harness aligns to 16 bytes
+  /// Indices into `signature` the compiler may take as multiples of 16 (tt.divisibility): pointers the
+  /// harness aligns to 16 bytes, integers whose value is a multiple of 16.
+  std::vector<int> aligned;
   int line = 0;              ///< the plan line of its first launch, for messages
 };
 

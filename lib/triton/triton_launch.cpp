@@ -48,6 +48,29 @@ std::vector<std::string> signature_of(const BoundLaunch& launch, const BoundPlan
   return signature;
 }
 
+/// The arguments the compiler may take as multiples of 16: every pointer (the harness allocates every
+/// buffer, far beyond 16-byte aligned; KernelRunner checks the caller's tensors) and, as triton's JIT
+/// does, every integer whose value under this configuration is a non-zero multiple of 16. Sizes that are
+/// multiples of 16 then give vectorised loads without register spills; odd check sizes get a build of
+/// their own.
+std::vector<int> divisible_of(const BoundLaunch& launch) {
+  std::vector<int> divisible;
+  for (std::size_t i = 0; i < launch.args.size(); ++i) {
+    const BoundArg& arg = launch.args[i];
+    if (arg.is_buffer || (arg.value != 0 && arg.value % 16 == 0)) divisible.push_back(static_cast<int>(i));
+  }
+  return divisible;
+}
+
+/// "*fp32,*fp32,i32/16": the signature with integers known to be multiples of 16 marked.
+std::string signature_key(const BoundLaunch& launch, const BoundPlan& plan) {
+  std::vector<std::string> signature = signature_of(launch, plan);
+  for (const int index : divisible_of(launch)) {
+    if (!launch.args[static_cast<std::size_t>(index)].is_buffer) signature[static_cast<std::size_t>(index)] += "/16";
+  }
+  return fmt::format("{}", fmt::join(signature, ","));
+}
+
 }  // namespace
 
 void bind_triton_launch(const LaunchDecl& decl, const Bindings& bindings, const BoundPlan& plan, BoundLaunch& launch) {
@@ -74,8 +97,7 @@ void bind_triton_launch(const LaunchDecl& decl, const Bindings& bindings, const 
   }
   parts.push_back(fmt::format("num_warps={}", launch.num_warps));
   parts.push_back(fmt::format("num_stages={}", launch.num_stages));
-  launch.binary = fmt::format("{}[{} | {}]", decl.kernel, fmt::join(parts, " "),
-                              fmt::join(signature_of(launch, plan), ","));
+  launch.binary = fmt::format("{}[{} | {}]", decl.kernel, fmt::join(parts, " "), signature_key(launch, plan));
 }
 
 std::vector<TritonKernelSpec> triton_kernel_specs(const std::map<std::string, BoundPlan>& bound) {
@@ -92,11 +114,7 @@ std::vector<TritonKernelSpec> triton_kernel_specs(const std::map<std::string, Bo
       spec.num_warps = launch.num_warps;
       spec.num_stages = launch.num_stages;
       spec.line = launch.line;
-      // Every buffer the harness passes comes from the device allocator, aligned far beyond 16 bytes;
-      // callers that pass their own tensors are checked for it (PlanRunner::run_with_buffers).
-      for (std::size_t i = 0; i < launch.args.size(); ++i) {
-        if (launch.args[i].is_buffer) spec.aligned.push_back(static_cast<int>(i));
-      }
+      spec.aligned = divisible_of(launch);
       specs.push_back(std::move(spec));
     }
   }

@@ -15,7 +15,8 @@ Request::
 
 ``signature`` gives the types of the kernel's non-constexpr parameters in order (see
 :func:`signature_for`); ``aligned`` the indices (into ``signature``) of pointers the harness aligns to
-16 bytes; ``constexprs`` the tl.constexpr parameters by name (those with a default may be left out).
+16 bytes and of integers whose value is a multiple of 16 (both get ``tt.divisibility = 16``);
+``constexprs`` the tl.constexpr parameters by name (those with a default may be left out).
 
 Reply: ``{"id": 1, "ok": true, "cubin": base64, "name": ..., "num_warps": ..., "num_ctas": ...,
 "shared": ..., "global_scratch_size": ..., "global_scratch_align": ..., "profile_scratch_size": ...,
@@ -487,7 +488,9 @@ class Compiler:
             signature[param.name] = "constexpr" if param.is_constexpr else next(runtime_index)
         attrs = {}
         for index in request.get("aligned") or []:
-            if 0 <= index < len(runtime) and str(types[index]).startswith("*"):
+            # A pointer aligned to 16 bytes, or an integer that is a multiple of 16 (as triton's JIT
+            # specializes them).
+            if 0 <= index < len(runtime) and re.fullmatch(r"\*\w+|[iu](32|64)", str(types[index])):
                 attrs[(runtime[index].num,)] = [["tt.divisibility", 16]]
         capability = _parse_target(request.get("target", "sm_90"))
         options = {"num_warps": int(request.get("num_warps", 4)), "num_stages": int(request.get("num_stages", 3))}

@@ -129,16 +129,23 @@ TEST_CASE("Triton launches are bound with their specialization", "[triton][plan]
   CHECK(launch.constexprs[0] == std::make_pair(std::string("BLOCK"), std::int64_t(256)));
   CHECK(launch.binary == "scale_add[BLOCK=256 num_warps=4 num_stages=3 | *fp32,*fp32,*fp32,i32]");
 
-  // One specialization serves every configuration: one compile.
+  // The check sizes share one build; the timing size (N = 4096) has its own, where N is known to be a
+  // multiple of 16, as triton's JIT would specialize it.
+  CHECK(bound.at("odd_1000").launches[0].binary == launch.binary);
+  const std::string timing = task.timing_sizes.name;
+  CHECK(bound.at(timing).launches[0].binary ==
+        "scale_add[BLOCK=256 num_warps=4 num_stages=3 | *fp32,*fp32,*fp32,i32/16]");
   const auto specs = triton_kernel_specs(bound);
-  REQUIRE(specs.size() == 1);
-  CHECK(specs[0].kernel == "scale_add");
-  CHECK(specs[0].signature == std::vector<std::string>{"*fp32", "*fp32", "*fp32", "i32"});
-  CHECK(specs[0].aligned == std::vector<int>{0, 1, 2});
-  CHECK(specs[0].line == 2);
+  REQUIRE(specs.size() == 2);
+  for (const auto& spec : specs) {
+    CHECK(spec.kernel == "scale_add");
+    CHECK(spec.signature == std::vector<std::string>{"*fp32", "*fp32", "*fp32", "i32"});
+    CHECK(spec.line == 2);
+    CHECK(spec.aligned == (spec.name == launch.binary ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1, 2, 3}));
+  }
 
   // A constexpr that follows the sizes, and an integer beyond 32 bits, make their own specializations.
-  const std::string by_size = std::string(R"(# @launch scale_add[1](a, b, y, N * 3000000, BLOCK=N))") + "\n" +
+  const std::string by_size = std::string(R"(# @launch scale_add[1](a, b, y, N * 3000000 + 1, BLOCK=N))") + "\n" +
                               std::string(kScaleAdd).substr(std::string(kScaleAdd).find("import"));
   const auto per_size = bind_all(task, by_size);
   CHECK(per_size.at("one").launches[0].binary == "scale_add[BLOCK=1 num_warps=4 num_stages=3 | *fp32,*fp32,*fp32,i32]");
@@ -264,7 +271,7 @@ TEST_CASE("The Triton front end compiles a candidate to cubins without a GPU", "
                                                            target, 120.0);
     INFO(program.report.log);
     REQUIRE(program.report.ok);
-    REQUIRE(program.kernel_binaries.size() == 1);
+    REQUIRE(program.kernel_binaries.size() == 2);  // the check sizes' build and the timing size's
     const KernelBinary& binary = program.kernel_binaries[0];
     CHECK(binary.symbol == "scale_add");
     CHECK(binary.block_threads == 128);
@@ -273,7 +280,7 @@ TEST_CASE("The Triton front end compiles a candidate to cubins without a GPU", "
     CHECK(binary.scratch_pointers == 2);
     REQUIRE(binary.binary.size() > 4);
     CHECK(std::string(binary.binary.begin(), binary.binary.begin() + 4) == "\x7f" "ELF");
-    REQUIRE(program.report.kernels.size() == 1);
+    REQUIRE(program.report.kernels.size() == 2);
     CHECK(program.report.kernels[0].registers > 0);
     CHECK(program.report.kernels[0].spill_store_bytes == 0);
   }
