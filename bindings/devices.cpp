@@ -72,6 +72,25 @@ void bind_devices(py::module_& m) {
       .def("__repr__", [](const TritonStatus& t) {
         return "<TritonStatus " + (t.available ? "available: triton " + t.version : "unavailable: " + t.reason) + ">";
       });
+  py::class_<TritonKernelSpec>(m, "TritonKernelSpec",
+                               "One specialization of a @triton.jit function that a plan launches: what the "
+                               "Triton front end compiles into one cubin.")
+      .def(py::init<>())
+      .def_readwrite("name", &TritonKernelSpec::name,
+                     "The kernel and its specialization: 'add[BLOCK=1024 num_warps=4 num_stages=3 | *fp32,i32/16]'.")
+      .def_readwrite("kernel", &TritonKernelSpec::kernel, "The @triton.jit function.")
+      .def_readwrite("signature", &TritonKernelSpec::signature, "The non-constexpr parameters' types: '*fp32', 'i32'.")
+      .def_readwrite("constexprs", &TritonKernelSpec::constexprs, "The constexpr values, (name, value) in order.")
+      .def_readwrite("num_warps", &TritonKernelSpec::num_warps)
+      .def_readwrite("num_stages", &TritonKernelSpec::num_stages)
+      .def_readwrite("aligned", &TritonKernelSpec::aligned,
+                     "Indices into signature taken as multiples of 16: pointers, and integers whose value is one.")
+      .def_readwrite("line", &TritonKernelSpec::line, "The plan line of its first launch.")
+      .def_readwrite("configs", &TritonKernelSpec::configs, "The size configurations that launch it.")
+      .def("__repr__", [](const TritonKernelSpec& spec) { return "<TritonKernelSpec " + spec.name + ">"; });
+  m.def("triton_kernel_specs", &triton_kernel_specs, py::arg("task"), py::arg("source"), py::arg("device"),
+        "The specializations a Triton candidate's plan needs for a task on a device, each once, as the evaluator "
+        "compiles them (docs/triton.md).");
   m.def("triton_status", &triton_status, py::call_guard<py::gil_scoped_release>(),
         "Whether Triton candidates can be compiled here: asks a compile helper (started once, then kept) whether "
         "triton imports. Never raises.");

@@ -8,9 +8,14 @@
 // the source tree (an uninstalled build).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "kernelsmith/device.hpp"
 #include "kernelsmith/export.hpp"
+#include "kernelsmith/task.hpp"
 
 namespace kernelsmith {
 
@@ -22,6 +27,31 @@ struct TritonStatus {
   std::string python;   ///< the interpreter the helpers run
   std::string helper;   ///< the helper script
 };
+
+/// One specialization of a `@triton.jit` function that a candidate's plan launches: what the front end
+/// compiles into one cubin (docs/triton.md, "Compile stage").
+struct TritonKernelSpec {
+  /// The binary's name, which bound launches look it up by: the kernel and its specialization,
+  /// `add[BLOCK=1024 num_warps=4 num_stages=3 | *fp32,*fp32,*fp32,i32/16]`.
+  std::string name;
+  std::string kernel;                  ///< the Python function
+  std::vector<std::string> signature;  ///< the non-constexpr parameters' types: "*fp32", "i32", ...
+  std::vector<std::pair<std::string, std::int64_t>> constexprs;
+  int num_warps = 4;
+  int num_stages = 3;
+  /// Indices into `signature` the compiler may take as multiples of 16 (tt.divisibility): pointers the
+  /// harness aligns to 16 bytes, integers whose value is a multiple of 16.
+  std::vector<int> aligned;
+  int line = 0;                      ///< the plan line of its first launch
+  std::vector<std::string> configs;  ///< the size configurations that launch it
+};
+
+/// The specializations a Triton candidate's plan needs for `task` on `device` (whose attributes the
+/// plan's expressions may use), each once, in order of first launch, as the evaluator compiles them.
+/// Throws PlanError for a malformed plan, ValidationError naming the line when it does not fit the task
+/// or the device.
+KERNELSMITH_API std::vector<TritonKernelSpec> triton_kernel_specs(const Task& task, const std::string& source,
+                                                                  const DeviceInfo& device);
 
 /// Asks a helper (started on first use, then kept) whether triton imports. Never throws: a helper that
 /// cannot start is a reason.

@@ -299,7 +299,7 @@ class BuiltinEvaluator final : public Evaluator {
     } catch (const detail::InvalidLaunch& e) {
       return finish(Status::invalid_launch, e.what(), CompileReport{});
     }
-    const std::vector<detail::TritonKernelSpec> specs = detail::triton_kernel_specs(bound);
+    const std::vector<TritonKernelSpec> specs = detail::triton_kernel_specs(bound);
     const std::string target = offline_target();
     detail::Sha256 hash;
     hash.field("kernelsmith.triton/1").field(version()).field(detail::triton_version_for_cache());

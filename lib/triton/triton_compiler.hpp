@@ -15,20 +15,6 @@
 
 namespace kernelsmith::detail {
 
-/// One specialization of a `@triton.jit` function: what the helper compiles into one cubin.
-struct TritonKernelSpec {
-  std::string name;    ///< the binary's name, which bound launches look it up by (triton_launch.hpp)
-  std::string kernel;  ///< the Python function
-  std::vector<std::string> signature;  ///< the non-constexpr parameters' types: "*fp32", "i32", ...
-  std::vector<std::pair<std::string, std::int64_t>> constexprs;
-  int num_warps = 4;
-  int num_stages = 3;
-  /// Indices into `signature` the compiler may take as multiples of 16 (tt.divisibility): pointers the
-  /// harness aligns to 16 bytes, integers whose value is a multiple of 16.
-  std::vector<int> aligned;
-  int line = 0;              ///< the plan line of its first launch, for messages
-};
-
 /// What a helper said of one kernel.
 struct TritonKernelResult {
   bool ok = false;

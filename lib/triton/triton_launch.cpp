@@ -105,7 +105,14 @@ std::vector<TritonKernelSpec> triton_kernel_specs(const std::map<std::string, Bo
   std::set<std::string> seen;
   for (const auto& [config, plan] : bound) {
     for (const auto& launch : plan.launches) {
-      if (launch.binary.empty() || !seen.insert(launch.binary).second) continue;
+      if (launch.binary.empty()) continue;
+      if (!seen.insert(launch.binary).second) {
+        for (auto& spec : specs) {
+          const bool listed = std::find(spec.configs.begin(), spec.configs.end(), config) != spec.configs.end();
+          if (spec.name == launch.binary && !listed) spec.configs.push_back(config);
+        }
+        continue;
+      }
       TritonKernelSpec spec;
       spec.name = launch.binary;
       spec.kernel = launch.kernel;
@@ -114,6 +121,7 @@ std::vector<TritonKernelSpec> triton_kernel_specs(const std::map<std::string, Bo
       spec.num_warps = launch.num_warps;
       spec.num_stages = launch.num_stages;
       spec.line = launch.line;
+      spec.configs = {config};
       spec.aligned = divisible_of(launch);
       specs.push_back(std::move(spec));
     }
@@ -186,3 +194,19 @@ void apply_kernel_binary(BoundLaunch& launch, BoundPlan& plan, const KernelBinar
 }
 
 }  // namespace kernelsmith::detail
+
+namespace kernelsmith {
+
+std::vector<TritonKernelSpec> triton_kernel_specs(const Task& task, const std::string& source,
+                                                  const DeviceInfo& device) {
+  const LaunchPlan plan = LaunchPlan::parse(source, "triton");
+  std::map<std::string, detail::BoundPlan> bound;
+  try {
+    for (const auto& config : task.all_size_configs()) bound[config.name] = detail::bind_plan(task, plan, config, device);
+  } catch (const detail::InvalidLaunch& e) {
+    throw ValidationError(fmt::format("task {}: {}", task.name, e.what()));
+  }
+  return detail::triton_kernel_specs(bound);
+}
+
+}  // namespace kernelsmith

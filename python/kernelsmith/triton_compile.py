@@ -296,49 +296,42 @@ H100_ATTRIBUTES = {
 }
 
 
-def compile_requests(task: Any, source: str, target: str = "sm_90",
-                     attributes: Optional[Dict[str, int]] = None) -> List[Dict[str, Any]]:
-    """The compile requests a Triton candidate's plan needs for a task (a kernelsmith.Task): one per launch
-    and distinct (constexprs, num_warps, num_stages) over the task's size configurations (several only
-    where a constexpr or an option depends on the sizes), without ``id``. Expressions are evaluated with
-    the sizes, the candidate's ``@tune`` values and ``attributes`` (default :data:`H100_ATTRIBUTES`); an
-    integer argument is i32 or i64 by the values it takes over every configuration (:func:`signature_for`);
-    every tensor and workspace pointer is marked 16-byte aligned. Each request also carries ``"configs"``,
-    the names of the size configurations it serves (the helper ignores the field). Raises kernelsmith's
-    PlanError, or ValidationError for an expression that does not evaluate."""
+def attributes_device(attributes: Optional[Dict[str, int]] = None) -> Any:
+    """A kernelsmith.DeviceInfo whose attributes (the names of docs/candidate-format.md) are
+    ``attributes`` (default :data:`H100_ATTRIBUTES`): a device for plans evaluated without one."""
     import kernelsmith  # the compiled extension; this module stays importable without it
 
-    plan = kernelsmith.LaunchPlan.parse(source, "triton")
-    attributes = dict(H100_ATTRIBUTES if attributes is None else attributes)
-    tunes = {param.name: int(param.value) for param in plan.tunables}
-    dtypes = {tensor.name: tensor.dtype for tensor in task.tensors}
-    dtypes.update({workspace.name: workspace.dtype for workspace in plan.workspaces})
-    configs = task.all_size_configs()
-    bindings = [{**attributes, **tunes, **dict(config.sizes)} for config in configs]
+    values = dict(H100_ATTRIBUTES if attributes is None else attributes)
+    device = kernelsmith.DeviceInfo()
+    device.backend = "cuda"
+    device.name = "device attributes"
+    device.compute_units = values["SM_COUNT"]
+    device.warp_size = values["WARP_SIZE"]
+    device.max_threads_per_block = values["MAX_THREADS_PER_BLOCK"]
+    device.shared_per_block = values["SMEM_PER_BLOCK"]
+    device.shared_per_block_optin = values["SMEM_PER_BLOCK_OPTIN"]
+    device.l2_bytes = values["L2_BYTES"]
+    return device
 
-    def evaluate(expression: str) -> List[int]:
-        return [int(kernelsmith.evaluate_expression(expression, b)) for b in bindings]
 
-    requests: List[Dict[str, Any]] = []
-    for launch in plan.launches:
-        arguments = [dtypes[arg] if arg in dtypes else evaluate(arg) for arg in launch.args]
-        signature = signature_for(arguments)
-        aligned = [i for i, kind in enumerate(signature) if kind.startswith("*")]
-        constexprs = [(name, evaluate(expression)) for name, expression in launch.constexprs]
-        warps = evaluate(launch.num_warps or "4")
-        stages = evaluate(launch.num_stages or "3")
-        by_options: Dict[str, Dict[str, Any]] = {}
-        for index, config in enumerate(configs):
-            request = {
-                "source": source, "kernel": launch.kernel, "signature": signature,
-                "constexprs": {name: values[index] for name, values in constexprs},
-                "num_warps": warps[index], "num_stages": stages[index], "target": target, "aligned": aligned,
-            }
-            key = json.dumps([request["constexprs"], request["num_warps"], request["num_stages"]], sort_keys=True)
-            if key not in by_options:
-                by_options[key] = dict(request, configs=[])
-                requests.append(by_options[key])
-            by_options[key]["configs"].append(config.name)
+def compile_requests(task: Any, source: str, target: str = "sm_90",
+                     attributes: Optional[Dict[str, int]] = None) -> List[Dict[str, Any]]:
+    """The compile requests a Triton candidate's plan needs for a task (a kernelsmith.Task), exactly the
+    specializations the evaluator compiles (kernelsmith.triton_kernel_specs, docs/triton.md): one per
+    distinct kernel, constexprs, warps, stages and argument types over the task's size configurations,
+    with the plan's expressions evaluated on a device of ``attributes`` (default
+    :data:`H100_ATTRIBUTES`). Each request also carries ``"name"`` (the specialization) and ``"configs"``
+    (the size configurations it serves); the helper ignores both. Raises kernelsmith's PlanError or
+    ValidationError."""
+    import kernelsmith
+
+    requests = []
+    for spec in kernelsmith.triton_kernel_specs(task, source, attributes_device(attributes)):
+        requests.append({
+            "source": source, "kernel": spec.kernel, "signature": list(spec.signature),
+            "constexprs": dict(spec.constexprs), "num_warps": spec.num_warps, "num_stages": spec.num_stages,
+            "target": target, "aligned": list(spec.aligned), "name": spec.name, "configs": list(spec.configs),
+        })
     return requests
 
 

@@ -62,13 +62,16 @@ def test_the_seed_passes_the_gate_and_its_requirements_hold(name):
 def test_compile_requests_follow_the_plan():
     task, source = load("prefix_scan")
     requests = tc.compile_requests(task, source, "sm_80")
-    assert [r["kernel"] for r in requests] == ["clear_states", "scan"]
-    clear, scan = requests
-    assert clear["signature"] == ["*i64", "*i32", "i32"] and clear["aligned"] == [0, 1]
+    assert [r["kernel"] for r in requests][:2] == ["clear_states", "scan"]
+    clear, scan = requests[0], requests[1]
+    assert clear["signature"] == ["*i64", "*i32", "i32"] and clear["aligned"][:2] == [0, 1]
     assert clear["constexprs"] == {"BLOCK": 1024} and clear["num_warps"] == 4 and clear["num_stages"] == 1
     assert scan["signature"] == ["*i32", "*i32", "*i64", "*i32", "i32"]
     assert scan["constexprs"] == {"TILE": 4096, "WINDOW": 32} and scan["target"] == "sm_80"
-    assert len(scan["configs"]) == len(task.all_size_configs())
+    # Every size configuration is served, by a build of its own where an integer argument's divisibility
+    # by 16 differs (as triton's JIT specializes).
+    served = sorted(config for request in requests if request["kernel"] == "scan" for config in request["configs"])
+    assert served == sorted(config.name for config in task.all_size_configs())
 
 
 #: Seeds whose sm_90 compile spills registers. Compiled once for every size configuration, with sizes of
