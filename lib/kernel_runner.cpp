@@ -8,6 +8,7 @@
 #include "evaluate/plan_runner.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/language.hpp"
 #include "kernelsmith/launch_plan.hpp"
 
 namespace kernelsmith {
@@ -19,7 +20,8 @@ constexpr std::size_t kSizeAssignmentsKept = 4;
 
 std::string backend_for(const RunnerOptions& options, const Candidate& candidate) {
   if (options.backend != "auto") return options.backend;
-  if (!candidate.language.empty()) return candidate.language;  // backends are named after their languages
+  // The language's own backend: Triton runs on cuda.
+  if (!candidate.language.empty()) return kernel_language(candidate.language).backend;
   return best_backend();
 }
 
@@ -65,16 +67,23 @@ KernelRunner::KernelRunner(const Task& task, const Candidate& candidate, const R
     : impl_(std::make_unique<Impl>()) {
   impl_->task = task;
   impl_->candidate = candidate;
-  const std::string backend = backend_for(options, candidate);
   if (candidate.language.empty()) {
-    throw ValidationError("KernelRunner: the candidate has no language; set it (\"cuda\", \"opencl\")");
+    throw ValidationError("KernelRunner: the candidate has no language; set it (\"cuda\", \"opencl\", \"triton\")");
   }
-  if (candidate.language != backend) {
-    throw ValidationError(fmt::format("KernelRunner: the candidate is written in {}, but the {} backend compiles "
-                                      "{} kernels; choose backend=\"{}\" or \"auto\"",
-                                      candidate.language, backend, backend, candidate.language));
+  const KernelLanguage& language = kernel_language(candidate.language);
+  const std::string backend = backend_for(options, candidate);
+  if (language.backend != backend) {
+    throw ValidationError(fmt::format("KernelRunner: the candidate is written in {}, which runs on the {} backend, "
+                                      "not {}; choose backend=\"{}\" or \"auto\"",
+                                      candidate.language, language.backend, backend, language.backend));
   }
+  // BackendUnavailableError with the reason where the backend cannot run here (no CUDA device for Triton).
   impl_->backend = create_backend(backend, options.device);
+  if (impl_->backend->language() != candidate.language) {
+    throw NotSupportedError(fmt::format("KernelRunner: the {} backend does not run {} candidates yet: it compiles {} "
+                                        "kernels (docs/triton.md, Status)",
+                                        backend, candidate.language, impl_->backend->language()));
+  }
 }
 
 KernelRunner KernelRunner::reference(const Task& task, const RunnerOptions& options) {
