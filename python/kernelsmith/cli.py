@@ -20,9 +20,10 @@ def _core():
     return kernelsmith
 
 
-def _language_availability(ks, language, backend_available: bool, backend_reason: str):
-    """(ok, reason) for running candidates of one language here: its backend, and for Triton the triton
-    package that compiles it (kernelsmith.triton_compile.availability(), which needs no GPU)."""
+def _language_availability(language, backend_available: bool):
+    """(ok, reason) for running candidates of one language here: its backend (whose own entry says why it is
+    unavailable), and for Triton the triton package that compiles it (kernelsmith.triton_compile.availability(),
+    which needs no GPU)."""
     if language.name == "triton":
         from kernelsmith import triton_compile
 
@@ -30,7 +31,7 @@ def _language_availability(ks, language, backend_available: bool, backend_reason
         if not ok:
             return False, reason
         if not backend_available:
-            return False, f"{reason} is installed, but the {language.backend} backend is unavailable: {backend_reason}"
+            return False, f"{reason} is installed, but the {language.backend} backend is unavailable"
         return True, reason
     if not backend_available:
         return False, f"the {language.backend} backend is unavailable"
@@ -43,7 +44,7 @@ def _languages_of(ks, backend) -> list:
     for language in ks.kernel_languages():
         if language.backend != backend.name:
             continue
-        ok, reason = _language_availability(ks, language, backend.available, backend.reason)
+        ok, reason = _language_availability(language, backend.available)
         languages.append({"name": language.name, "label": language.prompt_label, "available": ok, "reason": reason})
     return languages
 
@@ -99,7 +100,7 @@ def _backend_for_language(ks, language_name: str, requested: str) -> str:
         raise ks.BackendUnavailableError(
             f"{language.prompt_label} candidates need the {language.backend} backend, and this machine has none: "
             f"{why}")
-    ok, reason = _language_availability(ks, language, backend.available, backend.reason)
+    ok, reason = _language_availability(language, backend.available)
     if not ok:
         raise ks.BackendUnavailableError(f"{language.prompt_label} candidates cannot run here: {reason}")
     return language.backend
