@@ -391,8 +391,7 @@ void bind_arrays(py::module_& m) {
            "Loads `candidate` (a Candidate, a candidate file as a pathlib.Path, whose extension names the language, or "
            "a source string in the backend's language) on a backend; with candidate=None the task's reference. "
            "backend='auto' picks the backend of the candidate's language (cuda for Triton), else the best "
-           "available backend. Raises BackendUnavailableError with the reason when the backend cannot run here, "
-           "NotSupportedError when it does not run the candidate's language.")
+           "available backend. Raises BackendUnavailableError with the reason when the backend cannot run here.")
       .def(
           "run",
           [](KernelRunner& runner, const py::object& tensors, const py::object& sizes, const py::object& out,

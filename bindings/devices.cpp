@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "kernelsmith/device.hpp"
+#include "kernelsmith/triton.hpp"
 
 namespace py = pybind11;
 
@@ -60,6 +61,23 @@ void bind_devices(py::module_& m) {
         "Every backend this build knows, with its devices or the reason it is unavailable.");
   m.def("best_backend", &best_backend, py::call_guard<py::gil_scoped_release>(),
         "The backend to use when none is named: a GPU backend first, then OpenCL.");
+  py::class_<TritonStatus>(m, "TritonStatus",
+                           "Whether Triton candidates can be compiled here (docs/triton.md), and by what.")
+      .def(py::init<>())
+      .def_readwrite("available", &TritonStatus::available, "The triton package imports and its launch ABI is known.")
+      .def_readwrite("version", &TritonStatus::version, "The triton package's version, e.g. '3.6.0'.")
+      .def_readwrite("reason", &TritonStatus::reason, "Why not, when not available, and how to install it.")
+      .def_readwrite("python", &TritonStatus::python, "The Python interpreter the compile helpers run.")
+      .def_readwrite("helper", &TritonStatus::helper, "The compile helper script (triton_compile.py).")
+      .def("__repr__", [](const TritonStatus& t) {
+        return "<TritonStatus " + (t.available ? "available: triton " + t.version : "unavailable: " + t.reason) + ">";
+      });
+  m.def("triton_status", &triton_status, py::call_guard<py::gil_scoped_release>(),
+        "Whether Triton candidates can be compiled here: asks a compile helper (started once, then kept) whether "
+        "triton imports. Never raises.");
+  m.def("set_triton_python", &set_triton_python, py::arg("python"),
+        "The Python interpreter the Triton compile helpers run when $KERNELSMITH_PYTHON is not set; importing "
+        "kernelsmith sets it to sys.executable.");
   m.def("devices_json", [] { return to_json(devices()); }, py::call_guard<py::gil_scoped_release>(),
         "devices() as a JSON document (schema kernelsmith.devices/1).");
 }

@@ -141,11 +141,46 @@ EvaluatorOptions evaluator_options_from_json(const Json& j) {
   return o;
 }
 
+Json kernel_binary_to_json(const KernelBinary& k) {
+  return {{"name", k.name},
+          {"symbol", k.symbol},
+          {"binary", base64_encode(k.binary)},
+          {"block_threads", k.block_threads},
+          {"num_ctas", k.num_ctas},
+          {"shared_bytes", k.shared_bytes},
+          {"scratch_pointers", k.scratch_pointers},
+          {"global_scratch_bytes", k.global_scratch_bytes},
+          {"global_scratch_align", k.global_scratch_align},
+          {"profile_scratch_bytes", k.profile_scratch_bytes},
+          {"profile_scratch_align", k.profile_scratch_align},
+          {"param_count", k.param_count}};
+}
+
+KernelBinary kernel_binary_from_json(const Json& j) {
+  KernelBinary k;
+  k.name = j.at("name").get<std::string>();
+  k.symbol = j.at("symbol").get<std::string>();
+  k.binary = base64_decode(j.at("binary").get<std::string>());
+  k.block_threads = j.at("block_threads").get<int>();
+  k.num_ctas = j.at("num_ctas").get<int>();
+  k.shared_bytes = j.at("shared_bytes").get<std::size_t>();
+  k.scratch_pointers = j.at("scratch_pointers").get<int>();
+  k.global_scratch_bytes = j.at("global_scratch_bytes").get<std::size_t>();
+  k.global_scratch_align = j.at("global_scratch_align").get<std::size_t>();
+  k.profile_scratch_bytes = j.at("profile_scratch_bytes").get<std::size_t>();
+  k.profile_scratch_align = j.at("profile_scratch_align").get<std::size_t>();
+  k.param_count = j.at("param_count").get<int>();
+  return k;
+}
+
 Json compiled_program_to_json(const CompiledProgram& program) {
+  Json kernel_binaries = Json::array();
+  for (const auto& k : program.kernel_binaries) kernel_binaries.push_back(kernel_binary_to_json(k));
   return {{"language", program.language},
           {"target", program.target},
           {"binary", base64_encode(program.binary)},
           {"symbols", program.symbols},
+          {"kernel_binaries", kernel_binaries},
           {"report", compile_report_to_json(program.report)}};
 }
 
@@ -155,6 +190,10 @@ CompiledProgram compiled_program_from_json(const Json& j) {
   program.target = j.at("target").get<std::string>();
   program.binary = base64_decode(j.at("binary").get<std::string>());
   program.symbols = j.at("symbols").get<std::map<std::string, std::string>>();
+  // Absent from documents written before front ends compiled kernels one by one (compile cache entries).
+  if (j.contains("kernel_binaries")) {
+    for (const auto& k : j.at("kernel_binaries")) program.kernel_binaries.push_back(kernel_binary_from_json(k));
+  }
   program.report = compile_report_from_json(JsonField(j.at("report"), "<compiled program>", "report"));
   return program;
 }

@@ -20,8 +20,8 @@ constexpr std::size_t kSizeAssignmentsKept = 4;
 
 std::string backend_for(const RunnerOptions& options, const Candidate& candidate) {
   if (options.backend != "auto") return options.backend;
-  // The language's own backend: Triton runs on cuda.
-  if (!candidate.language.empty()) return kernel_language(candidate.language).backend;
+  // The backend that runs the candidate's language (Triton runs on the CUDA backend, as a front end).
+  if (const KernelLanguage* language = find_kernel_language(candidate.language)) return language->backend;
   return best_backend();
 }
 
@@ -54,7 +54,7 @@ struct KernelRunner::Impl {
     at_sizes.timing_sizes = SizeConfig{"call", sizes};
     at_sizes.check_sizes.clear();
     at_sizes.cases.clear();
-    auto runner = std::make_unique<detail::PlanRunner>(*backend, at_sizes, candidate.source);
+    auto runner = std::make_unique<detail::PlanRunner>(*backend, at_sizes, candidate.source, candidate.language);
     if (loaded.size() >= kSizeAssignmentsKept) loaded.pop_front();
     loaded.push_back(Loaded{sizes, std::move(runner)});
     return *loaded.back().runner;
@@ -67,23 +67,17 @@ KernelRunner::KernelRunner(const Task& task, const Candidate& candidate, const R
     : impl_(std::make_unique<Impl>()) {
   impl_->task = task;
   impl_->candidate = candidate;
+  const std::string backend = backend_for(options, candidate);
   if (candidate.language.empty()) {
-    throw ValidationError("KernelRunner: the candidate has no language; set it (\"cuda\", \"opencl\", \"triton\")");
+    throw ValidationError("KernelRunner: the candidate has no language; set it (\"cuda\", \"opencl\")");
   }
   const KernelLanguage& language = kernel_language(candidate.language);
-  const std::string backend = backend_for(options, candidate);
   if (language.backend != backend) {
     throw ValidationError(fmt::format("KernelRunner: the candidate is written in {}, which runs on the {} backend, "
-                                      "not {}; choose backend=\"{}\" or \"auto\"",
+                                      "not on {}; choose backend=\"{}\" or \"auto\"",
                                       candidate.language, language.backend, backend, language.backend));
   }
-  // BackendUnavailableError with the reason where the backend cannot run here (no CUDA device for Triton).
   impl_->backend = create_backend(backend, options.device);
-  if (impl_->backend->language() != candidate.language) {
-    throw NotSupportedError(fmt::format("KernelRunner: the {} backend does not run {} candidates yet: it compiles {} "
-                                        "kernels (docs/triton.md, Status)",
-                                        backend, candidate.language, impl_->backend->language()));
-  }
 }
 
 KernelRunner KernelRunner::reference(const Task& task, const RunnerOptions& options) {

@@ -30,6 +30,28 @@ struct CompileOptions {
   double timeout_seconds = 60.0;
 };
 
+/// A kernel that a front end compiled into a binary of its own (Triton: one cubin per specialization of a
+/// `@triton.jit` function), with the launch its compiler fixed (docs/triton.md, "Launch ABI").
+struct KernelBinary {
+  /// The name the bound launches look it up by: the plan's kernel and its specialization
+  /// (`add[BLOCK=1024 num_warps=4 num_stages=3 *fp32,*fp32,*fp32,i32]`).
+  std::string name;
+  std::string symbol;                 ///< its entry point in `binary`
+  std::vector<std::uint8_t> binary;   ///< a cubin
+  int block_threads = 0;              ///< the block it requires (32 x num_warps threads)
+  int num_ctas = 1;                   ///< blocks per program (thread-block clusters); kernelsmith launches 1
+  std::size_t shared_bytes = 0;       ///< dynamic shared memory each block needs
+  /// After the plan's arguments the kernel takes this many device pointers: global scratch, then profile
+  /// scratch (Triton >= 3.4). Each scratch area is `bytes` per block at `align`; 0 bytes: a null pointer.
+  int scratch_pointers = 0;
+  std::size_t global_scratch_bytes = 0;
+  std::size_t global_scratch_align = 1;
+  std::size_t profile_scratch_bytes = 0;
+  std::size_t profile_scratch_align = 1;
+  /// The kernel's parameter count as its compiler reports it (-1 unknown): checked against the driver's.
+  int param_count = -1;
+};
+
 /// A compiled program: the bytes a backend loads (cubin, or OpenCL source for a build at load time).
 struct CompiledProgram {
   CompileReport report;
@@ -39,6 +61,9 @@ struct CompiledProgram {
   /// Kernel names as the source and the plan write them → the symbols `binary` exports, where the two
   /// differ (C++ and template kernels that NVRTC mangles). Empty for extern "C" kernels and for OpenCL.
   std::map<std::string, std::string> symbols;
+  /// Kernels compiled each into a binary of its own (Triton), loaded with the program as one module
+  /// each; empty where `binary` holds every kernel (NVRTC, OpenCL).
+  std::vector<KernelBinary> kernel_binaries;
 };
 
 /// What the device API says of a kernel's parameter.

@@ -1,10 +1,12 @@
 #include "evaluate/compile_jobs.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "detail/text.hpp"
+#include "kernelsmith/language.hpp"
 
 namespace kernelsmith::detail {
 
@@ -46,10 +48,19 @@ std::string sizes_label(const std::string& config) {
 
 Precheck precheck(const Candidate& candidate, const std::string& backend_name, const std::string& backend_language) {
   Precheck result;
-  if (candidate.language != backend_language) {
+  // The backend's own language, or a front end that compiles for it (Triton on CUDA).
+  const KernelLanguage* language = find_kernel_language(candidate.language);
+  if (candidate.language != backend_language && (language == nullptr || language->backend != backend_name)) {
+    std::vector<std::string> runs;
+    for (const auto& row : kernel_languages()) {
+      if (row.backend == backend_name) runs.push_back(row.name);
+    }
     result.failure = Status::compile_error;
-    result.message = fmt::format("the {} backend compiles {} kernels; this candidate is written in {}", backend_name,
-                                 backend_language, candidate.language.empty() ? "no known language" : candidate.language);
+    result.message = fmt::format("the {} backend runs {} kernels; this candidate is written in {}{}", backend_name,
+                                 fmt::join(runs, " and "),
+                                 candidate.language.empty() ? "no known language" : candidate.language,
+                                 language != nullptr ? fmt::format(", which runs on the {} backend", language->backend)
+                                                     : std::string());
     return result;
   }
   if (const auto binary = binary_content(candidate.source)) {

@@ -22,6 +22,8 @@
 #include "detail/sha256.hpp"
 #include "detail/thread_pool.hpp"
 #include "evaluate/worker.hpp"
+#include "triton/triton_compiler.hpp"
+#include "triton/triton_launch.hpp"
 #include "json_codec.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
@@ -241,6 +243,7 @@ class BuiltinEvaluator final : public Evaluator {
       }
       if (!checked.ok()) return finish(*checked.failure, checked.message, {});
       const LaunchPlan& plan = checked.plan;
+      if (detail::launches_triton_kernels(plan)) return triton_compile_stage(task, candidate, plan, finish);
       if (!offline_compiles_) return outcome;  // compiled by the backend in the worker (OpenCL)
       for (const auto& job : detail::compile_jobs(task, plan, offline_target(), options_.compile_timeout_seconds)) {
         const std::string key = cache_key(candidate.source, job.options);
@@ -279,6 +282,51 @@ class BuiltinEvaluator final : public Evaluator {
       report.log = e.what();
       return finish(Status::compile_error, fmt::format("the compiler failed: {}", e.what()), report);
     }
+    outcome.seconds = seconds_since(start);
+    return outcome;
+  }
+
+  // Triton: the plan is bound to every size configuration here (each launch's constexprs, warps, stages
+  // and argument types name the specialization it needs), and each distinct specialization is compiled
+  // to a cubin by the front end's helper processes. The program is cached like an NVRTC one.
+  template <typename Finish>
+  CompileOutcome triton_compile_stage(const Task& task, const Candidate& candidate, const LaunchPlan& plan,
+                                      Finish& finish) {
+    const auto start = Clock::now();
+    std::map<std::string, detail::BoundPlan> bound;
+    try {
+      for (const auto& config : task.all_size_configs()) bound[config.name] = detail::bind_plan(task, plan, config, device_);
+    } catch (const detail::InvalidLaunch& e) {
+      return finish(Status::invalid_launch, e.what(), CompileReport{});
+    }
+    const std::vector<detail::TritonKernelSpec> specs = detail::triton_kernel_specs(bound);
+    const std::string target = offline_target();
+    detail::Sha256 hash;
+    hash.field("kernelsmith.triton/1").field(version()).field(detail::triton_version_for_cache());
+    hash.field(candidate.source).field(target);
+    for (const auto& spec : specs) {
+      hash.field(spec.name);
+      for (const int index : spec.aligned) hash.field(std::to_string(index));
+    }
+    const std::string key = hash.hex();
+    CompiledProgram program;
+    if (auto cached = compile_cache_.find(key)) {
+      program = std::move(*cached);
+      program.report.cached = true;
+    } else {
+      program = detail::compile_triton_program(candidate.source, specs, target, options_.compile_timeout_seconds);
+      program.report.cached = false;
+      compile_cache_.store(key, program);
+    }
+    if (!program.report.ok) {
+      const std::string headline = detail::headline_of_log(program.report.log);
+      return finish(Status::compile_error,
+                    headline.empty() ? std::string("the Triton compiler rejected the source")
+                                     : "the Triton compiler rejected the source: " + headline,
+                    program.report);
+    }
+    CompileOutcome outcome;
+    outcome.programs[""] = std::move(program);
     outcome.seconds = seconds_since(start);
     return outcome;
   }

@@ -134,7 +134,9 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     // "Races"). A source the reversing prelude does not suit is checked without it, and says so.
     std::optional<LoadedPlan> reversed;
     const std::string& prelude = kernel_language(candidate.language).reversed_schedule_prelude;
-    if (options.schedule_check && (options.mode == "strict" || options.screen_schedule_check) && !prelude.empty()) {
+    const bool schedule_check = options.schedule_check && (options.mode == "strict" || options.screen_schedule_check);
+    if (schedule_check && prelude.empty()) add_flag(evaluation.integrity, "schedule_check_unavailable");
+    if (schedule_check && !prelude.empty()) {
       try {
         reversed = load_plan(backend_, task, plan, prelude + candidate.source, {}, options.compile_timeout_seconds);
       } catch (const DeviceFault&) {

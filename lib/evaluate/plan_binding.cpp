@@ -9,12 +9,11 @@
 
 #include "detail/expression.hpp"
 #include "kernelsmith/device_attributes.hpp"
+#include "triton/triton_launch.hpp"
 
 namespace kernelsmith::detail {
 
 std::string line_prefix(int line) { return line > 0 ? fmt::format("line {}: ", line) : std::string(); }
-
-namespace {
 
 std::int64_t evaluate_in_plan(const std::string& expression, const Bindings& bindings, int line,
                               const std::string& what) {
@@ -24,6 +23,8 @@ std::int64_t evaluate_in_plan(const std::string& expression, const Bindings& bin
     throw InvalidLaunch(fmt::format("{}{} `{}`: {}", line_prefix(line), what, expression, e.what()));
   }
 }
+
+namespace {
 
 std::uint32_t launch_dimension(const std::string& expression, const Bindings& bindings, const LaunchDecl& launch,
                                const char* what, int axis) {
@@ -149,6 +150,7 @@ BoundPlan bind_plan(const Task& task, const LaunchPlan& plan, const SizeConfig& 
       }
       out.args.push_back(arg);
     }
+    if (!launch.num_warps.empty()) bind_triton_launch(launch, bindings, bound, out);
     bound.launches.push_back(std::move(out));
   }
   return bound;

@@ -52,6 +52,13 @@ struct BoundLaunch {
   std::size_t shared_bytes = 0;
   std::vector<BoundArg> args;
   std::uint64_t handle = 0;
+  /// Triton: the constexpr values, warps and stages under this configuration, and the name of the
+  /// binary compiled for exactly that specialization (triton/triton_launch.hpp); "" in other languages,
+  /// whose kernels are looked up by `kernel`.
+  std::vector<std::pair<std::string, std::int64_t>> constexprs;
+  int num_warps = 0;
+  int num_stages = 0;
+  std::string binary;
 };
 
 struct BoundPlan {
@@ -61,6 +68,10 @@ struct BoundPlan {
   /// The modules its kernels live in, whose globals are reset before every run (reset_plan_state).
   std::vector<std::uint64_t> modules;
 };
+
+/// Evaluates one of the plan's expressions; a mistake is an InvalidLaunch naming the line and `what`.
+std::int64_t evaluate_in_plan(const std::string& expression, const Bindings& bindings, int line,
+                              const std::string& what);
 
 /// The names a plan's expressions may use for one size configuration: the device's attributes, the
 /// plan's tunables and the configuration's sizes (later ones shadow earlier ones).

@@ -10,6 +10,8 @@
 #include "evaluate/build_failure.hpp"
 #include "evaluate/host_tensors.hpp"
 #include "kernelsmith/device_attributes.hpp"
+#include "triton/triton_compiler.hpp"
+#include "triton/triton_launch.hpp"
 
 namespace kernelsmith::detail {
 
@@ -22,7 +24,11 @@ LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan,
   for (const auto& config : task.all_size_configs()) loaded.bound[config.name] = bind_plan(task, plan, config, backend.device());
 
   ProgramSet programs = given;
-  if (programs.empty()) {
+  if (programs.empty() && launches_triton_kernels(plan)) {
+    // Triton is compiled by its front end, for this device's architecture, one binary per specialization.
+    programs[""] = compile_triton_program(source, triton_kernel_specs(loaded.bound), backend.device().architecture,
+                                          compile_timeout);
+  } else if (programs.empty()) {
     for (const auto& job : compile_jobs(task, plan, "", compile_timeout)) {
       programs[job.config] = backend.compile(source, job.options);
     }
@@ -42,34 +48,70 @@ LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan,
     }
   }
   std::map<std::string, std::uint64_t> module_of_config;
+  // Kernels compiled one binary each (Triton): the module and the binary of each, by binary name.
+  std::map<std::string, std::map<std::string, std::pair<std::uint64_t, const KernelBinary*>>> binaries_of_config;
   for (const auto& [config, program] : programs) {
     const auto start = Clock::now();
     try {
-      loaded.modules.push_back(load_module(backend, program));
+      if (program.kernel_binaries.empty()) {
+        loaded.modules.push_back(load_module(backend, program));
+        module_of_config[config] = loaded.modules.back().get();
+      }
+      for (const auto& binary : program.kernel_binaries) {
+        // Each binary is a native program of the backend (a cubin), whatever front end produced it.
+        CompiledProgram part;
+        part.language = backend.language();
+        part.target = program.target;
+        part.report = program.report;
+        part.binary = binary.binary;
+        part.symbols = {{binary.name, binary.symbol}};
+        loaded.modules.push_back(load_module(backend, part));
+        binaries_of_config[config][binary.name] = {loaded.modules.back().get(), &binary};
+      }
     } catch (const BuildFailure& failure) {
       const std::string label = sizes_label(config);
       throw CompileRejected(failure.what(), label + failure.log());
     }
     loaded.report.seconds += std::chrono::duration<double>(Clock::now() - start).count();
-    module_of_config[config] = loaded.modules.back().get();
   }
 
   const std::int64_t shared_limit = shared_memory_limit(backend.device());
   std::map<std::pair<std::uint64_t, std::string>, std::uint64_t> kernels;
   std::set<std::string> described;
   for (auto& [config, bound] : loaded.bound) {
-    const auto module_it = module_of_config.count(config) ? module_of_config.find(config) : module_of_config.find("");
-    if (module_it == module_of_config.end()) {
+    const auto of_config = [&config = config](auto& by_config) {
+      return by_config.count(config) ? by_config.find(config) : by_config.find("");
+    };
+    const auto module_it = of_config(module_of_config);
+    const auto binaries_it = of_config(binaries_of_config);
+    if (module_it == module_of_config.end() && binaries_it == binaries_of_config.end()) {
       throw Error(fmt::format("no program was compiled for the sizes '{}'", config));
     }
-    bound.modules = {module_it->second};
+    bound.modules.clear();
+    if (module_it != module_of_config.end()) bound.modules.push_back(module_it->second);
+    if (binaries_it != binaries_of_config.end()) {
+      for (const auto& [name, entry] : binaries_it->second) bound.modules.push_back(entry.first);
+    }
     for (auto& launch : bound.launches) {
-      const auto key = std::make_pair(module_it->second, launch.kernel);
+      std::uint64_t module = module_it != module_of_config.end() ? module_it->second : 0;
+      const KernelBinary* binary = nullptr;
+      if (!launch.binary.empty()) {
+        const auto entry = binaries_it == binaries_of_config.end() ? nullptr : &binaries_it->second;
+        if (entry == nullptr || entry->count(launch.binary) == 0) {
+          throw Error(fmt::format("{}no binary was compiled for {} under the sizes '{}': compile the candidate's "
+                                  "kernels for this plan",
+                                  line_prefix(launch.line), launch.binary, config));
+        }
+        module = entry->at(launch.binary).first;
+        binary = entry->at(launch.binary).second;
+      }
+      const std::string& lookup = binary != nullptr ? launch.binary : launch.kernel;
+      const auto key = std::make_pair(module, lookup);
       auto found = kernels.find(key);
       if (found == kernels.end()) {
         std::uint64_t handle = 0;
         try {
-          handle = backend.kernel(module_it->second, launch.kernel);
+          handle = backend.kernel(module, lookup);
         } catch (const NotFoundError& e) {
           throw InvalidLaunch(fmt::format("{}the plan launches {}, but {}", line_prefix(launch.line), launch.kernel,
                                           e.what()));
@@ -77,7 +119,9 @@ LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan,
         found = kernels.emplace(key, handle).first;
       }
       launch.handle = found->second;
-      check_params(launch, backend.kernel_params(launch.handle), bound);
+      const std::vector<KernelParam> params = backend.kernel_params(launch.handle);
+      if (binary != nullptr) apply_kernel_binary(launch, bound, *binary, params, backend.device());
+      check_params(launch, params, bound);
       const KernelResources resources = backend.kernel_resources(launch.handle);
       const std::int64_t limit = shared_limit;
       if (limit > 0 && resources.shared_bytes > 0 &&
@@ -87,10 +131,10 @@ LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan,
                                         line_prefix(launch.line), launch.kernel, resources.shared_bytes,
                                         launch.shared_bytes, limit));
       }
-      if (described.insert(launch.kernel).second) {
+      if (described.insert(lookup).second) {
         // The toolchain's report (registers, spills) completed by what the loaded kernel says.
         auto entry = std::find_if(loaded.report.kernels.begin(), loaded.report.kernels.end(),
-                                  [&](const KernelResources& k) { return k.name == launch.kernel; });
+                                  [&](const KernelResources& k) { return k.name == lookup; });
         if (entry == loaded.report.kernels.end()) {
           loaded.report.kernels.push_back(resources);
         } else {
@@ -114,9 +158,9 @@ struct PlanRunner::Loaded {
   CompileReport report;
 };
 
-PlanRunner::PlanRunner(Backend& backend, const Task& task, const std::string& source)
+PlanRunner::PlanRunner(Backend& backend, const Task& task, const std::string& source, const std::string& language)
     : backend_(backend), loaded_(std::make_unique<Loaded>()) {
-  const LaunchPlan plan = LaunchPlan::parse(source);
+  const LaunchPlan plan = LaunchPlan::parse(source, language.empty() ? backend.language() : language);
   try {
     LoadedPlan loaded = load_plan(backend_, task, plan, source, {}, 60.0);
     loaded_->modules = std::move(loaded.modules);
@@ -207,6 +251,15 @@ void PlanRunner::run_with_buffers(const std::string& config, const std::vector<s
                                           buffer.tensor_index + 1));
       }
       handles.push_back(tensor_buffers[buffer.tensor_index]);
+      // Triton kernels are compiled assuming 16-byte aligned pointers (triton_kernel_specs); the
+      // caller's tensors are the one place that is not guaranteed.
+      const bool compiled_aligned = std::any_of(plan.launches.begin(), plan.launches.end(),
+                                                [](const BoundLaunch& launch) { return !launch.binary.empty(); });
+      if (compiled_aligned && handles.back() % 16 != 0) {
+        throw ValidationError(fmt::format("tensor {} starts at 0x{:x}, which is not 16-byte aligned; Triton kernels "
+                                          "need aligned tensors: pass a contiguous tensor that starts its storage",
+                                          buffer.name, handles.back()));
+      }
       if (buffer.role == BufferSpec::Role::input) continue;
     }
     backend_.fill(handles.back(), kPoisonFirst, buffer.bytes);

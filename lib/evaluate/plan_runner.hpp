@@ -45,9 +45,10 @@ LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan,
 /// source is compiled and loaded once and bound to every size configuration of the task.
 class PlanRunner {
  public:
-  /// Throws PlanError (malformed plan), Error naming the problem when the plan does not fit the task or
-  /// the device or the compiler rejects the source (with its log).
-  PlanRunner(Backend& backend, const Task& task, const std::string& source);
+  /// `language` is the source's ("" for the backend's own). Throws PlanError (malformed plan), Error
+  /// naming the problem when the plan does not fit the task or the device or the compiler rejects the
+  /// source (with its log).
+  PlanRunner(Backend& backend, const Task& task, const std::string& source, const std::string& language = "");
   ~PlanRunner();
   PlanRunner(const PlanRunner&) = delete;
   PlanRunner& operator=(const PlanRunner&) = delete;

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -33,91 +32,15 @@
 #include <unordered_map>
 
 #include "detail/base64.hpp"
+#include "detail/child_process.hpp"
 #include "detail/dynamic_library.hpp"
 #include "detail/file_cache.hpp"
 #include "evaluate/task_key.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
 
-extern char** environ;
-
 namespace kernelsmith::detail {
-namespace {
 
-
-// PR_SET_PDEATHSIG fires when the *thread* that spawned the child exits, not the process. Spawning from
-// one thread that lives as long as the process makes it mean "when the parent process dies".
-class SpawnThread {
- public:
-  static SpawnThread& instance() {
-    static SpawnThread* thread = new SpawnThread();  // never destroyed: it must outlive every caller
-    return *thread;
-  }
-
-  pid_t run(std::function<pid_t()> job) {
-    auto task = std::make_shared<std::packaged_task<pid_t()>>(std::move(job));
-    auto result = task->get_future();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      jobs_.push_back([task] { (*task)(); });
-    }
-    ready_.notify_one();
-    return result.get();
-  }
-
- private:
-  SpawnThread() {
-    std::thread([this] {
-      while (true) {
-        std::function<void()> job;
-        {
-          std::unique_lock<std::mutex> lock(mutex_);
-          ready_.wait(lock, [this] { return !jobs_.empty(); });
-          job = std::move(jobs_.front());
-          jobs_.pop_front();
-        }
-        job();
-      }
-    }).detach();
-  }
-
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> jobs_;
-};
-
-std::string signal_name(int signal) {
-  static const std::unordered_map<int, const char*> names = {
-      {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGABRT, "SIGABRT"}, {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},
-      {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGTRAP, "SIGTRAP"}, {SIGPIPE, "SIGPIPE"}, {SIGSYS, "SIGSYS"}};
-  const auto found = names.find(signal);
-  const std::string name = found != names.end() ? found->second : fmt::format("signal {}", signal);
-  const char* description = strsignal(signal);
-  return description != nullptr ? fmt::format("{} ({})", name, description) : name;
-}
-
-// The last lines the worker printed (driver messages, a kernel's printf, an abort message).
-std::string log_tail(const std::string& path, std::size_t max_lines = 8, std::size_t max_bytes = 2000) {
-  const auto text = read_whole_file(path);
-  if (!text || text->empty()) return {};
-  std::string tail = text->size() > 4 * max_bytes ? text->substr(text->size() - 4 * max_bytes) : *text;
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < tail.size()) {
-    std::size_t end = tail.find('\n', start);
-    if (end == std::string::npos) end = tail.size();
-    std::string line = tail.substr(start, end - start);
-    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
-    start = end + 1;
-  }
-  if (lines.size() > max_lines) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(max_lines));
-  std::string joined;
-  for (const auto& line : lines) joined += (joined.empty() ? "" : "\n") + line;
-  if (joined.size() > max_bytes) joined = "..." + joined.substr(joined.size() - max_bytes);
-  return joined;
-}
-
-}  // namespace
 std::string worker_executable() {
   if (const char* path = std::getenv("KERNELSMITH_WORKER"); path != nullptr && *path != '\0') {
     if (::access(path, X_OK) != 0) {
@@ -152,41 +75,10 @@ int WorkerClient::task_sends() const { return task_sends_; }
 std::int64_t WorkerClient::bytes_sent() const { return bytes_sent_; }
 int WorkerClient::unknown_task_replies() const { return unknown_task_replies_; }
 
-namespace {
-
-// Waits for the child to exit (up to `grace` seconds), then kills it. Returns the wait status, or -1 when
-// it cannot be known (the child was reaped elsewhere).
-int reap(pid_t pid, double grace) {
-  const auto until = deadline_after(grace);
-  int status = 0;
-  while (true) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) return status;
-    if (done < 0 && errno != EINTR) return -1;
-    if (Clock::now() >= until) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ::kill(pid, SIGKILL);
-  while (true) {
-    const pid_t done = ::waitpid(pid, &status, 0);
-    if (done == pid) return status;
-    if (done < 0 && errno != EINTR) return -1;
-  }
-}
-
-std::string describe_exit(int status) {
-  if (status == -1) return "the worker ended (its exit status is unknown)";
-  if (WIFSIGNALED(status)) return fmt::format("the worker was killed by {}", signal_name(WTERMSIG(status)));
-  if (WIFEXITED(status)) return fmt::format("the worker exited with status {}", WEXITSTATUS(status));
-  return "the worker ended";
-}
-
-}  // namespace
-
 void WorkerClient::stop() {
   if (!process_) return;
   process_->channel.reset();  // EOF tells an idle worker to exit
-  if (process_->pid > 0) reap(process_->pid, 0.5);
+  if (process_->pid > 0) reap_child(process_->pid, 0.5);
   if (!process_->log_path.empty()) ::unlink(process_->log_path.c_str());
   process_.reset();
   prepared_.clear();
@@ -207,15 +99,12 @@ void WorkerClient::start() {
   const std::string executable = worker_executable();
   auto process = std::make_unique<Process>();
 
-  char log_template[] = "/tmp/kernelsmith-worker-XXXXXX";
-  const int log_fd = ::mkstemp(log_template);
-  if (log_fd < 0) throw Error(fmt::format("cannot create the worker's log file in /tmp: {}", std::strerror(errno)));
-  ::close(log_fd);
-  process->log_path = log_template;
+  process->log_path = make_log_file("kernelsmith-worker");
+  const std::string log_path = process->log_path;
 
   int sockets[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
-    ::unlink(log_template);
+    ::unlink(log_path.c_str());
     throw Error(fmt::format("socketpair for the worker failed: {}", std::strerror(errno)));
   }
   const std::vector<std::string> arguments = {executable,
@@ -233,38 +122,21 @@ void WorkerClient::start() {
                                               std::to_string(settings_.task_cache_entries),
                                               "--task-cache-bytes",
                                               std::to_string(settings_.task_cache_bytes)};
-  const std::string log_path = process->log_path;
   const int child_end = sockets[1];
-  const pid_t pid = SpawnThread::instance().run([&]() -> pid_t {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    // The protocol socket arrives as stdin; the worker moves it away at once. Everything the worker and
-    // its driver print goes to the log file, whose tail explains a crash.
-    posix_spawn_file_actions_adddup2(&actions, child_end, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, log_path.c_str(), O_WRONLY | O_APPEND, 0600);
-    posix_spawn_file_actions_adddup2(&actions, 2, 1);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    // Signal dispositions the caller set (Python ignores SIGPIPE) must not leak into the worker.
-    sigset_t all;
-    sigfillset(&all);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attributes, &all);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    std::vector<char*> argv;
-    for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-    argv.push_back(nullptr);
-    pid_t child = 0;
-    const int error = ::posix_spawn(&child, arguments[0].c_str(), &actions, &attributes, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (error != 0) {
-      throw Error(fmt::format("cannot start the worker {}: {}", arguments[0], std::strerror(error)));
-    }
-    return child;
-  });
+  // The protocol socket arrives as stdin; the worker moves it away at once. Everything the worker and
+  // its driver print goes to the log file, whose tail explains a crash.
+  SpawnOptions spawn;
+  spawn.child_socket = child_end;
+  spawn.log_path = log_path;
+  pid_t pid = 0;
+  try {
+    pid = spawn_child(arguments, spawn);
+  } catch (const Error& e) {
+    ::close(child_end);
+    ::close(sockets[0]);
+    ::unlink(log_path.c_str());
+    throw Error(fmt::format("cannot start the worker: {}", e.what()));
+  }
   ::close(child_end);
   process->pid = pid;
   process->channel = std::make_unique<Channel>(sockets[0]);
@@ -277,22 +149,22 @@ void WorkerClient::start() {
   } catch (const ChannelClosed&) {
   }
   if (!hello) {
-    const int status = reap(pid, 0.5);
+    const int status = reap_child(pid, 0.5);
     const std::string tail = log_tail(log_path);
     ::unlink(log_path.c_str());
     throw BackendUnavailableError(fmt::format("the {} worker did not start within {:.0f} s: {}{}", settings_.backend,
-                                              settings_.startup_seconds, describe_exit(status),
+                                              settings_.startup_seconds, describe_exit(status, "the worker"),
                                               tail.empty() ? "" : "; it printed:\n" + tail));
   }
   const Json message = Json::parse(*hello);
   if (message.at("type") == "error") {
-    reap(pid, 2.0);
+    reap_child(pid, 2.0);
     ::unlink(log_path.c_str());
     throw BackendUnavailableError(message.at("message").get<std::string>());
   }
   if (message.value("protocol", 1) != kWorkerProtocol) {
     process->channel.reset();  // EOF ends the other worker
-    reap(pid, 2.0);
+    reap_child(pid, 2.0);
     ::unlink(log_path.c_str());
     throw BackendUnavailableError(fmt::format(
         "the worker program {} speaks protocol version {}, this kernelsmith library version {}: it belongs to "
@@ -337,10 +209,10 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
     }
     // Dead or too slow: either way this worker is finished.
     if (timed_out) ::kill(process_->pid, SIGKILL);
-    const int status = reap(process_->pid, timed_out ? 5.0 : 2.0);
+    const int status = reap_child(process_->pid, timed_out ? 5.0 : 2.0);
     process_->pid = 0;
     const std::string tail = log_tail(process_->log_path);
-    ended = timed_out ? std::string() : describe_exit(status) + (tail.empty() ? "" : "; its last output:\n" + tail);
+    ended = timed_out ? std::string() : describe_exit(status, "the worker") + (tail.empty() ? "" : "; its last output:\n" + tail);
     stop();
     return std::nullopt;
   };
@@ -429,7 +301,7 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
   if (prepare_seconds > 0.0) evaluation.stage_seconds["reference"] += prepare_seconds;
   if (reply->value("exiting", false)) {
     // The device context is lost: this worker is finished; the next evaluation starts another.
-    reap(process_->pid, 5.0);
+    reap_child(process_->pid, 5.0);
     process_->pid = 0;
     stop();
   }

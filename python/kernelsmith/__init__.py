@@ -4,6 +4,8 @@ The compiled core (``kernelsmith._core``) holds the evaluator, the search and th
 package re-exports it and adds the pure-Python layer: LLM clients, notebook helpers and the CLI.
 """
 
+import sys as _sys
+
 from kernelsmith._core import (  # noqa: F401  (re-exported API)
     __version__,
     BackendUnavailableError,
@@ -23,6 +25,11 @@ from kernelsmith._core import (  # noqa: F401  (re-exported API)
     ValidationError,
 )
 from kernelsmith._core import *  # noqa: F401,F403  (every bound concept)
+
+# Triton candidates are compiled by helper processes running this interpreter, where triton is installed
+# beside kernelsmith (docs/triton.md); $KERNELSMITH_PYTHON overrides it.
+if _sys.executable:
+    set_triton_python(_sys.executable)  # noqa: F405
 
 # Notebook display and helpers (pure Python; tqdm, pandas and matplotlib are imported only when used).
 from kernelsmith.notebook import Run, candidate_html, evaluation_html, evolve  # noqa: E402,F401

@@ -20,9 +20,12 @@ Request::
 Reply: ``{"id": 1, "ok": true, "cubin": base64, "name": ..., "num_warps": ..., "num_ctas": ...,
 "shared": ..., "global_scratch_size": ..., "global_scratch_align": ..., "profile_scratch_size": ...,
 "profile_scratch_align": ..., "launch_pdl": ..., "launch_cooperative_grid": ..., "param_count": ...,
-"registers": ..., "spills": ..., "ptx": ..., "triton_version": ...}`` or ``{"id": 1, "ok": false,
-"stage": "gate" | "load" | "signature" | "compile", "line": n or null, "message": ...}`` where ``line``
-is a line of the candidate's own file.
+"scratch_pointers": 2, "registers": ..., "spills": ..., "spill_store_bytes": ..., "spill_load_bytes": ...,
+"ptxas_log": ..., "triton_version": ...}`` (and ``"ptx"`` when the request has ``"want_ptx": true``), or
+``{"id": 1, "ok": false, "stage": "gate" | "load" | "signature" | "compile" | "triton" | "request",
+"line": n or null, "message": ...}`` where ``line`` is a line of the candidate's own file and stage
+``triton`` means triton itself is missing or too old. ``{"op": "status"}`` answers ``{"ok": true,
+"available": bool, "version": "3.6.0", "reason": why not}``.
 
 This module imports only the standard library at import time (triton when a request needs it), so the
 gate and the signature mapping work without triton installed.
@@ -42,7 +45,6 @@ import re
 import sys
 import tempfile
 import traceback
-from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 #: The modules a candidate may import.
@@ -285,25 +287,110 @@ def signature_for(arguments: Sequence[Any]) -> List[str]:
     return signature
 
 
+#: Device attributes of an H100 SXM (the names of docs/candidate-format.md), for plans evaluated without a
+#: device (grids and integer arguments such as ``SM_COUNT * WAVES``).
+H100_ATTRIBUTES = {
+    "SM_COUNT": 132, "WARP_SIZE": 32, "MAX_THREADS_PER_BLOCK": 1024, "SMEM_PER_BLOCK": 49152,
+    "SMEM_PER_BLOCK_OPTIN": 232448, "L2_BYTES": 52428800,
+}
+
+
+def compile_requests(task: Any, source: str, target: str = "sm_90",
+                     attributes: Optional[Dict[str, int]] = None) -> List[Dict[str, Any]]:
+    """The compile requests a Triton candidate's plan needs for a task (a kernelsmith.Task): one per launch
+    and distinct (constexprs, num_warps, num_stages) over the task's size configurations (several only
+    where a constexpr or an option depends on the sizes), without ``id``. Expressions are evaluated with
+    the sizes, the candidate's ``@tune`` values and ``attributes`` (default :data:`H100_ATTRIBUTES`); an
+    integer argument is i32 or i64 by the values it takes over every configuration (:func:`signature_for`);
+    every tensor and workspace pointer is marked 16-byte aligned. Each request also carries ``"configs"``,
+    the names of the size configurations it serves (the helper ignores the field). Raises kernelsmith's
+    PlanError, or ValidationError for an expression that does not evaluate."""
+    import kernelsmith  # the compiled extension; this module stays importable without it
+
+    plan = kernelsmith.LaunchPlan.parse(source, "triton")
+    attributes = dict(H100_ATTRIBUTES if attributes is None else attributes)
+    tunes = {param.name: int(param.value) for param in plan.tunables}
+    dtypes = {tensor.name: tensor.dtype for tensor in task.tensors}
+    dtypes.update({workspace.name: workspace.dtype for workspace in plan.workspaces})
+    configs = task.all_size_configs()
+    bindings = [{**attributes, **tunes, **dict(config.sizes)} for config in configs]
+
+    def evaluate(expression: str) -> List[int]:
+        return [int(kernelsmith.evaluate_expression(expression, b)) for b in bindings]
+
+    requests: List[Dict[str, Any]] = []
+    for launch in plan.launches:
+        arguments = [dtypes[arg] if arg in dtypes else evaluate(arg) for arg in launch.args]
+        signature = signature_for(arguments)
+        aligned = [i for i, kind in enumerate(signature) if kind.startswith("*")]
+        constexprs = [(name, evaluate(expression)) for name, expression in launch.constexprs]
+        warps = evaluate(launch.num_warps or "4")
+        stages = evaluate(launch.num_stages or "3")
+        by_options: Dict[str, Dict[str, Any]] = {}
+        for index, config in enumerate(configs):
+            request = {
+                "source": source, "kernel": launch.kernel, "signature": signature,
+                "constexprs": {name: values[index] for name, values in constexprs},
+                "num_warps": warps[index], "num_stages": stages[index], "target": target, "aligned": aligned,
+            }
+            key = json.dumps([request["constexprs"], request["num_warps"], request["num_stages"]], sort_keys=True)
+            if key not in by_options:
+                by_options[key] = dict(request, configs=[])
+                requests.append(by_options[key])
+            by_options[key]["configs"].append(config.name)
+    return requests
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Compiling
 
 
+#: The oldest triton whose launch ABI kernelsmith knows: the kernel's parameters are its non-constexpr
+#: arguments, then SCRATCH_POINTERS device pointers (global scratch, then profile scratch).
+MINIMUM_TRITON = (3, 4)
+SCRATCH_POINTERS = 2
+
+
+def _version_tuple(version: str) -> Tuple[int, ...]:
+    parts = []
+    for part in version.split("."):
+        digits = re.match(r"\d+", part)
+        if not digits:
+            break
+        parts.append(int(digits.group(0)))
+    return tuple(parts)
+
+
 def availability() -> Tuple[bool, str]:
-    """(True, "triton 3.6.0") when triton can be imported, else (False, why)."""
+    """(True, "triton 3.6.0") when a triton that kernelsmith can launch can be imported, else (False, why)."""
     try:
         import triton
     except Exception as error:  # ImportError, or a broken install
         return False, (f"the triton package is not importable ({type(error).__name__}: {error}); install it with "
                        "`pip install kernelsmith[triton]` (triton>=3.4)")
+    if _version_tuple(triton.__version__) < MINIMUM_TRITON:
+        return False, (f"triton {triton.__version__} is older than 3.4, whose launch ABI kernelsmith knows; "
+                       "upgrade it with `pip install -U 'triton>=3.4'`")
     return True, f"triton {triton.__version__}"
 
 
-@dataclass
+def status() -> Dict[str, Any]:
+    """The helper's answer to ``{"op": "status"}``: whether triton is usable, its version, or why not."""
+    ok, text = availability()
+    version = text.split(" ", 1)[1] if ok else ""
+    return {"ok": True, "available": ok, "version": version, "reason": "" if ok else text}
+
+
 class CompileError(Exception):
-    stage: str
-    message: str
-    line: Optional[int] = None
+    """A candidate the helper could not compile: the stage (load, signature, compile, triton), what went
+    wrong, and the candidate's line where it is known. (A plain class, not a dataclass: the helper runs this
+    file as a script, under a module name dataclasses cannot look up.)"""
+
+    def __init__(self, stage: str, message: str, line: Optional[int] = None):
+        super().__init__(message)
+        self.stage = stage
+        self.message = message
+        self.line = line
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.message}" if self.line else self.message
@@ -353,6 +440,9 @@ class Compiler:
         return module, path
 
     def compile(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        usable, why = availability()
+        if not usable:
+            raise CompileError("triton", why)
         import triton
         from triton.backends.compiler import GPUTarget
         from triton.compiler.errors import CompilationError
@@ -417,7 +507,7 @@ class Compiler:
         except Exception as error:
             message = f"{type(error).__name__}: {error}".strip()
             raise CompileError("compile", message, _candidate_line(error.__traceback__, path)) from None
-        return _reply(kernel, log.getvalue(), triton.__version__)
+        return _reply(kernel, log.getvalue(), triton.__version__, bool(request.get("want_ptx")))
 
 
 @contextlib.contextmanager
@@ -475,12 +565,12 @@ def _ptx_param_count(ptx: str, name: str) -> Optional[int]:
     return len(re.findall(r"\.param\s", match.group(1)))
 
 
-def _reply(kernel: Any, ptxas_log: str, version: str) -> Dict[str, Any]:
+def _reply(kernel: Any, ptxas_log: str, version: str, want_ptx: bool = False) -> Dict[str, Any]:
     metadata = kernel.metadata
     registers = re.search(r"Used (\d+) registers", ptxas_log)
     spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", ptxas_log)
     ptx = kernel.asm.get("ptx", "")
-    return {
+    reply = {
         "ok": True,
         "cubin": base64.b64encode(kernel.asm["cubin"]).decode("ascii"),
         "name": metadata.name,
@@ -494,18 +584,23 @@ def _reply(kernel: Any, ptxas_log: str, version: str) -> Dict[str, Any]:
         "launch_pdl": bool(getattr(metadata, "launch_pdl", False)),
         "launch_cooperative_grid": bool(getattr(metadata, "launch_cooperative_grid", False)),
         "param_count": _ptx_param_count(ptx, metadata.name),
+        "scratch_pointers": SCRATCH_POINTERS,
         "registers": int(registers.group(1)) if registers else None,
         "spills": (int(spills.group(1)) + int(spills.group(2))) if spills else None,
+        "spill_store_bytes": int(spills.group(1)) if spills else None,
+        "spill_load_bytes": int(spills.group(2)) if spills else None,
         "ptxas_log": ptxas_log.strip(),
-        "ptx": ptx,
         "triton_version": version,
     }
+    if want_ptx:
+        reply["ptx"] = ptx
+    return reply
 
 
 def handle(compiler: Compiler, request: Dict[str, Any]) -> Dict[str, Any]:
     """One request → one reply; every failure is a reply, never an exception."""
     try:
-        reply = compiler.compile(request)
+        reply = status() if request.get("op") == "status" else compiler.compile(request)
     except GateError as error:
         reply = error.to_json()
     except CompileError as error:
@@ -517,11 +612,12 @@ def handle(compiler: Compiler, request: Dict[str, Any]) -> Dict[str, Any]:
     return reply
 
 
-def serve(stdin: Any = None, stdout: Any = None) -> int:
-    """Reads JSON requests, one per line, until end of input; writes one JSON reply per line."""
+def serve(stdin: Any = None, stdout: Any = None, workdir: Optional[str] = None) -> int:
+    """Reads JSON requests, one per line, until end of input; writes one JSON reply per line. Candidates
+    are written to ``workdir`` (a fresh temporary folder when not given) to be imported."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
-    compiler = Compiler()
+    compiler = Compiler(workdir)
     for line in stdin:
         if not line.strip():
             continue
@@ -538,5 +634,14 @@ def serve(stdin: Any = None, stdout: Any = None) -> int:
     return 0
 
 
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Compile Triton candidates: JSON requests on stdin, one per line.")
+    parser.add_argument("--workdir", default=None, help="the folder candidates are written to (default: a new one)")
+    arguments = parser.parse_args(argv)
+    return serve(workdir=arguments.workdir)
+
+
 if __name__ == "__main__":
-    sys.exit(serve())
+    sys.exit(main())

@@ -1,0 +1,40 @@
+// Child processes that the library starts and talks to over a socket: the evaluation worker and the
+// Triton compile helpers. Spawning, reaping and explaining how a child ended live here once.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace kernelsmith::detail {
+
+struct SpawnOptions {
+  /// The socket end the child reads as stdin; with `socket_as_stdout` it also writes to it as stdout.
+  int child_socket = -1;
+  bool socket_as_stdout = false;
+  /// Everything else the child prints (stderr, and stdout unless it is the socket) goes to this file.
+  std::string log_path;
+  /// The child's working directory; empty: the caller's.
+  std::string working_directory;
+};
+
+/// Starts `arguments` (arguments[0] is the program's path) with default signal dispositions and an empty
+/// signal mask. Children are spawned from one long-lived thread, so that PR_SET_PDEATHSIG set in the child
+/// means "when this process dies". Throws Error naming the program when it cannot start.
+pid_t spawn_child(const std::vector<std::string>& arguments, const SpawnOptions& options);
+
+/// Waits up to `grace` seconds for the child to exit, then kills it. Returns the wait status, or -1 when it
+/// cannot be known (the child was reaped elsewhere).
+int reap_child(pid_t pid, double grace);
+
+/// "the worker was killed by SIGSEGV (Segmentation fault)", "... exited with status 2".
+std::string describe_exit(int status, const std::string& who);
+
+/// A fresh empty log file in /tmp named after `prefix`. Throws Error when /tmp is not writable.
+std::string make_log_file(const std::string& prefix);
+
+/// The last non-blank lines of a log file (driver messages, a kernel's printf, a traceback).
+std::string log_tail(const std::string& path, std::size_t max_lines = 8, std::size_t max_bytes = 2000);
+
+}  // namespace kernelsmith::detail
