@@ -240,7 +240,7 @@ TEST_CASE("the task suite: every built-in task loads, validates and has a CPU re
     // Every seed has parameters for the parameter mutator to vary.
     for (const auto& [language, seed] : task.seeds) {
       INFO(language << " seed");
-      const LaunchPlan plan = LaunchPlan::parse(seed.source);
+      const LaunchPlan plan = LaunchPlan::parse(seed.source, language);  // a Triton seed's plan is in `#` lines
       CHECK_FALSE(plan.tunables.empty());
     }
   }
