@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'source_tokens', 'task_search_path']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -1811,6 +1811,54 @@ class BackendInfo:
         """
     @reason.setter
     def reason(self, arg0: str) -> None:
+        ...
+class TritonStatus:
+    """
+    Whether Triton candidates can be compiled here (docs/triton.md), and by what.
+    """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def available(self) -> bool:
+        """
+        The triton package imports and its launch ABI is known.
+        """
+    @available.setter
+    def available(self, arg0: bool) -> None:
+        ...
+    @property
+    def helper(self) -> str:
+        """
+        The compile helper script (triton_compile.py).
+        """
+    @helper.setter
+    def helper(self, arg0: str) -> None:
+        ...
+    @property
+    def python(self) -> str:
+        """
+        The Python interpreter the compile helpers run.
+        """
+    @python.setter
+    def python(self, arg0: str) -> None:
+        ...
+    @property
+    def reason(self) -> str:
+        """
+        Why not, when not available, and how to install it.
+        """
+    @reason.setter
+    def reason(self, arg0: str) -> None:
+        ...
+    @property
+    def version(self) -> str:
+        """
+        The triton package's version, e.g. '3.6.0'.
+        """
+    @version.setter
+    def version(self, arg0: str) -> None:
         ...
 class EvaluatorOptions:
     """
@@ -4869,7 +4917,7 @@ class KernelRunner:
     """
     def __init__(self, task: Task, candidate: typing.Any = None, backend: str = 'auto', device: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
-        Loads `candidate` (a Candidate, a candidate file as a pathlib.Path, whose extension names the language, or a source string in the backend's language) on a backend; with candidate=None the task's reference. backend='auto' picks the backend of the candidate's language (cuda for Triton), else the best available backend. Raises BackendUnavailableError with the reason when the backend cannot run here, NotSupportedError when it does not run the candidate's language.
+        Loads `candidate` (a Candidate, a candidate file as a pathlib.Path, whose extension names the language, or a source string in the backend's language) on a backend; with candidate=None the task's reference. backend='auto' picks the backend of the candidate's language (cuda for Triton), else the best available backend. Raises BackendUnavailableError with the reason when the backend cannot run here.
         """
     def __repr__(self) -> str:
         ...
@@ -5057,6 +5105,10 @@ def selection_weights(programs: collections.abc.Sequence[Program], config: Selec
     """
     The policy's relative weight of each program.
     """
+def set_triton_python(python: str) -> None:
+    """
+    The Python interpreter the Triton compile helpers run when $KERNELSMITH_PYTHON is not set; importing kernelsmith sets it to sys.executable.
+    """
 def source_tokens(source: str) -> list[str]:
     """
     The source's tokens: identifiers, numbers, string literals, operators; comments dropped except '// @directive' lines (one token each); preprocessor lines end with a '\\n' token.
@@ -5064,6 +5116,10 @@ def source_tokens(source: str) -> list[str]:
 def task_search_path() -> list[pathlib.Path]:
     """
     Folders searched for tasks by name, in order: $KERNELSMITH_TASKS_PATH (':'-separated), the package's tasks/, the installed share/kernelsmith/tasks, the source tree's tasks/.
+    """
+def triton_status() -> TritonStatus:
+    """
+    Whether Triton candidates can be compiled here: asks a compile helper (started once, then kept) whether triton imports. Never raises.
     """
 CANDIDATE_SCHEMA: str = 'kernelsmith.candidate/1'
 EVALUATION_SCHEMA: str = 'kernelsmith.evaluation/2'
