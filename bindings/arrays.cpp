@@ -281,7 +281,11 @@ KernelRunner make_runner(const Task& task, const py::object& candidate, const st
     return KernelRunner::reference(task, options);
   }
   Candidate chosen;
-  if (py::isinstance<py::str>(candidate)) {
+  const py::object path_like = py::module_::import("os").attr("PathLike");
+  if (py::isinstance(candidate, path_like)) {
+    // A candidate file: its extension names the language (k.py is Triton, which runs on cuda).
+    chosen = Candidate::from_file(py::str(py::module_::import("os").attr("fspath")(candidate)).cast<std::string>());
+  } else if (py::isinstance<py::str>(candidate)) {
     chosen.source = candidate.cast<std::string>();
     chosen.language = backend == "auto" ? best_backend() : backend;
   } else {
@@ -384,8 +388,9 @@ void bind_arrays(py::module_& m) {
                            "correctness or timing protocol, just the kernel's outputs. See docs/python.md.")
       .def(py::init(&make_runner), py::arg("task"), py::arg("candidate") = py::none(), py::arg("backend") = "auto",
            py::arg("device") = 0,
-           "Loads `candidate` (a Candidate, or a source string in the backend's language) on a backend; with "
-           "candidate=None the task's reference. backend='auto' picks the candidate's language, else the best "
+           "Loads `candidate` (a Candidate, a candidate file as a pathlib.Path, whose extension names the language, or "
+           "a source string in the backend's language) on a backend; with candidate=None the task's reference. "
+           "backend='auto' picks the backend of the candidate's language (cuda for Triton), else the best "
            "available backend. Raises BackendUnavailableError with the reason when the backend cannot run here.")
       .def(
           "run",
@@ -427,8 +432,8 @@ void bind_arrays(py::module_& m) {
       },
       py::arg("task"), py::arg("candidate") = py::none(), py::arg("tensors") = py::none(), py::kw_only(),
       py::arg("backend") = "auto", py::arg("device") = 0, py::arg("sizes") = py::none(), py::arg("out") = py::none(),
-      "One-shot KernelRunner(task, candidate, backend, device).run(...): runs `candidate` (a Candidate, a source "
-      "string, or None for the task's reference) on the given tensors and returns {output name: "
+      "One-shot KernelRunner(task, candidate, backend, device).run(...): runs `candidate` (a Candidate, a "
+      "pathlib.Path of a candidate file, a source string, or None for the task's reference) on the given tensors and returns {output name: "
       "numpy.ndarray}. Load a KernelRunner to run the same kernel several times without loading it again.");
 }
 

@@ -229,12 +229,13 @@ void bind_candidate(py::module_& m) {
              return Candidate{language, source, lineage};
            }),
            py::arg("language") = "", py::arg("source") = "", py::arg("lineage") = Lineage{})
-      .def_readwrite("language", &Candidate::language, "'cuda', 'opencl' or 'maca'.")
+      .def_readwrite("language", &Candidate::language, "'cuda', 'opencl', 'maca' or 'triton'.")
       .def_readwrite("source", &Candidate::source, "The code.")
       .def_readwrite("lineage", &Candidate::lineage, "Where it came from.")
       .def("id", &Candidate::id, "Content hash: 16 hex digits of SHA-256 over language, NUL, source.")
       .def_static("from_file", &Candidate::from_file, py::arg("path"), py::arg("language") = "",
-                  "Reads a source file; the language comes from the extension (.cu, .cuh, .cl, .maca) unless given.")
+                  "Reads a source file; the language comes from the extension (.cu, .cuh, .cl, .maca, .py) unless "
+                  "given.")
       .def("to_json", &Candidate::to_json, "JSON under the schema kernelsmith.candidate/1.")
       .def_static("from_json", &Candidate::from_json, py::arg("json_text"), py::arg("origin") = "<candidate>",
                   "Parses candidate JSON; a stated id must match the content.")
@@ -244,6 +245,25 @@ void bind_candidate(py::module_& m) {
       });
 
   m.attr("CANDIDATE_SCHEMA") = kCandidateSchema;
+  py::class_<KernelLanguage>(m, "KernelLanguage",
+                             "One kernel language's row (language.hpp): its files, how prompts name and fence it, the "
+                             "backend that runs it and how its plan lines are written.")
+      .def_readonly("name", &KernelLanguage::name, "As in Candidate.language: 'cuda', 'opencl', 'maca', 'triton'.")
+      .def_readonly("extensions", &KernelLanguage::extensions, "File extensions, with the dot: ['.cu', '.cuh'].")
+      .def_readonly("prompt_label", &KernelLanguage::prompt_label, "How prompts and messages name it: 'CUDA C++'.")
+      .def_readonly("fence_tag", &KernelLanguage::fence_tag, "The markdown fence tag of its examples.")
+      .def_readonly("fence_aliases", &KernelLanguage::fence_aliases, "Other fence tags an answer may carry.")
+      .def_readonly("backend", &KernelLanguage::backend, "The backend that compiles and runs it ('cuda' for Triton).")
+      .def_readonly("kernel_rule", &KernelLanguage::kernel_rule, "The prompt's rule for writing its kernels.")
+      .def_readonly("plan_comment", &KernelLanguage::plan_comment, "The comment marker of plan lines: '//' or '#'.")
+      .def_readonly("launch_example", &KernelLanguage::launch_example, "A complete @launch line.")
+      .def("__repr__", [](const KernelLanguage& l) {
+        return "KernelLanguage(" + quoted(l.name) + ", backend=" + quoted(l.backend) + ")";
+      });
+  m.def("kernel_languages", &kernel_languages, py::return_value_policy::copy,
+        "Every kernel language, in a stable order (CUDA, OpenCL, MACA, Triton), as KernelLanguage rows.");
+  m.def("kernel_language", &kernel_language, py::arg("name"), py::return_value_policy::copy,
+        "The KernelLanguage row of `name`; raises ValidationError naming the known languages.");
   m.def("language_for_extension", &language_for_extension, py::arg("path"),
         "Kernel language of a file by its extension, or '' when unknown.");
 }

@@ -187,9 +187,13 @@ void bind_llm(py::module_& m) {
   m.def("extract_diff_blocks", [](const std::string& text) { return extract_diff_blocks(text); }, py::arg("text"),
         "The complete SEARCH/REPLACE blocks of a text, as DiffBlocks (incomplete ones are left out).");
   m.def("parse_response", &parse_response, py::arg("text"), py::arg("mode"), py::arg("parent_source"),
-        "Reads an LLM answer given in `mode` against the parent's source; see docs/llm.md.");
+        py::arg("language") = "",
+        "Reads an LLM answer given in `mode` against the parent's source, in `language` when given (a block in a "
+        "language whose plans are written otherwise is refused); see docs/llm.md.");
   m.def("parse_full_response", &parse_full_response, py::arg("text"), py::arg("parent_source") = "",
-        "Reads a whole-file answer; a non-empty parent_source turns an unchanged copy into a failure.");
+        py::arg("language") = "",
+        "Reads a whole-file answer; a non-empty parent_source turns an unchanged copy into a failure; `language`, "
+        "when given, refuses blocks in a language whose plans are written otherwise.");
   m.def("apply_diff_response", &apply_diff_response, py::arg("text"), py::arg("parent_source"),
         "Applies the SEARCH/REPLACE blocks of text to parent_source, in order (exact match first, then tolerant of "
         "whitespace).");

@@ -388,6 +388,11 @@ void bind_mutators(py::module_& m) {
           "The Task being optimised (read: a copy of the run's shared task; raises ValidationError when the request "
           "has none).")
       .def_readwrite("parent", &MutationRequest::parent, "The Candidate to revise.")
+      .def_readwrite("language", &MutationRequest::language,
+                     "The kernel language the children must be written in (the engine sets the run's, which may "
+                     "differ from the parent's); empty: the parent's.")
+      .def("child_language", &MutationRequest::child_language,
+           "The language of the children: `language`, else the parent's, else 'cuda'.")
       .def_readwrite("parent_evaluation", &MutationRequest::parent_evaluation,
                      "The parent's Evaluation (None when not evaluated).")
       .def_readwrite("second_parent", &MutationRequest::second_parent,
@@ -512,15 +517,16 @@ void bind_mutators(py::module_& m) {
                      "next to the @require lines.");
 
   py::class_<ParamMutator, Mutator, py::smart_holder>(
-      m, "ParamMutator", "Varies the `// @tune` parameters of a candidate; needs no LLM.")
+      m, "ParamMutator", "Varies the `@tune` parameters of a candidate (in its language); needs no LLM.")
       .def(py::init<ParamMutatorOptions>(), py::arg("options") = ParamMutatorOptions{})
       .def_property_readonly("options", &ParamMutator::options, "The ParamMutatorOptions it was made with.")
       .def_static("rewrite", &ParamMutator::rewrite, py::arg("source"), py::arg("values"),
-                  "The source with the `// @tune` lines' current values replaced by `values` (a dict name -> int); "
-                  "raises ValidationError for an unknown parameter or a value outside its set.")
-      .def_static("values_of", &ParamMutator::values_of, py::arg("source"),
-                  "The tunable parameters' current values in a source, a dict name -> int; raises PlanError for a "
-                  "malformed plan.");
+                  py::arg("language") = "cuda",
+                  "The source, written in `language`, with the `@tune` lines' current values replaced by `values` (a "
+                  "dict name -> int); raises ValidationError for an unknown parameter or a value outside its set.")
+      .def_static("values_of", &ParamMutator::values_of, py::arg("source"), py::arg("language") = "cuda",
+                  "The tunable parameters' current values in a source written in `language`, a dict name -> int; "
+                  "raises PlanError for a malformed plan.");
 }
 
 void bind_run_store(py::module_& m) {
@@ -533,7 +539,9 @@ void bind_run_store(py::module_& m) {
       .def_readwrite("config_json", &RunInfo::config_json,
                      "The run's EvolutionConfig as JSON (EvolutionConfig.to_json()).")
       .def_readwrite("task_json", &RunInfo::task_json, "The task as self-contained JSON (Task.to_json()).")
-      .def_readwrite("language", &RunInfo::language, "Kernel language of the candidates ('cuda', 'opencl').")
+      .def_readwrite("language", &RunInfo::language,
+                     "Kernel language of the candidates ('cuda', 'opencl', 'triton'); the reference is in the "
+                     "backend's own.")
       .def_readwrite("backend", &RunInfo::backend, "Backend the evaluator measured on.")
       .def_readwrite("device", &RunInfo::device, "Device the evaluator measured on.")
       .def_readwrite("mutator", &RunInfo::mutator, "Name of the mutator ('param', 'llm', ...).")
@@ -730,8 +738,10 @@ void bind_evolution(py::module_& m) {
       .def_readwrite("resume", &EvolutionConfig::resume,
                      "Continue the latest run of the task in db_path (a fresh run when there is none).")
       .def_readwrite("language", &EvolutionConfig::language,
-                     "Kernel language of the candidates; empty: the evaluator's backend's ('cuda', 'opencl'), else "
-                     "the task's first.")
+                     "Kernel language of the candidates the mutators write; empty: the evaluator's backend's ('cuda', "
+                     "'opencl'), else the task's first. 'triton' on the cuda backend evolves Triton candidates from the "
+                     "task's Triton seed, with the CUDA reference as the baseline; a language of another backend is a "
+                     "ValidationError at run().")
       .def_readwrite("device", &EvolutionConfig::device,
                      "DeviceInfo for the mutators' constraints; an empty backend is looked up from devices() by the "
                      "evaluator's names.")

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
@@ -351,7 +352,9 @@ struct Evolution::Impl {
   std::shared_ptr<NoveltyFilter> novelty;
   std::mt19937_64 rng;
   std::int64_t run_id = 0;
-  std::string language;
+  std::string language;            // of the candidates the mutators write (EvolutionConfig::language)
+  std::string reference_language;  // of the reference, the baseline: the backend's own (CUDA for Triton)
+  std::int64_t programs_in_language = 0;  // evaluated programs written in `language`
   DeviceInfo device;
   std::int64_t evaluations = 0;
   std::int64_t session_evaluations = 0;
@@ -397,6 +400,7 @@ struct Evolution::Impl {
     novelty = std::make_shared<NoveltyFilter>(config.novelty);
     rng.seed(config.seed);
     evaluations = 0;
+    programs_in_language = 0;
     session_evaluations = 0;
     since_improvement = 0;
     failed_in_a_row = 0;
@@ -413,14 +417,35 @@ struct Evolution::Impl {
   // ---- setup
 
   std::string choose_language() const {
-    if (!config.language.empty()) return config.language;
     const std::string backend = evaluator->backend_name();
+    if (!config.language.empty()) {
+      const KernelLanguage& row = kernel_language(config.language);  // ValidationError naming the known ones
+      // A backend that no language runs on (an evaluator written for a test, in Python) takes any language.
+      const bool known_backend = !language_of_backend(backend).empty();
+      if (known_backend && row.backend != backend) {
+        throw ValidationError(fmt::format("{} runs on the {} backend; this run uses {} (set EvolutionConfig.language "
+                                          "to a language of the {} backend, or use a {} evaluator)",
+                                          row.name, row.backend, backend, backend, row.backend));
+      }
+      return config.language;
+    }
     if (const std::string language = language_of_backend(backend); !language.empty()) return language;
     const std::vector<std::string> languages = task.languages();
     if (languages.empty()) {
       throw ValidationError(fmt::format("task '{}' has no reference in any language: nothing to start from", task.name));
     }
     return languages.front();
+  }
+
+  // The reference is the baseline the evaluator measures speedups against: the backend's own language
+  // (the CUDA reference in a Triton run), else the run's language, else the native language of the backend
+  // that runs it.
+  std::string choose_reference_language() const {
+    if (const std::string native = language_of_backend(evaluator->backend_name()); !native.empty()) return native;
+    if (task.references.count(language) != 0) return language;
+    const KernelLanguage* row = find_kernel_language(language);
+    const std::string of_row = row != nullptr ? language_of_backend(row->backend) : "";
+    return of_row.empty() ? language : of_row;
   }
 
   DeviceInfo choose_device() const {
@@ -459,6 +484,7 @@ struct Evolution::Impl {
                    double propose_seconds_unused = 0.0) {
     (void)propose_seconds_unused;
     const bool initial = is_initial_origin(program.candidate().lineage.origin);
+    if (program.candidate().language == language && evaluated.count(program.id()) == 0) ++programs_in_language;
     evaluated.insert_or_assign(program.id(), program);
     if (initial) {
       for (int island = 0; island < config.islands; ++island) {
@@ -598,20 +624,23 @@ struct Evolution::Impl {
   // ---- seeding and resuming
 
   void seed_population() {
-    auto reference = task.references.find(language);
+    auto reference = task.references.find(reference_language);
     if (reference == task.references.end()) {
       std::vector<std::string> languages = task.languages();
       throw ValidationError(fmt::format("task '{}' has no reference in {} (it has: {}); choose a backend for one of "
                                         "those languages or add a reference",
-                                        task.name, language, fmt::format("{}", fmt::join(languages, ", "))));
+                                        task.name, reference_language, fmt::format("{}", fmt::join(languages, ", "))));
     }
-    std::vector<std::pair<std::string, const KernelSource*>> initial = {{"reference", &reference->second}};
+    // The reference in the backend's language; the seed in the run's (a Triton seed next to the CUDA
+    // reference). Without a seed in the run's language, the mutator starts from the reference.
+    std::vector<std::tuple<std::string, const KernelSource*, std::string>> initial = {
+        {"reference", &reference->second, reference_language}};
     auto seed = task.seeds.find(language);
-    if (seed != task.seeds.end()) initial.emplace_back("seed", &seed->second);
+    if (seed != task.seeds.end()) initial.emplace_back("seed", &seed->second, language);
     std::vector<Pending> batch;
-    for (const auto& [origin, source] : initial) {
+    for (const auto& [origin, source, source_language] : initial) {
       Candidate candidate;
-      candidate.language = language;
+      candidate.language = source_language;
       candidate.source = source->source;
       candidate.lineage.origin = origin;
       candidate.lineage.island = 0;
@@ -648,7 +677,10 @@ struct Evolution::Impl {
       throw ValidationError(fmt::format("run {} in '{}' has {} islands; resume it with islands = {}", info.id,
                                         config.db_path, stored.islands, stored.islands));
     }
-    if (!info.language.empty()) language = info.language;
+    if (!info.language.empty()) {
+      language = info.language;
+      reference_language = choose_reference_language();
+    }
     std::unordered_map<std::string, ProgramRecord> programs;
     for (ProgramRecord& record : store->programs(run_id)) programs.emplace(record.id, std::move(record));
     const std::vector<EvaluationRecord> records = store->evaluations(run_id);
@@ -747,6 +779,9 @@ struct Evolution::Impl {
   // exhausted.
   bool eligible_parent(const Program& program) {
     if (exhausted.count(program.id()) != 0) return false;
+    // A program in another language (the CUDA reference of a Triton run) is a parent only until the run
+    // has one in its own: from then on the mutators work on the run's language, not translate.
+    if (program.candidate().language != language && programs_in_language > 0) return false;
     auto known = mutator_accepts.find(program.id());
     if (known == mutator_accepts.end()) {
       known = mutator_accepts.emplace(program.id(), mutator->can_mutate(program.candidate())).first;
@@ -781,12 +816,14 @@ struct Evolution::Impl {
     MutationRequest& request = job->request;
     request.shared_task = shared_task;
     request.parent = parent.candidate();
+    request.language = language;
     request.parent_evaluation = parent.evaluation;
     request.device = device;
     request.seed = detail::mix_seed(config.seed, job->ticket);
     request.island = job->island;
     request.generation = parent.generation + 1;
     for (const auto& [program, reason] : archive->inspirations_with_reasons(parent, config.inspirations, rng)) {
+      if (program->candidate().language != language) continue;  // the reference of another language
       request.inspirations.push_back(Inspiration{program->candidate(), program->evaluation, reason});
       job->inspiration_ids.push_back(program->id());
     }
@@ -1016,6 +1053,7 @@ struct Evolution::Impl {
     reset_search_state();
     store = std::make_unique<RunStore>(config.db_path);
     language = choose_language();
+    reference_language = choose_reference_language();
     device = choose_device();
 
     std::optional<RunInfo> previous;

@@ -73,6 +73,14 @@ std::string language_of_backend(const std::string& backend) {
   return "";
 }
 
+bool same_plan_syntax(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const KernelLanguage* first = find_kernel_language(a);
+  const KernelLanguage* second = find_kernel_language(b);
+  return first != nullptr && second != nullptr && first->plan_comment == second->plan_comment &&
+         first->launch_syntax == second->launch_syntax;
+}
+
 std::string language_for_extension(const std::string& path) {
   std::string extension = std::filesystem::path(path).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),

@@ -22,6 +22,11 @@ std::optional<Candidate> crossover_partner(const MutationRequest& request) {
   return std::nullopt;
 }
 
+bool translates(const MutationRequest& request) {
+  const std::string parent_language = request.parent.language.empty() ? "cuda" : request.parent.language;
+  return request.child_language() != parent_language;
+}
+
 }  // namespace
 
 std::string mutation_name(EditMode mode) {
@@ -49,6 +54,8 @@ LlmMutator::LlmMutator(std::shared_ptr<LlmClient> client, LlmMutatorOptions opti
 }
 
 EditMode LlmMutator::choose_mode(const MutationRequest& request, int index) const {
+  // A child in another language than its parent is a translation: a whole new file, never edits of the parent.
+  if (translates(request)) return EditMode::full;
   double full = options_.full_weight, diff = options_.diff_weight;
   double crossover = crossover_partner(request) ? options_.crossover_weight : 0.0;
   double total = full + diff + crossover;
@@ -74,6 +81,8 @@ Proposal LlmMutator::propose_with_mode(const MutationRequest& request, EditMode 
   Proposal proposal;
   proposal.model = options_.request.model;
 
+  // Edits of a parent in another language than the child's cannot make the child: write a whole file.
+  if (mode == EditMode::diff && translates(request)) mode = EditMode::full;
   // Crossover needs a second program; without one it becomes a whole-file rewrite.
   const MutationRequest* effective = &request;
   MutationRequest with_partner;
@@ -127,7 +136,7 @@ Proposal LlmMutator::propose_with_mode(const MutationRequest& request, EditMode 
   }
 
   const Candidate& parent = request.parent;
-  ParsedResponse parsed = parse_response(response.text, mode, parent.source);
+  ParsedResponse parsed = parse_response(response.text, mode, parent.source, request.child_language());
   if (!parsed.ok) {
     proposal.failure = parsed.failure;
     return proposal;
@@ -136,7 +145,7 @@ Proposal LlmMutator::propose_with_mode(const MutationRequest& request, EditMode 
   if (mode != EditMode::crossover) proposal.mutation = parsed.kind == "diff" ? "llm_diff" : "llm_full";
 
   Candidate child;
-  child.language = parent.language;
+  child.language = request.language.empty() ? parent.language : request.language;
   child.source = parsed.source;
   child.lineage.parent_ids.push_back(parent.id());
   if (mode == EditMode::crossover) child.lineage.parent_ids.push_back(effective->second_parent->id());

@@ -13,4 +13,9 @@ const Task& MutationRequest::task() const {
   return *shared_task;
 }
 
+std::string MutationRequest::child_language() const {
+  if (!language.empty()) return language;
+  return parent.language.empty() ? "cuda" : parent.language;
+}
+
 }  // namespace kernelsmith

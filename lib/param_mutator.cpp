@@ -14,6 +14,7 @@
 #include "detail/expression.hpp"
 #include "detail/random.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/language.hpp"
 
 namespace kernelsmith {
 namespace {
@@ -43,6 +44,17 @@ std::string describe(const ParamValues& values) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// The language a candidate's plan is read in: a candidate without one is CUDA, as LaunchPlan::parse assumes.
+std::string plan_language(const Candidate& candidate) {
+  return candidate.language.empty() ? "cuda" : candidate.language;
+}
+
+// "// @tune" or "# @tune": how the directive is written in `language`, for messages.
+std::string tune_directive(const std::string& language) {
+  const KernelLanguage* row = find_kernel_language(language);
+  return (row != nullptr ? row->plan_comment : std::string("//")) + " @tune";
+}
+
 std::size_t index_of(const TunableParam& param, std::int64_t value) {
   auto found = std::find(param.values.begin(), param.values.end(), value);
   return found == param.values.end() ? 0 : static_cast<std::size_t>(found - param.values.begin());
@@ -67,21 +79,21 @@ ParamMutator::ParamMutator(ParamMutatorOptions options) : options_(options) {
   }
 }
 
-ParamValues ParamMutator::values_of(const std::string& source) {
+ParamValues ParamMutator::values_of(const std::string& source, const std::string& language) {
   ParamValues values;
-  for (const TunableParam& param : LaunchPlan::parse(source).tunables) values[param.name] = param.value;
+  for (const TunableParam& param : LaunchPlan::parse(source, language).tunables) values[param.name] = param.value;
   return values;
 }
 
-std::string ParamMutator::rewrite(const std::string& source, const ParamValues& values) {
-  const LaunchPlan plan = LaunchPlan::parse(source);
+std::string ParamMutator::rewrite(const std::string& source, const ParamValues& values, const std::string& language) {
+  const LaunchPlan plan = LaunchPlan::parse(source, language);
   std::map<int, std::pair<const TunableParam*, std::int64_t>> by_line;
   for (const auto& [name, value] : values) {
     auto param = std::find_if(plan.tunables.begin(), plan.tunables.end(),
                               [&](const TunableParam& p) { return p.name == name; });
     if (param == plan.tunables.end()) {
-      throw ValidationError(fmt::format("the source declares no tunable parameter {} (no `// @tune {} = ...` line)",
-                                        name, name));
+      throw ValidationError(fmt::format("the source declares no tunable parameter {} (no `{} {} = ...` line)", name,
+                                        tune_directive(language), name));
     }
     if (std::find(param->values.begin(), param->values.end(), value) == param->values.end()) {
       throw ValidationError(fmt::format("{} = {} is not among its allowed values {{{}}}", name, value,
@@ -100,7 +112,8 @@ std::string ParamMutator::rewrite(const std::string& source, const ParamValues& 
     std::string line = source.substr(begin, end - begin);
     auto change = by_line.find(line_number);
     if (change != by_line.end()) {
-      // `// @tune NAME = <value> in {...}`: replace the integer after the '=' that follows the name.
+      // `// @tune NAME = <value> in {...}` (or `# @tune` in Python): replace the integer after the '=' that
+      // follows the name; the comment marker before `@tune` does not matter.
       const std::size_t tune = line.find("@tune");
       const std::size_t name = tune == std::string::npos ? tune : line.find(change->second.first->name, tune + 5);
       const std::size_t equals = name == std::string::npos ? name : line.find('=', name);
@@ -164,11 +177,11 @@ bool ParamMutator::satisfies(const LaunchPlan& plan, const ParamValues& values, 
 
 bool ParamMutator::can_mutate(const Candidate& parent) const {
   try {
-    const LaunchPlan plan = LaunchPlan::parse(parent.source);
+    const LaunchPlan plan = LaunchPlan::parse(parent.source, plan_language(parent));
     return std::any_of(plan.tunables.begin(), plan.tunables.end(),
                        [](const TunableParam& param) { return param.values.size() > 1; });
-  } catch (const PlanError&) {
-    return false;  // propose() would only report the parse error
+  } catch (const Error&) {
+    return false;  // propose() would only report the parse error (or the unknown language)
   }
 }
 
@@ -186,11 +199,23 @@ std::vector<Proposal> ParamMutator::propose(const MutationRequest& request) {
     return std::vector<Proposal>{finish(std::move(proposal))};
   };
 
+  const std::string language = plan_language(request.parent);
+  if (request.child_language() != language) {
+    // The children of a parameter change are the parent's code: they cannot be in another language.
+    std::vector<Proposal> refused = failed(fmt::format(
+        "the parameter mutator only changes @tune values, so it cannot write the {} parent in {}; it works from "
+        "the run's {} programs",
+        language, request.child_language(), request.child_language()));
+    refused.front().exhausted_ids = {request.parent.id()};
+    return refused;
+  }
   LaunchPlan plan;
   try {
-    plan = LaunchPlan::parse(request.parent.source);
+    plan = LaunchPlan::parse(request.parent.source, language);
   } catch (const PlanError& error) {
     return failed(fmt::format("the parent's launch plan does not parse (line {}): {}", error.line(), error.what()));
+  } catch (const ValidationError& error) {
+    return failed(fmt::format("the parent's launch plan cannot be read: {}", error.what()));
   }
   std::vector<const TunableParam*> mutable_params;
   for (const TunableParam& param : plan.tunables) {
@@ -208,9 +233,10 @@ std::vector<Proposal> ParamMutator::propose(const MutationRequest& request) {
   // Crossover partner: the second parent's values for the parameters both declare.
   ParamValues partner;
   std::string partner_id;
-  if (request.second_parent) {
+  // A partner in another language has no values to give.
+  if (request.second_parent && plan_language(*request.second_parent) == language) {
     try {
-      const LaunchPlan other = LaunchPlan::parse(request.second_parent->source);
+      const LaunchPlan other = LaunchPlan::parse(request.second_parent->source, language);
       for (const TunableParam& param : other.tunables) {
         auto mine = std::find_if(plan.tunables.begin(), plan.tunables.end(),
                                  [&](const TunableParam& p) { return p.name == param.name; });
@@ -283,7 +309,7 @@ std::vector<Proposal> ParamMutator::propose(const MutationRequest& request) {
       }
       Candidate candidate;
       candidate.language = request.parent.language;
-      candidate.source = rewrite(request.parent.source, values);
+      candidate.source = rewrite(request.parent.source, values, language);
       if (request.is_known && request.is_known(candidate)) {
         known_ids.push_back(candidate.id());
         offered.insert(values);

@@ -56,6 +56,12 @@ void scan_template(const std::string& text, OnLiteral on_literal, OnPlaceholder 
   on_literal(literal);
 }
 
+// "//" or "#": how the language's plan lines start.
+std::string plan_comment_of(const std::string& language) {
+  const KernelLanguage* found = find_kernel_language(language);
+  return found != nullptr ? found->plan_comment : kernel_languages().front().plan_comment;
+}
+
 std::string language_name(const std::string& language) {
   const KernelLanguage* found = find_kernel_language(language);
   return found != nullptr ? found->prompt_label : language;
@@ -131,7 +137,7 @@ std::string evaluation_metrics(const Evaluation& evaluation) {
   return out;
 }
 
-const std::set<std::string> kCommonPlaceholders = {"language", "language_name", "fence"};
+const std::set<std::string> kCommonPlaceholders = {"language", "language_name", "fence", "comment"};
 
 struct TemplateSpec {
   const char* name;
@@ -227,29 +233,55 @@ std::string render_template(const std::string& text, const Values& values, const
 }
 
 std::string candidate_format_rules(const std::string& language) {
-  std::string kernel_rule;
-  const KernelLanguage* row = find_kernel_language(language);
-  kernel_rule = "- " + (row != nullptr ? row : &kernel_languages().front())->kernel_rule + "\n";
-  return "Candidate format (enforced; a violation costs the attempt):\n"
-         "- A candidate is ONE source file of device code only: kernels and device helper functions. No host code, no "
-         "main(), no library calls (cuBLAS, cuDNN, Thrust, PyTorch are unavailable), no file or network access.\n" +
-         kernel_rule +
-         "- The file declares its launch plan in comment lines; the kernels run in the order of the lines:\n"
-         "    // @launch kernel_name<<<grid, block[, dynamic_shared_bytes]>>>(arg, arg, ...)\n"
-         "  grid and block are one expression or dim3(x[, y[, z]]). Arguments bind to the kernel's parameters in "
-         "order: task tensor names (pointers), workspace names (pointers) or integer expressions (integers).\n"
-         "- Scratch memory: `// @workspace name: float32[count_expression]` (float16, bfloat16, float32, float64, "
-         "int8, uint8, int32, int64); pass it by name. Its contents are undefined at the start of each run.\n"
-         "- Expressions are integer arithmetic: + - * / % and parentheses (/ is floor division), ceil_div(a, b), "
-         "round_up(a, b), min(a, b), max(a, b), over the task's sizes, tunable parameters and the device attributes " +
-         fmt::format("{}", fmt::join(device_attribute_names(), ", ")) + ".\n"
-         "- `// @specialize` makes the sizes compile-time constants KS_<name> (e.g. KS_N); the program must still be "
-         "correct for every size configuration it is checked on.\n"
-         "- `// @tune NAME = 256 in {128, 256, 512}` declares a macro a tuner may vary; `// @require expression` "
-         "states a constraint that must be non-zero.\n"
-         "- Every output element must be written on every run; inputs must not be modified; results must not depend "
-         "on memory left over from earlier runs. Correctness is checked on several inputs (random, large, tiny, "
-         "mixed-scale) and several sizes, including odd ones.\n";
+  const KernelLanguage* found = find_kernel_language(language);
+  const KernelLanguage& row = found != nullptr ? *found : kernel_languages().front();
+  const std::string& c = row.plan_comment;  // every directive below is written with the language's own marker
+  const bool chevrons = row.launch_syntax == LaunchSyntax::chevrons;
+  std::string rules =
+      "Candidate format (enforced; a violation costs the attempt):\n"
+      "- A candidate is ONE source file of device code only: kernels and device helper functions. No host code, " +
+      std::string(chevrons ? "no main(), no library calls (cuBLAS, cuDNN, Thrust, PyTorch are unavailable)"
+                           : "no library calls (PyTorch is unavailable)") +
+      ", no file or network access.\n- " + row.kernel_rule + "\n";
+  if (chevrons) {
+    rules += "- The file declares its launch plan in comment lines; the kernels run in the order of the lines:\n"
+             "    " + c + " @launch kernel_name<<<grid, block[, dynamic_shared_bytes]>>>(arg, arg, ...)\n"
+             "  grid and block are one expression or dim3(x[, y[, z]]). Arguments bind to the kernel's parameters "
+             "in order: task tensor names (pointers), workspace names (pointers) or integer expressions "
+             "(integers).\n";
+  } else {
+    rules += "- The file declares its launch plan in comment lines; the kernels run in the order of the lines:\n"
+             "    " + c + " @launch kernel_name[grid_x, grid_y, grid_z](arg, arg, ..., NAME=value) num_warps=W "
+             "num_stages=S\n"
+             "  the grid is one to three expressions (programs per dimension). Positional arguments bind to the "
+             "kernel's other parameters in order: task tensor names (pointers), workspace names (pointers) or "
+             "integer expressions (integers); keyword arguments are its tl.constexpr parameters. num_warps (default "
+             "4) gives each program 32 * num_warps threads; num_stages (default 3) is the software pipelining "
+             "depth.\n";
+  }
+  rules += "  For example: " + row.launch_example + "\n";
+  rules += "- Scratch memory: `" + c + " @workspace name: float32[count_expression]` (float16, bfloat16, float32, "
+           "float64, int8, uint8, int32, int64); pass it by name. Its contents are undefined at the start of each "
+           "run.\n"
+           "- Expressions are integer arithmetic: + - * / % and parentheses (/ is floor division), ceil_div(a, b), "
+           "round_up(a, b), min(a, b), max(a, b), over the task's sizes, tunable parameters and the device "
+           "attributes " +
+           fmt::format("{}", fmt::join(device_attribute_names(), ", ")) + ".\n";
+  if (chevrons) {
+    rules += "- `" + c + " @specialize` makes the sizes compile-time constants KS_<name> (e.g. KS_N); the program "
+             "must still be correct for every size configuration it is checked on.\n"
+             "- `" + c + " @tune NAME = 256 in {128, 256, 512}` declares a macro a tuner may vary; `" + c +
+             " @require expression` states a constraint that must be non-zero.\n";
+  } else {
+    rules += "- `" + c + " @tune NAME = 256 in {128, 256, 512}` declares a value a tuner may vary: pass it to the "
+             "kernel by keyword in the launch (NAME=NAME) and use it in the plan's expressions; `" + c +
+             " @require expression` states a constraint that must be non-zero. A size passed as a tl.constexpr "
+             "(N=N) compiles the kernel once per size configuration; it must still be correct on every one.\n";
+  }
+  rules += "- Every output element must be written on every run; inputs must not be modified; results must not "
+           "depend on memory left over from earlier runs. Correctness is checked on several inputs (random, large, "
+           "tiny, mixed-scale) and several sizes, including odd ones.\n";
+  return rules;
 }
 
 PromptTemplates PromptTemplates::defaults() {
@@ -279,7 +311,7 @@ PromptTemplates PromptTemplates::defaults() {
       "## Your job\n"
       "Write an improved, complete version of the current program: faster on the timed sizes and correct on all "
       "sizes. First explain your idea in two or three sentences, then give the whole file, including its "
-      "`// @launch` lines, in a single ```{fence} code block. Give only that one code block.\n";
+      "`{comment} @launch` lines, in a single ```{fence} code block. Give only that one code block.\n";
   t.diff_instruction =
       "## Your job\n"
       "Improve the current program with targeted edits: faster on the timed sizes and correct on all sizes. First "
@@ -292,13 +324,13 @@ PromptTemplates PromptTemplates::defaults() {
       ">>>>>>> REPLACE\n\n"
       "Each SEARCH section must match a contiguous run of lines of the current program exactly, including "
       "indentation; keep it short but unique. Blocks are applied in order. Change the launch plan by editing its "
-      "`// @launch` lines the same way.\n";
+      "`{comment} @launch` lines the same way.\n";
   t.crossover_instruction =
       "## Your job\n"
       "The current program and the second program are two different solutions of the task. Write one complete "
       "program that combines the best ideas of both and is faster than either, and correct on all sizes. First "
-      "explain your idea in two or three sentences, then give the whole file, including its `// @launch` lines, in "
-      "a single ```{fence} code block. Give only that one code block.\n";
+      "explain your idea in two or three sentences, then give the whole file, including its `{comment} @launch` lines, "
+      "in a single ```{fence} code block. Give only that one code block.\n";
   return t;
 }
 
@@ -438,12 +470,23 @@ std::string render_attempt(const Attempt& attempt) {
 
 BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) const {
   const PromptTemplates& t = options_.templates;
-  const std::string language = request.parent.language.empty() ? "cuda" : request.parent.language;
-  const Values common = {{"language", language}, {"language_name", language_name(language)},
-                         {"fence", fence_tag(language)}};
+  // The language asked for: the run's (request.language), which a parent may not share (a Triton run starts
+  // from the CUDA reference).
+  const std::string language = request.child_language();
+  const Values common = {{"language", language},
+                         {"language_name", language_name(language)},
+                         {"fence", fence_tag(language)},
+                         {"comment", plan_comment_of(language)}};
   auto with = [&](Values extra) {
     Values values = common;
     values.insert(values.end(), extra.begin(), extra.end());
+    return values;
+  };
+  // A program is fenced in its own language; the first value of a name wins in render_template.
+  auto with_program = [&](const std::string& program_language, Values extra) {
+    Values values = {{"fence", fence_tag(program_language.empty() ? language : program_language)}};
+    values.insert(values.end(), extra.begin(), extra.end());
+    values.insert(values.end(), common.begin(), common.end());
     return values;
   };
 
@@ -463,19 +506,38 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
                                             mode == EditMode::full   ? "full_instruction"
                                             : mode == EditMode::diff ? "diff_instruction"
                                                                      : "crossover_instruction");
+  const std::string parent_language = request.parent.language.empty() ? "cuda" : request.parent.language;
+  if (parent_language != language) {
+    instruction += fmt::format("The current program is written in {}: write yours in {}, in the candidate format "
+                               "above.\n",
+                               language_name(parent_language), language_name(language));
+  }
   std::string second_parent_text;
   if (mode == EditMode::crossover)
     second_parent_text =
         render_template(t.second_parent,
-                        with({{"source", without_trailing_space(request.second_parent->source)}, {"id", short_id(request.second_parent->id())}}),
+                        with_program(request.second_parent->language,
+                                     {{"source", without_trailing_space(request.second_parent->source)},
+                                      {"id", short_id(request.second_parent->id())}}),
                         "second_parent");
 
   // The parts the budget may drop or trim.
+  // The reference in the language asked for, else one written alike (a CUDA reference for MACA); none in a
+  // language whose plans are written otherwise (a CUDA reference would teach a Triton prompt the wrong syntax:
+  // the task's description and PyTorch line say what to compute).
   std::string reference_source;
+  std::string reference_language;
   {
-    auto it = request.task().references.find(language);
-    if (it != request.task().references.end()) reference_source = it->second.source;
-    else if (!request.task().references.empty()) reference_source = request.task().references.begin()->second.source;
+    const auto& references = request.task().references;
+    auto it = references.find(language);
+    if (it == references.end()) {
+      it = std::find_if(references.begin(), references.end(),
+                        [&](const auto& entry) { return same_plan_syntax(entry.first, language); });
+    }
+    if (it != references.end()) {
+      reference_source = it->second.source;
+      reference_language = it->first;
+    }
   }
   bool keep_reference = !reference_source.empty();
 
@@ -504,8 +566,12 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
   }
 
   std::vector<DroppableItem> top, diverse;
-  for (std::size_t i = 0; i < request.inspirations.size() && i < options_.max_inspirations; ++i) {
+  for (std::size_t i = 0; i < request.inspirations.size() && top.size() + diverse.size() < options_.max_inspirations;
+       ++i) {
     const auto& inspiration = request.inspirations[i];
+    // Programs written otherwise than the language asked for would mislead more than inspire.
+    if (!inspiration.candidate.language.empty() && !same_plan_syntax(inspiration.candidate.language, language))
+      continue;
     bool is_diverse = is_diverse_reason(inspiration.reason);
     (is_diverse ? diverse : top)
         .push_back({i, fmt::format("{} inspiration {} (id {})", is_diverse ? "diverse" : "top", i + 1,
@@ -514,11 +580,12 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
   auto inspiration_text = [&](const DroppableItem& item, std::size_t shown_index) {
     const auto& inspiration = request.inspirations[item.index];
     return render_template(t.inspiration,
-                           with({{"index", std::to_string(shown_index)},
+                           with_program(inspiration.candidate.language,
+                                        {{"index", std::to_string(shown_index)},
                                  {"id", short_id(inspiration.candidate.id())},
                                  {"reason", inspiration.reason.empty() ? "inspiration" : inspiration.reason},
                                  {"metrics", evaluation_metrics(inspiration.evaluation)},
-                                 {"source", without_trailing_space(inspiration.candidate.source)}}),
+                                         {"source", without_trailing_space(inspiration.candidate.source)}}),
                            "inspiration");
   };
 
@@ -539,11 +606,13 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
     }
     std::string reference_text;
     if (keep_reference)
-      reference_text =
-          render_template(t.reference, with({{"source", without_trailing_space(reference_source)}}), "reference");
+      reference_text = render_template(
+          t.reference, with_program(reference_language, {{"source", without_trailing_space(reference_source)}}),
+          "reference");
     std::string parent_text =
         render_template(t.parent,
-                        with({{"source", without_trailing_space(request.parent.source)},
+                        with_program(parent_language,
+                                     {{"source", without_trailing_space(request.parent.source)},
                               {"evaluation", evaluation_text},
                               {"id", short_id(request.parent.id())}}),
                         "parent");

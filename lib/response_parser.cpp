@@ -100,6 +100,44 @@ const std::set<std::string> kKernelFenceTags = [] {
   return tags;
 }();
 
+// The languages whose name, fence tag or aliases include `tag` ("cpp" is both CUDA's alias and MACA's tag).
+std::vector<const KernelLanguage*> languages_of_fence(const std::string& tag) {
+  std::vector<const KernelLanguage*> found;
+  for (const auto& language : kernel_languages()) {
+    const auto& aliases = language.fence_aliases;
+    if (tag == language.name || tag == language.fence_tag ||
+        std::find(aliases.begin(), aliases.end(), tag) != aliases.end()) {
+      found.push_back(&language);
+    }
+  }
+  return found;
+}
+
+// Python-like languages (Triton) comment with '#'; their kernels are decorated functions.
+bool is_python_like(const std::string& language) {
+  const KernelLanguage* row = find_kernel_language(language);
+  return row != nullptr && row->plan_comment == "#";
+}
+
+// What declares a kernel, per family: the C family's qualifiers, Triton's decorator; both for "".
+std::vector<std::string> kernel_markers(const std::string& language) {
+  static const std::vector<std::string> c_family = {"__global__", "__kernel", "kernel void"};
+  static const std::vector<std::string> python = {"@triton.jit"};
+  if (language.empty() || find_kernel_language(language) == nullptr) {
+    std::vector<std::string> all = c_family;
+    all.insert(all.end(), python.begin(), python.end());
+    return all;
+  }
+  return is_python_like(language) ? python : c_family;
+}
+
+std::string kernel_description(const std::string& language) {
+  if (language.empty() || find_kernel_language(language) == nullptr) {
+    return "a __global__, __kernel or @triton.jit function";
+  }
+  return is_python_like(language) ? "a @triton.jit function" : "a __global__ or __kernel function";
+}
+
 bool is_marker(const std::string& trimmed, char c, std::size_t min_run, const char* word) {
   std::size_t n = run_length(trimmed, c);
   if (n < min_run) return false;
@@ -117,9 +155,10 @@ bool starts_like_code(const std::string& text) {
   for (const auto& line : split_lines(text)) {
     std::string t = trim(line);
     if (t.empty()) continue;
-    static const char* openers[] = {"//",     "/*",      "#",         "__",     "extern",   "template", "typedef",
-                                    "struct", "static",  "constexpr", "using",  "namespace", "kernel",  "inline",
-                                    "const",  "float",   "int",       "void",   "unsigned", "double",   "half"};
+    static const char* openers[] = {"//",     "/*",     "#",         "__",    "extern",    "template", "typedef",
+                                    "struct", "static", "constexpr", "using", "namespace", "kernel",   "inline",
+                                    "const",  "float",  "int",       "void",  "unsigned",  "double",   "half",
+                                    "import", "from ",  "@triton"};
     for (const char* opener : openers)
       if (t.rfind(opener, 0) == 0) return true;
     return false;
@@ -129,31 +168,42 @@ bool starts_like_code(const std::string& text) {
 
 }  // namespace
 
-bool contains_kernel(const std::string& code) {
-  return code.find("__global__") != std::string::npos || code.find("__kernel") != std::string::npos ||
-         code.find("kernel void") != std::string::npos;
+bool contains_kernel(const std::string& code, const std::string& language) {
+  const std::vector<std::string> markers = kernel_markers(language);
+  return std::any_of(markers.begin(), markers.end(),
+                     [&](const std::string& marker) { return code.find(marker) != std::string::npos; });
 }
 
 bool contains_launch_line(const std::string& code) {
   for (const auto& line : split_lines(code)) {
     std::string t = trim(line);
-    if (t.rfind("//", 0) != 0) continue;
-    if (trim(t.substr(2)).rfind("@launch", 0) == 0) return true;
+    const std::size_t marker = t.rfind("//", 0) == 0 ? 2 : t.rfind("#", 0) == 0 ? 1 : 0;
+    if (marker == 0) continue;
+    if (trim(t.substr(marker)).rfind("@launch", 0) == 0) return true;
   }
   return false;
 }
 
-bool brackets_balanced(const std::string& code) {
+bool brackets_balanced(const std::string& code, const std::string& language) {
+  const bool python = is_python_like(language);
   std::vector<char> stack;
   std::size_t i = 0;
   const std::size_t n = code.size();
   while (i < n) {
     char c = code[i];
-    if (c == '/' && i + 1 < n && code[i + 1] == '/') {
+    // In Python `//` is floor division; comments start with '#', and strings may be triple-quoted.
+    const bool line_comment = python ? c == '#' : c == '/' && i + 1 < n && code[i + 1] == '/';
+    if (line_comment) {
       while (i < n && code[i] != '\n') ++i;
       continue;
     }
-    if (c == '/' && i + 1 < n && code[i + 1] == '*') {
+    if (python && (c == '"' || c == '\'') && code.compare(i, 3, std::string(3, c)) == 0) {
+      std::size_t end = code.find(std::string(3, c), i + 3);
+      if (end == std::string::npos) return false;  // an unterminated docstring: the text was cut off
+      i = end + 3;
+      continue;
+    }
+    if (!python && c == '/' && i + 1 < n && code[i + 1] == '*') {
       std::size_t end = code.find("*/", i + 2);
       if (end == std::string::npos) return false;  // an unterminated comment: the text was cut off
       i = end + 2;
@@ -260,9 +310,51 @@ std::vector<DiffBlock> extract_diff_blocks(const std::string& text, int* incompl
   return blocks;
 }
 
-ParsedResponse parse_full_response(const std::string& text, const std::string& parent_source) {
+namespace {
+
+// Where a block's fence puts it for an answer asked in `language`.
+enum class FenceFit {
+  usable,   ///< bare, or a language whose plans are written alike
+  foreign,  ///< a kernel language whose plans are written otherwise (```cuda when Triton was asked for)
+  other,    ///< not a kernel language (```text, ```json)
+};
+
+FenceFit fence_fit(const std::string& tag, const std::string& language) {
+  if (language.empty()) return kKernelFenceTags.count(tag) ? FenceFit::usable : FenceFit::other;
+  if (tag.empty()) return FenceFit::usable;
+  const std::vector<const KernelLanguage*> rows = languages_of_fence(tag);
+  if (rows.empty()) return FenceFit::other;
+  const bool alike = std::any_of(rows.begin(), rows.end(),
+                                 [&](const KernelLanguage* row) { return same_plan_syntax(row->name, language); });
+  return alike ? FenceFit::usable : FenceFit::foreign;
+}
+
+std::string prompt_label(const std::string& language) {
+  const KernelLanguage* row = find_kernel_language(language);
+  return row != nullptr ? row->prompt_label : language;
+}
+
+// Why a block in another language is no program of `language`.
+std::string foreign_block_failure(const CodeBlock& block, const std::string& language) {
+  const KernelLanguage& asked = kernel_language(language);
+  return fmt::format(
+      "the answer's program is in {} (a ```{} block), but a {} program was asked for: give the whole {} file in a "
+      "```{} block",
+      languages_of_fence(block.language).front()->prompt_label, block.language, asked.prompt_label,
+      asked.prompt_label, asked.fence_tag);
+}
+
+}  // namespace
+
+ParsedResponse parse_full_response(const std::string& text, const std::string& parent_source,
+                                   const std::string& language) {
   ParsedResponse result;
   result.kind = "full";
+  if (!language.empty() && find_kernel_language(language) == nullptr) {
+    result.failure = fmt::format("unknown kernel language '{}' asked for; expected one of {}", language,
+                                 kernel_language_names());
+    return result;
+  }
   if (trim(text).empty()) {
     result.failure = "empty response";
     return result;
@@ -272,26 +364,40 @@ ParsedResponse parse_full_response(const std::string& text, const std::string& p
   std::size_t explanation_end = 0;
   bool closed = true;
   int opened_line = 0;
+  const CodeBlock* foreign = nullptr;  // the first block in a language other than the one asked for
   if (blocks.empty()) {
-    if (contains_kernel(text) && contains_launch_line(text) && starts_like_code(text)) {
+    if (contains_kernel(text, language) && contains_launch_line(text) && starts_like_code(text)) {
       code = text;
       result.notes.push_back("the answer has no code fences; took the whole answer as the program");
     } else {
-      result.failure = contains_kernel(text) ? "no code block in the response (a kernel appears in prose; put the "
-                                               "program in a ``` code block)"
-                                             : "no code in the response";
+      result.failure = contains_kernel(text, language)
+                           ? "no code block in the response (a kernel appears in prose; put the program in a ``` "
+                             "code block)"
+                           : "no code in the response";
       return result;
     }
   } else {
-    // Blocks in a kernel language (or bare) first; any block when there is none.
+    // Blocks in the language asked for, one written alike, or bare first; any non-kernel block when there is
+    // none; never a block in a language whose plans are written otherwise.
     std::vector<std::size_t> eligible;
-    for (std::size_t i = 0; i < blocks.size(); ++i)
-      if (kKernelFenceTags.count(blocks[i].language)) eligible.push_back(i);
-    if (eligible.empty())
-      for (std::size_t i = 0; i < blocks.size(); ++i) eligible.push_back(i);
+    std::vector<std::size_t> others;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      switch (fence_fit(blocks[i].language, language)) {
+        case FenceFit::usable: eligible.push_back(i); break;
+        case FenceFit::other: others.push_back(i); break;
+        case FenceFit::foreign:
+          if (foreign == nullptr) foreign = &blocks[i];
+          break;
+      }
+    }
+    if (eligible.empty()) eligible = others;
+    if (eligible.empty()) {
+      result.failure = foreign_block_failure(*foreign, language);
+      return result;
+    }
     auto rank = [&](std::size_t i) {
       const auto& c = blocks[i].code;
-      return contains_kernel(c) && contains_launch_line(c) ? 2 : contains_kernel(c) ? 1 : 0;
+      return contains_kernel(c, language) && contains_launch_line(c) ? 2 : contains_kernel(c, language) ? 1 : 0;
     };
     std::size_t best = eligible.front();
     for (std::size_t i : eligible) {
@@ -315,12 +421,20 @@ ParsedResponse parse_full_response(const std::string& text, const std::string& p
     result.explanation = clip(trim(join_lines(lines, 0, std::min(explanation_end, lines.size()))), 2000);
   }
 
-  if (!contains_kernel(code)) {
-    result.failure = "no code block contains a kernel (a __global__ or __kernel function)";
+  if (!contains_kernel(code, language)) {
+    if (foreign != nullptr && contains_kernel(foreign->code)) {
+      result.failure = foreign_block_failure(*foreign, language);
+    } else if (!language.empty() && contains_kernel(code)) {
+      result.failure = fmt::format("the program has no kernel of {} ({}) but kernels of another language: a {} "
+                                   "program was asked for",
+                                   prompt_label(language), kernel_description(language), prompt_label(language));
+    } else {
+      result.failure = fmt::format("no code block contains a kernel ({})", kernel_description(language));
+    }
     return result;
   }
   if (!closed) {
-    if (brackets_balanced(code) && contains_launch_line(code)) {
+    if (brackets_balanced(code, language) && contains_launch_line(code)) {
       result.notes.push_back("the closing fence is missing but the code is complete");
     } else {
       result.failure = fmt::format(
@@ -462,7 +576,8 @@ ParsedResponse apply_diff_response(const std::string& text, const std::string& p
   return result;
 }
 
-ParsedResponse parse_response(const std::string& text, EditMode mode, const std::string& parent_source) {
+ParsedResponse parse_response(const std::string& text, EditMode mode, const std::string& parent_source,
+                              const std::string& language) {
   if (trim(text).empty()) {
     ParsedResponse result;
     result.kind = mode == EditMode::diff ? "diff" : "full";
@@ -473,7 +588,7 @@ ParsedResponse parse_response(const std::string& text, EditMode mode, const std:
   bool has_diff_markers = !extract_diff_blocks(text, &incomplete_line).empty() || incomplete_line != 0;
   if (mode == EditMode::diff) {
     if (has_diff_markers) return apply_diff_response(text, parent_source);
-    ParsedResponse full = parse_full_response(text, parent_source);
+    ParsedResponse full = parse_full_response(text, parent_source, language);
     if (full.ok) {
       full.notes.insert(full.notes.begin(), "no SEARCH/REPLACE blocks; took the whole program in the answer");
       return full;
@@ -486,7 +601,7 @@ ParsedResponse parse_response(const std::string& text, EditMode mode, const std:
   bool has_clean_program = false;
   for (const auto& block : extract_code_blocks(text)) {
     int incomplete = 0;
-    if (contains_kernel(block.code) && extract_diff_blocks(block.code, &incomplete).empty() && incomplete == 0)
+    if (contains_kernel(block.code, language) && extract_diff_blocks(block.code, &incomplete).empty() && incomplete == 0)
       has_clean_program = true;
   }
   if (has_diff_markers && !has_clean_program) {
@@ -494,7 +609,7 @@ ParsedResponse parse_response(const std::string& text, EditMode mode, const std:
     if (diff.ok) diff.notes.insert(diff.notes.begin(), "a whole file was asked for; applied the answer's diff blocks");
     return diff;
   }
-  return parse_full_response(text, parent_source);
+  return parse_full_response(text, parent_source, language);
 }
 
 }  // namespace kernelsmith

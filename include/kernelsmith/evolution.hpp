@@ -63,8 +63,12 @@ struct KERNELSMITH_API EvolutionConfig {
   std::string db_path = ":memory:";
   /// Continue the latest run of the task in db_path (a fresh run when there is none).
   bool resume = false;
-  /// Kernel language of the candidates; empty: the evaluator's backend's ("cuda", "opencl"), else the
-  /// task's first.
+  /// Kernel language of the candidates the mutators write; empty: the evaluator's backend's ("cuda",
+  /// "opencl"), else the task's first. "triton" on the cuda backend evolves Triton candidates: the run starts
+  /// from the task's CUDA reference (the baseline of every speedup) and its Triton seed
+  /// (Task::seeds["triton"]); every mutation request asks for Triton (MutationRequest::language). A language
+  /// whose backend (language.hpp) is not the evaluator's is a ValidationError at run(); an evaluator whose
+  /// backend no language runs on takes any language. The run store records it (RunInfo::language).
   std::string language;
   /// Device attributes for the mutators' constraints; empty backend: looked up from devices() by the
   /// evaluator's backend and device names.

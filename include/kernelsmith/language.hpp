@@ -50,6 +50,11 @@ KERNELSMITH_API std::string kernel_language_names();
 /// Triton also runs on "cuda", as a front end), or "" when no language runs on it.
 KERNELSMITH_API std::string language_of_backend(const std::string& backend);
 
+/// True when candidates in languages `a` and `b` write their plans alike (the same comment marker and
+/// launch syntax, as the C family does): code in one can stand in for the other in a prompt or an answer.
+/// Unknown names are alike only to themselves.
+KERNELSMITH_API bool same_plan_syntax(const std::string& a, const std::string& b);
+
 /// The language a file's extension implies (.cu/.cuh → cuda, .cl → opencl, .maca → maca, .py → triton),
 /// or "".
 KERNELSMITH_API std::string language_for_extension(const std::string& path);

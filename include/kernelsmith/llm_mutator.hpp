@@ -75,11 +75,13 @@ class KERNELSMITH_API LlmMutator : public Mutator {
   /// Passes the cancellation on to the client (LlmClient::cancel).
   void cancel() override { client_->cancel(); }
 
-  /// The mode proposal `index` of this request gets (deterministic in the seeds).
+  /// The mode proposal `index` of this request gets (deterministic in the seeds); always full when the
+  /// request asks for children in another language than the parent's (MutationRequest::language).
   EditMode choose_mode(const MutationRequest& request, int index = 0) const;
 
   /// One proposal in a given mode. Crossover without a second program falls back to a full rewrite
-  /// (noted in the proposal's failure only if it then fails).
+  /// (noted in the proposal's failure only if it then fails), and so does diff when the child's language is
+  /// not the parent's. The child is in the request's language; the answer is read in it.
   Proposal propose_with_mode(const MutationRequest& request, EditMode mode, int index = 0);
 
   const LlmMutatorOptions& options() const { return options_; }

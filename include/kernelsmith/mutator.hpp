@@ -39,6 +39,10 @@ struct KERNELSMITH_API MutationRequest {
   /// and a request (and each copy of it) keeps it alive for as long as the request lives.
   std::shared_ptr<const Task> shared_task;
   Candidate parent;
+  /// The kernel language the children must be written in: the engine sets the run's language
+  /// (EvolutionConfig::language), which may differ from the parent's (a Triton run starts from the CUDA
+  /// reference). Empty: the parent's language.
+  std::string language;
   std::optional<Evaluation> parent_evaluation;
   /// A second parent for crossover, when the engine offers one.
   std::optional<Candidate> second_parent;
@@ -55,6 +59,8 @@ struct KERNELSMITH_API MutationRequest {
 
   /// The task. Throws ValidationError when the request carries none (`shared_task` is null).
   const Task& task() const;
+  /// The language of the children: `language`, else the parent's, else "cuda".
+  std::string child_language() const;
 };
 
 /// One proposal. When `candidate` is empty, `failure` says why (garbled response, diff matched nothing,

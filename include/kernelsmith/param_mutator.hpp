@@ -1,7 +1,8 @@
 // ParamMutator: the built-in mutator that needs no LLM. It varies the tunable parameters a candidate
-// declares (`// @tune NAME = value in {v1, v2, ...}`), which the harness passes to the compiler as
-// macros, and rejects combinations that break a `// @require expr` constraint before anything is
-// compiled.
+// declares (`// @tune NAME = value in {v1, v2, ...}`, `# @tune ...` in a Triton file), which the harness
+// passes to the compiler as macros (to a Triton launch as constexprs), and rejects combinations that
+// break a `@require expr` constraint before anything is compiled. The plan is read in the candidate's
+// language (its row in language.hpp gives the comment marker and the launch syntax).
 #pragma once
 
 #include <cstdint>
@@ -47,16 +48,19 @@ class KERNELSMITH_API ParamMutator : public Mutator {
   /// and the programs of the run in the same space.
   std::vector<Proposal> propose(const MutationRequest& request) override;
   std::string name() const override { return "param"; }
-  /// True when the candidate's plan parses and declares a `// @tune` parameter with two or more values.
+  /// True when the candidate's plan parses (in its language) and declares a `@tune` parameter with two or
+  /// more values.
   bool can_mutate(const Candidate& parent) const override;
 
   const ParamMutatorOptions& options() const { return options_; }
 
-  /// The source with the `@tune` lines' current values replaced. Throws ValidationError for an unknown
-  /// parameter or a value outside its allowed set.
-  static std::string rewrite(const std::string& source, const ParamValues& values);
-  /// The parameters' current values in a source. Throws PlanError for a malformed plan.
-  static ParamValues values_of(const std::string& source);
+  /// The source, written in `language`, with the `@tune` lines' current values replaced. Throws
+  /// ValidationError for an unknown parameter, a value outside its allowed set or an unknown language.
+  static std::string rewrite(const std::string& source, const ParamValues& values,
+                             const std::string& language = "cuda");
+  /// The parameters' current values in a source written in `language`. Throws PlanError for a malformed
+  /// plan, ValidationError for an unknown language.
+  static ParamValues values_of(const std::string& source, const std::string& language = "cuda");
   /// Whether the values satisfy every @require (and the block size check) under the task's timing sizes
   /// and the device's attributes. A requirement over an attribute the device does not report (0) is not
   /// checked. `reason` gets the first broken requirement.

@@ -48,7 +48,9 @@ KERNELSMITH_API EditMode parse_edit_mode(const std::string& name);
 /// Placeholders of `user`: {task}, {reference}, {hardware}, {parent}, {attempts}, {inspirations},
 ///   {instruction}; each expands to a whole section with its heading, or to nothing when empty.
 /// Placeholders of the section templates are listed next to each one below; every template may also
-/// use {language}, {language_name} and {fence} (the markdown fence tag for the language).
+/// use {language}, {language_name}, {fence} (the markdown fence tag for the language) and {comment} (the
+/// comment marker of its plan lines: "//", or "#" in Triton). The language is the one asked for
+/// (MutationRequest::child_language); a program shown in a section is fenced in its own language.
 struct KERNELSMITH_API PromptTemplates {
   std::string system;
   std::string user;
@@ -76,7 +78,8 @@ struct KERNELSMITH_API PromptTemplates {
   static PromptTemplates defaults();
 };
 
-/// A concise statement of the candidate format's rules (docs/candidate-format.md) for the language.
+/// A concise statement of the candidate format's rules (docs/candidate-format.md) for the language: its
+/// kernel rule, its plan comment marker and launch syntax, and an example `@launch` line (language.hpp).
 KERNELSMITH_API std::string candidate_format_rules(const std::string& language);
 
 struct PromptBuilderOptions {

@@ -1,7 +1,9 @@
 // Response parser: the program in an LLM's answer (docs/llm.md, "Parser rules").
 //
-// Full answers: the code block holding a kernel and `// @launch` lines (markdown fences ```cuda, ```c,
-// ```opencl, ```cpp or bare; several blocks allowed). Diff answers: SEARCH/REPLACE blocks applied to the
+// Full answers: the code block holding a kernel and `@launch` lines (markdown fences ```cuda, ```c,
+// ```opencl, ```cpp, ```python or bare; several blocks allowed). Given the language asked for, only blocks
+// whose fence belongs to a language that writes its plan alike count (language.hpp, same_plan_syntax):
+// a ```cuda block is no Triton program. Diff answers: SEARCH/REPLACE blocks applied to the
 // parent's source, exact match first, then tolerant of whitespace. Every failure comes back as a reason.
 #pragma once
 
@@ -53,20 +55,27 @@ struct ParsedResponse {
 };
 
 /// Reads a whole-file answer. `parent_source`, when given, turns an unchanged copy into a failure.
-KERNELSMITH_API ParsedResponse parse_full_response(const std::string& text, const std::string& parent_source = "");
+/// `language`, when given, is the language asked for: blocks in a language whose plans are written
+/// otherwise are refused, with a message naming both (a ```cuda block when Triton was asked for).
+KERNELSMITH_API ParsedResponse parse_full_response(const std::string& text, const std::string& parent_source = "",
+                                                   const std::string& language = "");
 
 /// Applies the SEARCH/REPLACE blocks of `text` to `parent_source`, in order.
 KERNELSMITH_API ParsedResponse apply_diff_response(const std::string& text, const std::string& parent_source);
 
 /// Reads an answer given in `mode`: diff applies blocks (falling back to a whole file when the answer
-/// has no blocks but a complete program); full and crossover read a whole file.
-KERNELSMITH_API ParsedResponse parse_response(const std::string& text, EditMode mode, const std::string& parent_source);
+/// has no blocks but a complete program); full and crossover read a whole file, in `language` when given
+/// (see parse_full_response).
+KERNELSMITH_API ParsedResponse parse_response(const std::string& text, EditMode mode, const std::string& parent_source,
+                                              const std::string& language = "");
 
-/// True when the code declares a kernel (`__global__`, `__kernel` or `kernel void`).
-KERNELSMITH_API bool contains_kernel(const std::string& code);
-/// True when the code has at least one `// @launch` line.
+/// True when the code declares a kernel of `language`: `__global__`, `__kernel` or `kernel void` in the C
+/// family, `@triton.jit` in Triton; any of them when `language` is "".
+KERNELSMITH_API bool contains_kernel(const std::string& code, const std::string& language = "");
+/// True when the code has at least one `@launch` line (`// @launch` or `# @launch`).
 KERNELSMITH_API bool contains_launch_line(const std::string& code);
-/// True when (), [] and {} balance outside comments, strings and character literals.
-KERNELSMITH_API bool brackets_balanced(const std::string& code);
+/// True when (), [] and {} balance outside comments, strings and character literals; comments and strings
+/// are those of `language` (`#` and triple quotes in Python; `//` and `/* */` else).
+KERNELSMITH_API bool brackets_balanced(const std::string& code, const std::string& language = "");
 
 }  // namespace kernelsmith

@@ -20,12 +20,46 @@ def _core():
     return kernelsmith
 
 
+def _language_availability(language, backend_available: bool):
+    """(ok, reason) for running candidates of one language here: its backend (whose own entry says why it is
+    unavailable), and for Triton the triton package that compiles it (kernelsmith.triton_compile.availability(),
+    which needs no GPU)."""
+    if language.name == "triton":
+        from kernelsmith import triton_compile
+
+        ok, reason = triton_compile.availability()
+        if not ok:
+            return False, reason
+        if not backend_available:
+            return False, f"{reason} is installed, but the {language.backend} backend is unavailable"
+        return True, reason
+    if not backend_available:
+        return False, f"the {language.backend} backend is unavailable"
+    return True, ""
+
+
+def _languages_of(ks, backend) -> list:
+    """The kernel languages a backend runs, with whether each is available here and why not."""
+    languages = []
+    for language in ks.kernel_languages():
+        if language.backend != backend.name:
+            continue
+        ok, reason = _language_availability(language, backend.available)
+        languages.append({"name": language.name, "label": language.prompt_label, "available": ok, "reason": reason})
+    return languages
+
+
 def cmd_devices(args: argparse.Namespace) -> int:
     ks = _core()
+    backends = ks.devices()
     if args.json:
-        print(ks.devices_json())
+        # The document of devices_json(), with the languages each backend runs added to its entry.
+        document = json.loads(ks.devices_json())
+        for entry, backend in zip(document.get("backends", []), backends):
+            entry["languages"] = _languages_of(ks, backend)
+        print(json.dumps(document, indent=2))
         return 0
-    for backend in ks.devices():
+    for backend in backends:
         if backend.available:
             print(f"{backend.name}: available")
         else:
@@ -40,7 +74,36 @@ def cmd_devices(args: argparse.Namespace) -> int:
                 f"{device.compute_units} compute units, {memory_gib:.1f} GiB, "
                 f"L2 {device.l2_bytes / 2**20:.1f} MiB, warp {device.warp_size}"
             )
+        languages = _languages_of(ks, backend)
+        if languages:
+            print("  languages: " + ", ".join(language["name"] for language in languages))
+        for language in languages:
+            # The backend's own language is as available as the backend; a front end (Triton) says more.
+            if language["name"] == backend.name:
+                continue
+            state = "available" if language["available"] else "unavailable"
+            print(f"    {language['name']}: {state}" + (f" ({language['reason']})" if language["reason"] else ""))
     return 0
+
+
+def _backend_for_language(ks, language_name: str, requested: str) -> str:
+    """The backend that runs candidates in `language_name`, checked against --backend and against what this
+    machine has: an unknown language, a language of another backend, a backend this machine lacks and (for
+    Triton) a missing triton package are errors that say so."""
+    language = ks.kernel_language(language_name)  # ValidationError naming the known languages
+    if requested not in ("auto", language.backend):
+        raise ks.ValidationError(f"{language.name} runs on the {language.backend} backend; --backend {requested} "
+                                 f"was given (drop --backend, or give --backend {language.backend})")
+    backend = next((b for b in ks.devices() if b.name == language.backend), None)
+    if backend is None or not backend.available:
+        why = backend.reason if backend is not None else "this build has no such backend"
+        raise ks.BackendUnavailableError(
+            f"{language.prompt_label} candidates need the {language.backend} backend, and this machine has none: "
+            f"{why}")
+    ok, reason = _language_availability(language, backend.available)
+    if not ok:
+        raise ks.BackendUnavailableError(f"{language.prompt_label} candidates cannot run here: {reason}")
+    return language.backend
 
 
 def _task_summary(task) -> dict:
@@ -91,9 +154,22 @@ def cmd_eval(args: argparse.Namespace) -> int:
     when no backend can run here (the reason goes to stderr).
     """
     ks = _core()
+    path = args.file or args.candidate
+    if bool(path) == bool(args.reference):
+        raise ks.ValidationError("give a candidate FILE (or --candidate FILE), or --reference, but not both")
     task = ks.Task.load(args.task)
+    backend = args.backend
+    language = args.language
+    if path and not language:
+        language = ks.language_for_extension(path)
+        if not language:
+            names = ", ".join(l.name for l in ks.kernel_languages())
+            raise ks.ValidationError(f"cannot tell the kernel language of '{path}' from its extension; give "
+                                     f"--language ({names})")
+    if language:
+        backend = _backend_for_language(ks, language, args.backend)
     options = ks.EvaluatorOptions()
-    options.backend = args.backend
+    options.backend = backend
     options.device = args.device
     options.mode = args.mode
     options.seed = args.seed
@@ -108,7 +184,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             )
         candidate = ks.Candidate(language, references[language].source, ks.Lineage(origin="reference"))
     else:
-        candidate = ks.Candidate.from_file(args.candidate)
+        candidate = ks.Candidate.from_file(path, language)
     evaluation = evaluator.evaluate(task, candidate)
     if args.json:
         print(evaluation.to_json())
@@ -203,10 +279,18 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     if args.llm_retries < 0:
         raise ks.ValidationError(f"--llm-retries {args.llm_retries}: give 0 or more retries")
     task = ks.Task.load(args.task)
+    backend = args.backend
+    if args.language:
+        backend = _backend_for_language(ks, args.language, args.backend)
+        if args.language not in task.seeds and args.mutator == "param":
+            held = ", ".join(sorted(task.seeds)) or "none"
+            raise ks.NotFoundError(f"task {task.name} has no {args.language} seed (its seeds: {held}); the parameter "
+                                   f"mutator varies a seed's @tune values, so give a task with a {args.language} seed "
+                                   f"or use --mutator llm, which writes {args.language} from the reference")
     store_note = _check_store(ks, args, task.name)
     mutator = _make_mutator(ks, args)  # before the evaluator: a missing LLM option fails at once
     options = ks.EvaluatorOptions()
-    options.backend = args.backend
+    options.backend = backend
     options.device = args.device
     options.seed = args.seed
     evaluator = ks.create_evaluator(options)
@@ -220,6 +304,7 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     config.mutations_in_flight = args.in_flight
     config.wall_seconds = args.wall_time
     config.target_speedup = args.target_speedup
+    config.language = args.language or ""
     evolution = ks.Evolution(task, evaluator, mutator, config)
 
     # Progress goes to stderr with --json, so that stdout holds only the result document.
@@ -248,7 +333,8 @@ def cmd_evolve(args: argparse.Namespace) -> int:
 
     evolution.on_progress(report)
     print(
-        f"evolving {task.name} on {evaluator.backend_name()} '{evaluator.device_name()}' with the "
+        f"evolving {task.name}{f' in {args.language}' if args.language else ''} on {evaluator.backend_name()} "
+        f"'{evaluator.device_name()}' with the "
         f"{mutator.name()} mutator: budget {args.budget} evaluations, {args.islands} islands, store {args.db} "
         f"({store_note})",
         file=log,
@@ -534,9 +620,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="evaluate one candidate (or the task's reference)")
     p.add_argument("--task", required=True, help="built-in task name or task folder/manifest path")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--candidate", metavar="FILE", help="candidate source file (.cu, .cl)")
-    which.add_argument("--reference", action="store_true", help="evaluate the task's reference")
+    p.add_argument("file", nargs="?", metavar="FILE",
+                   help="candidate source file (.cu, .cl, .py for Triton); the extension names the language")
+    p.add_argument("--candidate", metavar="FILE", help="the same as FILE")
+    p.add_argument("--reference", action="store_true", help="evaluate the task's reference")
+    p.add_argument("--language", help="kernel language of FILE (cuda, opencl, maca, triton); default: from the "
+                                      "extension. Triton runs on the cuda backend")
     p.add_argument("--backend", default="auto", choices=["auto", "cuda", "opencl"])
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--mode", default="strict", choices=["screen", "strict"])
@@ -549,6 +638,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto", choices=["auto", "cuda", "opencl"])
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--mutator", default="param", choices=["param", "llm"])
+    p.add_argument("--language", help="kernel language of the candidates (default: the backend's own); triton "
+                                      "evolves Triton candidates from the task's Triton seed on the cuda backend, "
+                                      "the CUDA reference being the baseline")
     p.add_argument("--budget", type=int, default=32, help="number of evaluations")
     p.add_argument("--db", default="kernelsmith-run.db", help="SQLite run store")
     p.add_argument("--seed", type=int, default=0)

@@ -63,7 +63,8 @@ class SyntheticEvaluator : public Evaluator {
     evaluation.task = task.name;
     evaluation.backend = "custom";
     try {
-      const ParamValues values = ParamMutator::values_of(candidate.source);
+      const ParamValues values =
+          ParamMutator::values_of(candidate.source, candidate.language.empty() ? "cuda" : candidate.language);
       const std::int64_t a = values.at("A");
       const std::int64_t b = values.at("B");
       if (a == 3) {
@@ -89,8 +90,9 @@ class SyntheticEvaluator : public Evaluator {
     seen.push_back(candidate.id());
     return evaluation;
   }
-  std::string backend_name() const override { return "custom"; }
+  std::string backend_name() const override { return backend; }
 
+  std::string backend = "custom";
   std::mutex mutex;
   std::vector<std::string> seen;
   bool flat = false;
@@ -820,4 +822,94 @@ TEST_CASE("a budget beyond relu's parameter space stops once every combination i
     if (!values.empty()) combinations.insert({values.at("BLOCK"), values.at("ITEMS")});
   }
   CHECK(combinations.size() == 20);
+}
+
+namespace {
+
+// The synthetic task's program as a Triton file: the same @tune lines in `#` comments.
+const char* const kTritonSeed =
+    "# @tune A = 2 in {1, 2, 3, 4, 5, 6, 7, 8}\n"
+    "# @tune B = 2 in {1, 2, 3, 4}\n"
+    "# @launch k[1](x, A=A, B=B) num_warps=1 num_stages=1\n"
+    "import triton\n"
+    "import triton.language as tl\n"
+    "\n"
+    "\n"
+    "@triton.jit\n"
+    "def k(x, A: tl.constexpr, B: tl.constexpr):\n"
+    "    tl.store(x, A * B)\n";
+
+Task triton_task() {
+  Task task = synthetic_task();
+  task.references = {{"cuda", KernelSource{"cuda", kReference, ""}}};
+  task.seeds = {{"triton", KernelSource{"triton", kTritonSeed, ""}}};
+  return task;
+}
+
+}  // namespace
+
+TEST_CASE("a Triton run on the cuda backend: the CUDA reference is the baseline, the Triton seed the start",
+          "[evolution]") {
+  TempDb db;
+  auto evaluator = std::make_shared<SyntheticEvaluator>();
+  evaluator->backend = "cuda";
+  auto mutator = std::make_shared<RecordingMutator>();
+  EvolutionConfig config;
+  config.language = "triton";
+  config.budget = 12;
+  config.db_path = db.str();
+  config.islands = 1;
+  config.seed = 5;
+  Evolution evolution(triton_task(), evaluator, mutator, config);
+  const EvolutionResult result = evolution.run();
+  CHECK(result.stop_reason == "budget");
+  CHECK(result.evaluations == 12);
+  REQUIRE(result.best);
+  CHECK(result.best->candidate().language == "triton");
+
+  RunStore store(db.str(), true);
+  CHECK(store.run(result.run_id).language == "triton");
+  CHECK(store.run(result.run_id).backend == "cuda");
+  CHECK(EvolutionConfig::from_json(store.run(result.run_id).config_json).language == "triton");
+  const auto evaluations = store.evaluations(result.run_id);
+  REQUIRE(evaluations.size() == 12);
+  const auto reference = store.program(result.run_id, evaluations[0].program_id);
+  CHECK(reference->candidate.lineage.origin == "reference");
+  CHECK(reference->candidate.language == "cuda");
+  const auto seed = store.program(result.run_id, evaluations[1].program_id);
+  CHECK(seed->candidate.lineage.origin == "seed");
+  CHECK(seed->candidate.language == "triton");
+  for (std::size_t i = 2; i < evaluations.size(); ++i) {
+    const auto child = store.program(result.run_id, evaluations[i].program_id);
+    CHECK(child->candidate.language == "triton");
+    CHECK(child->candidate.source.find("# @tune A = ") != std::string::npos);
+  }
+  // Every request asks for Triton and starts from a Triton program (the CUDA reference, which the parameter
+  // mutator could vary too, is no parent once the run has a Triton program), with Triton inspirations only.
+  REQUIRE_FALSE(mutator->requests.empty());
+  for (const MutationRequest& request : mutator->requests) {
+    CHECK(request.language == "triton");
+    CHECK(request.parent.language == "triton");
+    for (const Inspiration& inspiration : request.inspirations) CHECK(inspiration.candidate.language == "triton");
+  }
+}
+
+TEST_CASE("a language of another backend is refused, naming both", "[evolution]") {
+  auto evaluator = std::make_shared<SyntheticEvaluator>();
+  evaluator->backend = "opencl";
+  // The message of the ValidationError that run() throws in `language`.
+  auto refusal = [&](const std::string& language) {
+    EvolutionConfig config;
+    config.language = language;
+    Evolution evolution(triton_task(), evaluator, std::make_shared<ParamMutator>(), config);
+    REQUIRE_THROWS_AS(evolution.run(), ValidationError);
+    try {
+      evolution.run();
+    } catch (const ValidationError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  CHECK(refusal("triton").rfind("triton runs on the cuda backend; this run uses opencl", 0) == 0);
+  CHECK(refusal("fortran").find("unknown kernel language 'fortran'") != std::string::npos);
 }

@@ -226,3 +226,35 @@ TEST_CASE("LlmMutator rejects bad options", "[llm_mutator]") {
   options.full_weight = -1.0;
   REQUIRE_THROWS_AS(LlmMutator(std::make_shared<ScriptedClient>(), options), ValidationError);
 }
+
+TEST_CASE("LlmMutator writes children in the request's language: a CUDA parent gets a whole Triton file",
+          "[llm_mutator]") {
+  const std::string triton =
+      "# @launch scale[ceil_div(N, 1024)](x, y, N, BLOCK=1024) num_warps=4 num_stages=3\n"
+      "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+      "def scale(x, y, n, BLOCK: tl.constexpr):\n"
+      "    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+      "    tl.store(y + offsets, 2.0 * tl.load(x + offsets, mask=offsets < n), mask=offsets < n)\n";
+  auto client = std::make_shared<ScriptedClient>();
+  client->answer = "The same kernel in Triton.\n```python\n" + triton + "```\n";
+  LlmMutatorOptions options;
+  options.full_weight = 0.0;  // diff only: a translation still asks for a whole file
+  options.crossover_weight = 0.0;
+  LlmMutator mutator(client, options);
+  MutationRequest request = request_for(kParentSource);
+  request.language = "triton";
+  CHECK(mutator.choose_mode(request) == EditMode::full);
+  const Proposal proposal = mutator.propose(request).at(0);
+  INFO(proposal.failure);
+  REQUIRE(proposal.candidate);
+  CHECK(proposal.mutation == "llm_full");
+  CHECK(proposal.candidate->language == "triton");
+  CHECK(proposal.candidate->source == triton);
+  CHECK(client->last_messages[1].content.find("write yours in Triton") != std::string::npos);
+
+  // An answer in CUDA is refused, with both languages named.
+  client->answer = "```cuda\n" + kParentSource + "```\n";
+  const Proposal refused = mutator.propose(request).at(0);
+  CHECK_FALSE(refused.candidate);
+  CHECK(refused.failure.find("but a Triton program was asked for") != std::string::npos);
+}

@@ -1,5 +1,7 @@
 // The parameter mutator: rewriting @tune lines, constraints, crossover, exhaustion.
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "catch.hpp"
 #include "kernelsmith/error.hpp"
@@ -184,4 +186,79 @@ TEST_CASE("several proposals per request are distinct", "[param_mutator]") {
     sources.insert(proposal.candidate->source);
   }
   CHECK(sources.size() == 4);
+}
+
+namespace {
+
+// docs/examples/vector_add.py: a Triton candidate whose plan is in `# @` lines.
+std::string triton_example() {
+  std::ifstream stream(std::string(KERNELSMITH_SOURCE_DIR) + "/docs/examples/vector_add.py");
+  REQUIRE(stream);
+  std::ostringstream text;
+  text << stream.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("Triton sources: `# @tune` lines are read and rewritten in the candidate's language", "[param_mutator]") {
+  const std::string source = triton_example();
+  CHECK(ParamMutator::values_of(source, "triton") == ParamValues{{"BLOCK", 1024}, {"WARPS", 4}});
+  // Read as CUDA, the `#` lines are no directives: the plan has no @launch line.
+  REQUIRE_THROWS_AS(ParamMutator::values_of(source), PlanError);
+
+  const std::string rewritten = ParamMutator::rewrite(source, {{"BLOCK", 256}, {"WARPS", 8}}, "triton");
+  std::string expected = source;
+  expected.replace(expected.find("# @tune BLOCK = 1024"), 20, "# @tune BLOCK = 256");
+  expected.replace(expected.find("# @tune WARPS = 4"), 17, "# @tune WARPS = 8");
+  CHECK(rewritten == expected);
+  CHECK(ParamMutator::values_of(rewritten, "triton") == ParamValues{{"BLOCK", 256}, {"WARPS", 8}});
+  try {
+    ParamMutator::rewrite(source, {{"ITEMS", 2}}, "triton");
+    FAIL("an unknown parameter was rewritten");
+  } catch (const ValidationError& error) {
+    CHECK(std::string(error.what()).find("no `# @tune ITEMS = ...` line") != std::string::npos);
+  }
+}
+
+TEST_CASE("Triton parents get Triton children whose values satisfy @require", "[param_mutator]") {
+  ParamMutator mutator;
+  MutationRequest request = make_request(triton_example());
+  request.parent.language = "triton";
+  request.language = "triton";
+  request.device.backend = "cuda";
+  request.device.max_threads_per_block = 1024;
+  CHECK(mutator.can_mutate(request.parent));
+  std::set<ParamValues> seen;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    request.seed = seed;
+    const Proposal proposal = mutator.propose(request).at(0);
+    REQUIRE(proposal.candidate);
+    CHECK(proposal.candidate->language == "triton");
+    const ParamValues child = ParamMutator::values_of(proposal.candidate->source, "triton");
+    CHECK(child != ParamValues{{"BLOCK", 1024}, {"WARPS", 4}});
+    CHECK(child.at("BLOCK") >= 32 * child.at("WARPS"));  // @require BLOCK >= 32 * WARPS
+    // Only the @tune lines change: the kernel and the launch line stay as they are.
+    CHECK(proposal.candidate->source.find("# @launch add[ceil_div(N, BLOCK)](x, y, out, N, BLOCK=BLOCK) "
+                                          "num_warps=WARPS num_stages=3") != std::string::npos);
+    seen.insert(child);
+  }
+  CHECK(seen.size() >= 4);
+
+  // The same file labelled CUDA has no plan the mutator can read.
+  Candidate mislabelled = request.parent;
+  mislabelled.language = "cuda";
+  CHECK_FALSE(mutator.can_mutate(mislabelled));
+}
+
+TEST_CASE("a parent in another language than the children's is refused and reported exhausted",
+          "[param_mutator]") {
+  ParamMutator mutator;
+  MutationRequest request = make_request(kSource);  // an OpenCL parent
+  request.language = "triton";
+  const std::vector<Proposal> proposals = mutator.propose(request);
+  REQUIRE(proposals.size() == 1);
+  CHECK_FALSE(proposals[0].candidate);
+  CHECK(proposals[0].failure.find("cannot write the opencl parent in triton") != std::string::npos);
+  CHECK(proposals[0].exhausted_ids == std::vector<std::string>{request.parent.id()});
 }

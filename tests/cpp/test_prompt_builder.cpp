@@ -252,3 +252,89 @@ TEST_CASE("messages round-trip through JSON", "[prompt_builder]") {
   CHECK(parse_edit_mode("diff") == EditMode::diff);
   REQUIRE_THROWS_AS(parse_edit_mode("patch"), ValidationError);
 }
+
+namespace {
+
+Candidate triton_program(const std::string& marker) {
+  Candidate candidate;
+  candidate.language = "triton";
+  candidate.source = "# " + marker +
+                     "\n# @tune BLOCK = 64 in {32, 64, 128}\n"
+                     "# @launch k[ceil_div(M, BLOCK), ceil_div(N, BLOCK)](A, B, C, M, N, K, BLOCK=BLOCK) num_warps=4 "
+                     "num_stages=3\n"
+                     "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                     "def k(a, b, c, m, n, k, BLOCK: tl.constexpr):\n    pass\n";
+  return candidate;
+}
+
+MutationRequest triton_request() {
+  MutationRequest request = sample_request();
+  request.language = "triton";
+  request.parent = triton_program("TRITON-PARENT");
+  Evaluation failed = evaluation_of(request.parent, Status::compile_error, 0.0, "triton could not compile k");
+  failed.compile.log = "line 9: at 2:4: `tl.dot` needs both operands of at least 16 x 16";
+  request.parent_evaluation = failed;
+  Candidate inspiration = triton_program("TRITON-INSPIRATION");
+  // The sample's inspirations are CUDA programs: a Triton prompt must not show them.
+  request.inspirations.push_back({inspiration, evaluation_of(inspiration, Status::ok, 2.5, "ok"), "top"});
+  return request;
+}
+
+}  // namespace
+
+TEST_CASE("a Triton prompt speaks Triton: its rules, fence, plan lines and example, nothing of CUDA",
+          "[prompt_builder]") {
+  PromptBuilder builder;
+  for (EditMode mode : {EditMode::full, EditMode::diff}) {
+    INFO("mode " << to_string(mode));
+    const BuiltPrompt prompt = builder.build(triton_request(), mode);
+    const std::string& system = prompt.messages[0].content;
+    const std::string& user = prompt.messages[1].content;
+    CHECK(contains(system, "You are an expert Triton GPU kernel engineer"));
+    CHECK(contains(system, kernel_language("triton").kernel_rule));
+    CHECK(contains(system, "    # @launch kernel_name[grid_x, grid_y, grid_z](arg, arg, ..., NAME=value) num_warps=W "
+                           "num_stages=S"));
+    CHECK(contains(system, "For example: " + kernel_language("triton").launch_example));
+    CHECK(contains(system, "`# @workspace name: float32[count_expression]`"));
+    CHECK(contains(system, "`# @tune NAME = 256 in {128, 256, 512}` declares a value a tuner may vary"));
+    CHECK(contains(user, "```python\n# TRITON-PARENT"));
+    CHECK(contains(user, "```python\n# TRITON-INSPIRATION"));
+    CHECK(contains(user, "`# @launch` lines"));
+    // The compile feedback reads as it does for CUDA: the status, the message, the log with the file's line.
+    CHECK(contains(user, "Status: compile_error: triton could not compile k\nCompiler log:\nline 9: at 2:4:"));
+    // The CUDA reference and the CUDA inspirations are left out; no CUDA syntax reaches the model.
+    CHECK_FALSE(contains(user, "REFERENCE-SOURCE"));
+    CHECK_FALSE(contains(user, "TOP-ONE"));
+    for (const ChatMessage& message : prompt.messages) {
+      for (const char* cuda : {">>>(", "//", "extern \"C\"", "__global__", "```cuda", "@specialize", "dim3", "main()"}) {
+        INFO(message.role << " message holds " << cuda);
+        CHECK_FALSE(contains(message.content, cuda));
+      }
+    }
+    // Chevrons only as the diff instruction's SEARCH/REPLACE markers.
+    CHECK(contains(system + user, "<<<") == (mode == EditMode::diff));
+  }
+  // A Triton reference, when a task has one, is shown in its fence.
+  MutationRequest with_reference = triton_request();
+  Task task = with_reference.task();
+  task.references["triton"] = {"triton", "# TRITON-REFERENCE\n", ""};
+  with_reference.shared_task = std::make_shared<const Task>(task);
+  CHECK(contains(builder.build(with_reference, EditMode::full).messages[1].content,
+                 "```python\n# TRITON-REFERENCE"));
+}
+
+TEST_CASE("a Triton prompt from a CUDA parent asks for its Triton version", "[prompt_builder]") {
+  MutationRequest request = sample_request();  // a CUDA parent
+  request.language = "triton";
+  const BuiltPrompt prompt = PromptBuilder().build(request, EditMode::full);
+  const std::string& user = prompt.messages[1].content;
+  CHECK(contains(prompt.messages[0].content, "You are an expert Triton GPU kernel engineer"));
+  CHECK(contains(user, "```cuda\n// PARENT-SOURCE"));  // the parent in its own fence
+  CHECK(contains(user, "in a single ```python code block"));
+  CHECK(contains(user, "The current program is written in CUDA C++: write yours in Triton, in the candidate format "
+                       "above."));
+  // C-family prompts are unchanged: a MACA prompt still shows the CUDA reference, written alike.
+  MutationRequest maca = sample_request();
+  maca.parent.language = "maca";
+  CHECK(contains(PromptBuilder().build(maca, EditMode::full).messages[1].content, "REFERENCE-SOURCE"));
+}

@@ -87,7 +87,7 @@ TEST_CASE("full answers: truncated and code-less answers are failures with reaso
   }
   SECTION("a block with no kernel") {
     ParsedResponse parsed = parse_response("```cuda\nint x = 1;\n```", EditMode::full, kParent);
-    CHECK(parsed.failure == "no code block contains a kernel (a __global__ or __kernel function)");
+    CHECK(parsed.failure == "no code block contains a kernel (a __global__, __kernel or @triton.jit function)");
   }
   SECTION("the parent repeated unchanged") {
     ParsedResponse parsed = parse_response("```cuda\n" + kParent + "\n\n```", EditMode::full, kParent);
@@ -208,4 +208,86 @@ TEST_CASE("code blocks and bracket balance", "[response_parser]") {
   CHECK(contains_launch_line("  //   @launch k<<<1, 1>>>()"));
   CHECK_FALSE(contains_launch_line("int launch = 1; // @tune X = 1 in {1}"));
   CHECK(contains_kernel("__kernel void f(__global float* x) {}"));
+}
+
+namespace {
+
+const std::string kTriton =
+    "# @tune BLOCK = 1024 in {256, 512, 1024}\n"
+    "# @launch relu[ceil_div(N, BLOCK)](x, y, N, BLOCK=BLOCK) num_warps=4 num_stages=3\n"
+    "import triton\n"
+    "import triton.language as tl\n"
+    "\n"
+    "\n"
+    "@triton.jit\n"
+    "def relu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+    "    # each program's (BLOCK-wide) slice; it's masked at the end\n"
+    "    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    mask = offsets < n // 1 + 0\n"
+    "    x = tl.load(x_ptr + offsets, mask=mask)\n"
+    "    tl.store(y_ptr + offsets, tl.maximum(x, 0.0), mask=mask)\n";
+
+}  // namespace
+
+TEST_CASE("Triton answers: a ```python, ```py or ```triton block is the program", "[response_parser]") {
+  for (std::string tag : {"python", "py", "triton", ""}) {
+    INFO("fence tag '" << tag << "'");
+    const std::string answer = "Use a wider block.\n\n```" + tag + "\n" + kTriton + "```\n";
+    const ParsedResponse parsed = parse_response(answer, EditMode::full, "", "triton");
+    REQUIRE(parsed.ok);
+    CHECK(parsed.source == kTriton);
+    CHECK(parsed.explanation == "Use a wider block.");
+  }
+  CHECK(contains_kernel(kTriton, "triton"));
+  CHECK_FALSE(contains_kernel(kTriton, "cuda"));
+  CHECK(contains_kernel(kTriton));
+  CHECK(contains_launch_line(kTriton));
+  // Without a language the answer is read as before, and a Triton block is a program too.
+  CHECK(parse_full_response("```python\n" + kTriton + "```\n").ok);
+}
+
+TEST_CASE("Triton answers: a CUDA block is refused with both languages named", "[response_parser]") {
+  const std::string cuda_answer = "Here it is:\n```cuda\n" + kImproved + "```\n";
+  const ParsedResponse refused = parse_response(cuda_answer, EditMode::full, "", "triton");
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.failure ==
+        "the answer's program is in CUDA C++ (a ```cuda block), but a Triton program was asked for: give the whole "
+        "Triton file in a ```python block");
+  // The same answer is a CUDA program, and a MACA one (C++ written alike).
+  CHECK(parse_response(cuda_answer, EditMode::full, "", "cuda").ok);
+  CHECK(parse_response(cuda_answer, EditMode::full, "", "maca").ok);
+
+  // Both languages in one answer: the block in the language asked for wins.
+  const std::string both = "```cuda\n" + kImproved + "```\nOr in Triton:\n```python\n" + kTriton + "```\n";
+  const ParsedResponse triton = parse_full_response(both, "", "triton");
+  REQUIRE(triton.ok);
+  CHECK(triton.source == kTriton);
+  const ParsedResponse cuda = parse_full_response(both, "", "cuda");
+  REQUIRE(cuda.ok);
+  CHECK(cuda.source == kImproved);
+
+  // And the reverse: a Triton block when CUDA was asked for.
+  const ParsedResponse reverse = parse_full_response("```python\n" + kTriton + "```\n", "", "cuda");
+  CHECK_FALSE(reverse.ok);
+  CHECK(reverse.failure.find("is in Triton (a ```python block), but a CUDA C++ program was asked for") !=
+        std::string::npos);
+
+  // CUDA code in a bare block is no Triton program either.
+  const ParsedResponse bare = parse_full_response("```\n" + kImproved + "```\n", "", "triton");
+  CHECK_FALSE(bare.ok);
+  CHECK(bare.failure ==
+        "the program has no kernel of Triton (a @triton.jit function) but kernels of another language: a Triton "
+        "program was asked for");
+}
+
+TEST_CASE("Triton answers: brackets are counted with Python's comments and strings", "[response_parser]") {
+  // `//` is floor division and `#` starts a comment: the code balances, though a C reading would not.
+  CHECK(brackets_balanced(kTriton, "triton"));
+  CHECK(brackets_balanced("def f(x):\n    '''a (docstring\n    over lines'''\n    return (x // 2)\n", "triton"));
+  CHECK_FALSE(brackets_balanced("def f(x):\n    return (x // 2\n", "triton"));
+  CHECK_FALSE(brackets_balanced("def f(x):\n    \"\"\"cut off (\n", "triton"));
+  // An unclosed fence around a complete file is accepted, as in C.
+  const ParsedResponse unclosed = parse_full_response("```python\n" + kTriton, "", "triton");
+  REQUIRE(unclosed.ok);
+  CHECK(unclosed.notes.back() == "the closing fence is missing but the code is complete");
 }

@@ -231,3 +231,23 @@ def test_cuda_tensors_on_the_opencl_backend_are_refused():
         x = cupy.ones((2, 3), dtype=cupy.float32)
     with pytest.raises(ks.ValidationError, match="device memory"):
         ks.run_kernel(ks.Task.load("row_sum"), x=x, backend="opencl")
+
+
+def test_a_triton_file_picks_the_cuda_backend_and_says_why_it_cannot_run(tmp_path):
+    import pathlib
+    import shutil
+
+    source = pathlib.Path(__file__).resolve().parents[2] / "docs" / "examples" / "vector_add.py"
+    candidate = tmp_path / "k.py"
+    shutil.copyfile(source, candidate)
+    task = ks.Task.load("relu")
+    x = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
+    # A Triton file on the opencl backend is refused, naming the backend it runs on.
+    with pytest.raises(ks.ValidationError, match="written in triton, which runs on the cuda backend, not on opencl"):
+        ks.KernelRunner(task, candidate, backend="opencl")
+    if backend_available("cuda"):
+        pytest.skip("this machine has a CUDA device: the file would be loaded")
+    cuda = next(b for b in ks.devices() if b.name == "cuda")
+    with pytest.raises(ks.BackendUnavailableError) as raised:
+        ks.run_kernel(task, candidate, x=x)
+    assert cuda.reason.split(":")[0] in str(raised.value)

@@ -1,13 +1,17 @@
 """The `kernelsmith` command's messages, through the real command in a subprocess: a reader that goes
-away early (`kernelsmith report | head`) and a damaged run store."""
+away early (`kernelsmith report | head`), a damaged run store, and kernel languages (a Triton file on a
+machine without CUDA, `devices` listing each backend's languages)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import kernelsmith as ks
 
@@ -80,3 +84,93 @@ def test_report_of_a_file_that_is_not_a_database_names_it(tmp_path):
         f"database): give the --db path of a run store, or a new path to start one"
     ), result.stderr
     assert "SELECT" not in result.stderr
+
+
+# ---- kernel languages: Triton in eval, evolve and devices
+
+TRITON_EXAMPLE = ROOT / "docs" / "examples" / "vector_add.py"
+
+
+def kernelsmith(*args):
+    return subprocess.run([sys.executable, "-m", "kernelsmith", *args], capture_output=True, text=True, timeout=300)
+
+
+def cuda_available() -> bool:
+    return any(backend.name == "cuda" and backend.available for backend in ks.devices())
+
+
+def test_eval_of_a_triton_file_says_it_needs_the_cuda_backend(tmp_path):
+    if cuda_available():
+        pytest.skip("this machine has a CUDA device: the Triton candidate would be evaluated")
+    cuda = next(backend for backend in ks.devices() if backend.name == "cuda")
+    candidate = tmp_path / "k.py"
+    shutil.copyfile(TRITON_EXAMPLE, candidate)
+    expected = f"kernelsmith eval: Triton candidates need the cuda backend, and this machine has none: {cuda.reason}"
+    for args in (["eval", "--task", "relu", str(candidate)],                  # the language from the extension
+                 ["eval", "--task", "relu", "--candidate", str(candidate)],
+                 ["eval", "--task", "relu", "--language", "triton", str(TRITON_EXAMPLE.with_suffix(".txt"))]):
+        result = kernelsmith(*args)
+        assert result.returncode == 1, result
+        assert result.stderr.strip() == expected, result.stderr
+        assert result.stdout == ""
+
+
+def test_eval_names_a_language_it_cannot_place():
+    result = kernelsmith("eval", "--task", "relu", "--backend", "opencl", str(TRITON_EXAMPLE))
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("kernelsmith eval: triton runs on the cuda backend; --backend opencl was given "
+                                     "(drop --backend, or give --backend cuda)")
+    result = kernelsmith("eval", "--task", "relu", "notes.txt")
+    assert result.returncode == 1
+    assert result.stderr.startswith("kernelsmith eval: cannot tell the kernel language of 'notes.txt' from its "
+                                    "extension; give --language (cuda, opencl, maca, triton)")
+    result = kernelsmith("eval", "--task", "relu", "--language", "fortran", "k.f90")
+    assert result.returncode == 1
+    assert "unknown kernel language 'fortran'; expected one of cuda, opencl, maca, triton" in result.stderr
+    result = kernelsmith("eval", "--task", "relu")
+    assert result.returncode == 1
+    assert "give a candidate FILE (or --candidate FILE), or --reference" in result.stderr
+
+
+def test_evolve_in_triton_checks_the_language_first(tmp_path):
+    db = tmp_path / "run.db"
+    result = kernelsmith("evolve", "--task", "relu", "--language", "triton", "--backend", "opencl", "--db", str(db))
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("kernelsmith evolve: triton runs on the cuda backend; --backend opencl was "
+                                     "given (drop --backend, or give --backend cuda)")
+    result = kernelsmith("evolve", "--task", "relu", "--language", "fortran", "--db", str(db))
+    assert result.returncode == 1
+    assert "unknown kernel language 'fortran'" in result.stderr
+    if not cuda_available():
+        result = kernelsmith("evolve", "--task", "relu", "--language", "triton", "--db", str(db))
+        assert result.returncode == 1
+        assert result.stderr.startswith("kernelsmith evolve: Triton candidates need the cuda backend, and this "
+                                        "machine has none: ")
+    assert not db.exists()  # refused before a store was made
+
+
+def test_devices_lists_each_backends_languages_and_whether_triton_is_available():
+    from kernelsmith import triton_compile
+
+    triton_ok, triton_reason = triton_compile.availability()
+    result = kernelsmith("devices")
+    assert result.returncode == 0, result.stderr
+    assert "  languages: cuda, triton\n" in result.stdout
+    assert "  languages: opencl\n" in result.stdout
+    cuda_ok = cuda_available()
+    if not triton_ok:
+        assert f"    triton: unavailable ({triton_reason})\n" in result.stdout
+    elif not cuda_ok:
+        assert f"    triton: unavailable ({triton_reason} is installed, but the cuda backend is unavailable)\n" \
+            in result.stdout
+    else:
+        assert f"    triton: available ({triton_reason})\n" in result.stdout
+
+    listed = kernelsmith("devices", "--json")
+    assert listed.returncode == 0, listed.stderr
+    backends = {entry["name"]: entry for entry in json.loads(listed.stdout)["backends"]}
+    triton = {language["name"]: language for language in backends["cuda"]["languages"]}["triton"]
+    assert triton["label"] == "Triton"
+    assert triton["available"] == (triton_ok and cuda_ok)
+    assert triton["reason"].startswith(triton_reason)
+    assert [language["name"] for language in backends["opencl"]["languages"]] == ["opencl"]

@@ -564,3 +564,21 @@ def test_bad_llm_timeout_and_retries_are_refused(tmp_path, small_task_dir, capsy
         assert status == 1
         assert flag in capsys.readouterr().err
     assert not (tmp_path / "x.db").exists()
+
+
+def test_the_triton_example_of_docs_triton_md_is_refused_on_another_backend(tmp_path, monkeypatch):
+    """docs/triton.md's EvolutionConfig.language example, run as written: on a machine whose best backend is
+    OpenCL, run() refuses Triton naming both backends before anything is evaluated."""
+    import re
+
+    backends = {b.name: b.available for b in ks.devices()}
+    if backends.get("cuda") or not backends.get("opencl"):
+        pytest.skip("needs OpenCL as the best backend, without CUDA")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "triton.md").read_text()
+    block = re.findall(r"^```python\n(.*?)^```", doc, flags=re.S | re.M)[-1]
+    assert 'config.language = "triton"' in block
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(block, "docs/triton.md", "exec"), namespace)  # noqa: S102  (the documentation's own example)
+    with pytest.raises(ks.ValidationError, match="^triton runs on the cuda backend; this run uses opencl"):
+        namespace["evolution"].run()
