@@ -81,8 +81,8 @@ void bind_devices(py::module_& m) {
       .def_readwrite("kernel", &TritonKernelSpec::kernel, "The @triton.jit function.")
       .def_readwrite("signature", &TritonKernelSpec::signature, "The non-constexpr parameters' types: '*fp32', 'i32'.")
       .def_readwrite("constexprs", &TritonKernelSpec::constexprs, "The constexpr values, (name, value) in order.")
-      .def_readwrite("num_warps", &TritonKernelSpec::num_warps)
-      .def_readwrite("num_stages", &TritonKernelSpec::num_stages)
+      .def_readwrite("num_warps", &TritonKernelSpec::num_warps, "Warps per block: the block is 32 x num_warps threads.")
+      .def_readwrite("num_stages", &TritonKernelSpec::num_stages, "Software pipelining stages.")
       .def_readwrite("aligned", &TritonKernelSpec::aligned,
                      "Indices into signature taken as multiples of 16: pointers, and integers whose value is one.")
       .def_readwrite("line", &TritonKernelSpec::line, "The plan line of its first launch.")

@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_status']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_kernel_specs', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -537,7 +537,7 @@ class Candidate:
     @staticmethod
     def from_file(path: str, language: str = '') -> Candidate:
         """
-        Reads a source file; the language comes from the extension (.cu, .cuh, .cl, .maca) unless given.
+        Reads a source file; the language comes from the extension (.cu, .cuh, .cl, .maca, .py) unless given.
         """
     @staticmethod
     def from_json(json_text: str, origin: str = '<candidate>') -> Candidate:
@@ -559,7 +559,7 @@ class Candidate:
     @property
     def language(self) -> str:
         """
-        'cuda', 'opencl' or 'maca'.
+        'cuda', 'opencl', 'maca' or 'triton'.
         """
     @language.setter
     def language(self, arg0: str) -> None:
@@ -580,6 +580,57 @@ class Candidate:
     @source.setter
     def source(self, arg0: str) -> None:
         ...
+class KernelLanguage:
+    """
+    One kernel language's row (language.hpp): its files, how prompts name and fence it, the backend that runs it and how its plan lines are written.
+    """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def backend(self) -> str:
+        """
+        The backend that compiles and runs it ('cuda' for Triton).
+        """
+    @property
+    def extensions(self) -> list[str]:
+        """
+        File extensions, with the dot: ['.cu', '.cuh'].
+        """
+    @property
+    def fence_aliases(self) -> list[str]:
+        """
+        Other fence tags an answer may carry.
+        """
+    @property
+    def fence_tag(self) -> str:
+        """
+        The markdown fence tag of its examples.
+        """
+    @property
+    def kernel_rule(self) -> str:
+        """
+        The prompt's rule for writing its kernels.
+        """
+    @property
+    def launch_example(self) -> str:
+        """
+        A complete @launch line.
+        """
+    @property
+    def name(self) -> str:
+        """
+        As in Candidate.language: 'cuda', 'opencl', 'maca', 'triton'.
+        """
+    @property
+    def plan_comment(self) -> str:
+        """
+        The comment marker of plan lines: '//' or '#'.
+        """
+    @property
+    def prompt_label(self) -> str:
+        """
+        How prompts and messages name it: 'CUDA C++'.
+        """
 class WorkspaceDecl:
     """
     `// @workspace name: dtype[count]`: scratch memory of the plan.
@@ -1809,6 +1860,86 @@ class TritonStatus:
     @version.setter
     def version(self, arg0: str) -> None:
         ...
+class TritonKernelSpec:
+    """
+    One specialization of a @triton.jit function that a plan launches: what the Triton front end compiles into one cubin.
+    """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def aligned(self) -> list[int]:
+        """
+        Indices into signature taken as multiples of 16: pointers, and integers whose value is one.
+        """
+    @aligned.setter
+    def aligned(self, arg0: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+        ...
+    @property
+    def configs(self) -> list[str]:
+        """
+        The size configurations that launch it.
+        """
+    @configs.setter
+    def configs(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
+    @property
+    def constexprs(self) -> list[tuple[str, int]]:
+        """
+        The constexpr values, (name, value) in order.
+        """
+    @constexprs.setter
+    def constexprs(self, arg0: collections.abc.Sequence[tuple[str, typing.SupportsInt | typing.SupportsIndex]]) -> None:
+        ...
+    @property
+    def kernel(self) -> str:
+        """
+        The @triton.jit function.
+        """
+    @kernel.setter
+    def kernel(self, arg0: str) -> None:
+        ...
+    @property
+    def line(self) -> int:
+        """
+        The plan line of its first launch.
+        """
+    @line.setter
+    def line(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def name(self) -> str:
+        """
+        The kernel and its specialization: 'add[BLOCK=1024 num_warps=4 num_stages=3 | *fp32,i32/16]'.
+        """
+    @name.setter
+    def name(self, arg0: str) -> None:
+        ...
+    @property
+    def num_stages(self) -> int:
+        """
+        Software pipelining stages.
+        """
+    @num_stages.setter
+    def num_stages(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def num_warps(self) -> int:
+        """
+        Warps per block: the block is 32 x num_warps threads.
+        """
+    @num_warps.setter
+    def num_warps(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def signature(self) -> list[str]:
+        """
+        The non-constexpr parameters' types: '*fp32', 'i32'.
+        """
+    @signature.setter
+    def signature(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
 class EvaluatorOptions:
     """
     How the built-in evaluator checks and times candidates (docs/evaluation.md).
@@ -2830,6 +2961,10 @@ class MutationRequest:
     """
     def __init__(self) -> None:
         ...
+    def child_language(self) -> str:
+        """
+        The language of the children: `language`, else the parent's, else 'cuda'.
+        """
     def is_known(self, candidate: Candidate) -> bool:
         """
         True when the candidate's code is already in the run.
@@ -2873,6 +3008,14 @@ class MutationRequest:
         """
     @island.setter
     def island(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def language(self) -> str:
+        """
+        The kernel language the children must be written in (the engine sets the run's, which may differ from the parent's); empty: the parent's.
+        """
+    @language.setter
+    def language(self, arg0: str) -> None:
         ...
     @property
     def parent(self) -> Candidate:
@@ -3136,17 +3279,17 @@ class ParamMutatorOptions:
         ...
 class ParamMutator(Mutator):
     """
-    Varies the `// @tune` parameters of a candidate; needs no LLM.
+    Varies the `@tune` parameters of a candidate (in its language); needs no LLM.
     """
     @staticmethod
-    def rewrite(source: str, values: collections.abc.Mapping[str, typing.SupportsInt | typing.SupportsIndex]) -> str:
+    def rewrite(source: str, values: collections.abc.Mapping[str, typing.SupportsInt | typing.SupportsIndex], language: str = 'cuda') -> str:
         """
-        The source with the `// @tune` lines' current values replaced by `values` (a dict name -> int); raises ValidationError for an unknown parameter or a value outside its set.
+        The source, written in `language`, with the `@tune` lines' current values replaced by `values` (a dict name -> int); raises ValidationError for an unknown parameter or a value outside its set.
         """
     @staticmethod
-    def values_of(source: str) -> dict[str, int]:
+    def values_of(source: str, language: str = 'cuda') -> dict[str, int]:
         """
-        The tunable parameters' current values in a source, a dict name -> int; raises PlanError for a malformed plan.
+        The tunable parameters' current values in a source written in `language`, a dict name -> int; raises PlanError for a malformed plan.
         """
     def __init__(self, options: ParamMutatorOptions = ...) -> None:
         ...
@@ -3212,7 +3355,7 @@ class RunInfo:
     @property
     def language(self) -> str:
         """
-        Kernel language of the candidates ('cuda', 'opencl').
+        Kernel language of the candidates ('cuda', 'opencl', 'triton'); the reference is in the backend's own.
         """
     @language.setter
     def language(self, arg0: str) -> None:
@@ -3849,7 +3992,7 @@ class EvolutionConfig:
     @property
     def language(self) -> str:
         """
-        Kernel language of the candidates; empty: the evaluator's backend's ('cuda', 'opencl'), else the task's first.
+        Kernel language of the candidates the mutators write; empty: the evaluator's backend's ('cuda', 'opencl'), else the task's first. 'triton' on the cuda backend evolves Triton candidates from the task's Triton seed, with the CUDA reference as the baseline; a language of another backend is a ValidationError at run().
         """
     @language.setter
     def language(self, arg0: str) -> None:
@@ -4854,7 +4997,7 @@ class KernelRunner:
     """
     def __init__(self, task: Task, candidate: typing.Any = None, backend: str = 'auto', device: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
-        Loads `candidate` (a Candidate, or a source string in the backend's language) on a backend; with candidate=None the task's reference. backend='auto' picks the candidate's language, else the best available backend. Raises BackendUnavailableError with the reason when the backend cannot run here.
+        Loads `candidate` (a Candidate, a candidate file as a pathlib.Path, whose extension names the language, or a source string in the backend's language) on a backend; with candidate=None the task's reference. backend='auto' picks the backend of the candidate's language (cuda for Triton), else the best available backend. Raises BackendUnavailableError with the reason when the backend cannot run here.
         """
     def __repr__(self) -> str:
         ...
@@ -4974,6 +5117,14 @@ def is_initial_origin(origin: str) -> bool:
     """
     True for the origins a run starts from ('reference', 'seed'): no mutation made them.
     """
+def kernel_language(name: str) -> KernelLanguage:
+    """
+    The KernelLanguage row of `name`; raises ValidationError naming the known languages.
+    """
+def kernel_languages() -> list[KernelLanguage]:
+    """
+    Every kernel language, in a stable order (CUDA, OpenCL, MACA, Triton), as KernelLanguage rows.
+    """
 def language_for_extension(path: str) -> str:
     """
     Kernel language of a file by its extension, or '' when unknown.
@@ -5006,13 +5157,13 @@ def parse_edit_mode(name: str) -> EditMode:
     """
     The EditMode named 'full', 'diff' or 'crossover'; raises ValidationError otherwise.
     """
-def parse_full_response(text: str, parent_source: str = '') -> ParsedResponse:
+def parse_full_response(text: str, parent_source: str = '', language: str = '') -> ParsedResponse:
     """
-    Reads a whole-file answer; a non-empty parent_source turns an unchanged copy into a failure.
+    Reads a whole-file answer; a non-empty parent_source turns an unchanged copy into a failure; `language`, when given, refuses blocks in a language whose plans are written otherwise.
     """
-def parse_response(text: str, mode: EditMode, parent_source: str) -> ParsedResponse:
+def parse_response(text: str, mode: EditMode, parent_source: str, language: str = '') -> ParsedResponse:
     """
-    Reads an LLM answer given in `mode` against the parent's source; see docs/llm.md.
+    Reads an LLM answer given in `mode` against the parent's source, in `language` when given (a block in a language whose plans are written otherwise is refused); see docs/llm.md.
     """
 def parse_selection_policy(name: str) -> SelectionPolicy:
     """
@@ -5028,7 +5179,7 @@ def render_template(text: str, values: collections.abc.Sequence[tuple[str, str]]
     """
 def run_kernel(task: Task, candidate: typing.Any = None, tensors: typing.Any = None, *, backend: str = 'auto', device: typing.SupportsInt | typing.SupportsIndex = 0, sizes: typing.Any = None, out: typing.Any = None, **kwargs) -> dict:
     """
-    One-shot KernelRunner(task, candidate, backend, device).run(...): runs `candidate` (a Candidate, a source string, or None for the task's reference) on the given tensors and returns {output name: numpy.ndarray}. Load a KernelRunner to run the same kernel several times without loading it again.
+    One-shot KernelRunner(task, candidate, backend, device).run(...): runs `candidate` (a Candidate, a pathlib.Path of a candidate file, a source string, or None for the task's reference) on the given tensors and returns {output name: numpy.ndarray}. Load a KernelRunner to run the same kernel several times without loading it again.
     """
 def selection_weights(programs: collections.abc.Sequence[Program], config: SelectionConfig) -> list[float]:
     """
@@ -5045,6 +5196,10 @@ def source_tokens(source: str) -> list[str]:
 def task_search_path() -> list[pathlib.Path]:
     """
     Folders searched for tasks by name, in order: $KERNELSMITH_TASKS_PATH (':'-separated), the package's tasks/, the installed share/kernelsmith/tasks, the source tree's tasks/.
+    """
+def triton_kernel_specs(task: Task, source: str, device: DeviceInfo) -> list[TritonKernelSpec]:
+    """
+    The specializations a Triton candidate's plan needs for a task on a device, each once, as the evaluator compiles them (docs/triton.md).
     """
 def triton_status() -> TritonStatus:
     """

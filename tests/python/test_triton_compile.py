@@ -130,7 +130,7 @@ def entry_params(ptx: str) -> int:
 @needs_triton
 @pytest.mark.parametrize("target, arch", [("sm_90", "sm_90a"), ("sm_80", "sm_80")])
 def test_compile_to_a_cubin_with_its_metadata(target, arch):
-    reply = tc.handle(tc.Compiler(), request(target=target))
+    reply = tc.handle(tc.Compiler(), request(target=target, want_ptx=True))
     assert reply["ok"], reply
     assert reply["id"] == 7
     cubin = base64.b64decode(reply["cubin"])
@@ -152,12 +152,13 @@ def test_compile_to_a_cubin_with_its_metadata(target, arch):
 @needs_triton
 def test_compile_options_and_constexprs_reach_the_kernel():
     compiler = tc.Compiler()
-    eight = tc.handle(compiler, request(num_warps=8, constexprs={"BLOCK": 2048}))
+    eight = tc.handle(compiler, request(num_warps=8, constexprs={"BLOCK": 2048}, want_ptx=True))
     assert eight["ok"], eight
     assert eight["num_warps"] == 8 and ".reqntid 256" in eight["ptx"]
     example = tc.handle(compiler, request(source=EXAMPLE.read_text(), constexprs={"BLOCK": 256}, num_warps=2))
     assert example["ok"], example
     assert example["param_count"] == 6
+    assert "ptx" not in example  # sent only when asked for: it can be megabytes
 
 
 @needs_triton
