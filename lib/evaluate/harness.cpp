@@ -133,12 +133,12 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     // The schedule check's build: the same source with its block indices reversed (docs/evaluation.md,
     // "Races"). A source the reversing prelude does not suit is checked without it, and says so.
     std::optional<LoadedPlan> reversed;
-    const std::string& prelude = kernel_language(candidate.language).reversed_schedule_prelude;
     const bool schedule_check = options.schedule_check && (options.mode == "strict" || options.screen_schedule_check);
-    if (schedule_check && prelude.empty()) add_flag(evaluation.integrity, "schedule_check_unavailable");
-    if (schedule_check && !prelude.empty()) {
+    const bool reversible = can_reverse_schedule(candidate.language);
+    if (schedule_check && !reversible) add_flag(evaluation.integrity, "schedule_check_unavailable");
+    if (schedule_check && reversible) {
       try {
-        reversed = load_plan(backend_, task, plan, prelude + candidate.source, {}, options.compile_timeout_seconds);
+        reversed = load_plan(backend_, task, plan, candidate.source, {}, options.compile_timeout_seconds, true);
       } catch (const DeviceFault&) {
         throw;
       } catch (const std::exception&) {

@@ -10,6 +10,7 @@
 #include "evaluate/build_failure.hpp"
 #include "evaluate/host_tensors.hpp"
 #include "kernelsmith/device_attributes.hpp"
+#include "kernelsmith/language.hpp"
 #include "triton/triton_compiler.hpp"
 #include "triton/triton_launch.hpp"
 
@@ -17,8 +18,12 @@ namespace kernelsmith::detail {
 
 using Clock = std::chrono::steady_clock;
 
+bool can_reverse_schedule(const std::string& language) {
+  return language == "triton" || !kernel_language(language).reversed_schedule_prelude.empty();
+}
+
 LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan, const std::string& source,
-                     const ProgramSet& given, double compile_timeout) {
+                     const ProgramSet& given, double compile_timeout, bool reversed_schedule) {
   LoadedPlan loaded;
   // Bind first: a plan that does not fit is reported before anything is compiled or loaded.
   for (const auto& config : task.all_size_configs()) loaded.bound[config.name] = bind_plan(task, plan, config, backend.device());
@@ -27,10 +32,12 @@ LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan,
   if (programs.empty() && launches_triton_kernels(plan)) {
     // Triton is compiled by its front end, for this device's architecture, one binary per specialization.
     programs[""] = compile_triton_program(source, triton_kernel_specs(loaded.bound), backend.device().architecture,
-                                          compile_timeout);
+                                          compile_timeout, reversed_schedule);
   } else if (programs.empty()) {
+    const std::string built =
+        reversed_schedule ? kernel_language(backend.language()).reversed_schedule_prelude + source : source;
     for (const auto& job : compile_jobs(task, plan, "", compile_timeout)) {
-      programs[job.config] = backend.compile(source, job.options);
+      programs[job.config] = backend.compile(built, job.options);
     }
   }
   bool first = true;

@@ -34,11 +34,16 @@ struct LoadedPlan {
 };
 
 /// Binds the plan to every size configuration first (a plan that does not fit is reported before
-/// anything is compiled), then loads `given` (or compiles the source with the backend when `given` is
-/// empty) and checks each launch against its kernel. Throws InvalidLaunch, CompileRejected, and what the
-/// backend throws.
+/// anything is compiled), then loads `given` (or compiles the source when `given` is empty: with the
+/// backend, or with the Triton front end for a Triton plan) and checks each launch against its kernel.
+/// `reversed_schedule` compiles the schedule check's build, whose block indices are reversed (the
+/// language's prelude, or Triton's reversed program ids). Throws InvalidLaunch, CompileRejected, and what
+/// the backend throws.
 LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan, const std::string& source,
-                     const ProgramSet& given, double compile_timeout);
+                     const ProgramSet& given, double compile_timeout, bool reversed_schedule = false);
+
+/// Whether the schedule check can build `language`'s candidates with their block indices reversed.
+bool can_reverse_schedule(const std::string& language);
 
 /// Runs a source's launch plan on given host inputs, without the correctness and timing protocols: for
 /// tests and tools that check a task's sources against another oracle (a float64 CPU reference). The

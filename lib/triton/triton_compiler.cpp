@@ -280,12 +280,14 @@ T value_or(const Json& json, const char* key, T fallback) {
 }  // namespace
 
 TritonKernelResult compile_triton_kernel(const std::string& source, const TritonKernelSpec& spec,
-                                         const std::string& target, double timeout_seconds) {
+                                         const std::string& target, double timeout_seconds,
+                                         bool reverse_program_ids) {
   Json constexprs = Json::object();
   for (const auto& [name, value] : spec.constexprs) constexprs[name] = value;
   const Json request = {{"source", source},       {"kernel", spec.kernel},         {"signature", spec.signature},
                         {"constexprs", constexprs}, {"num_warps", spec.num_warps}, {"num_stages", spec.num_stages},
-                        {"target", target},       {"aligned", spec.aligned},       {"filename", "candidate.py"}};
+                        {"target", target},       {"aligned", spec.aligned},       {"filename", "candidate.py"},
+                        {"reverse_program_ids", reverse_program_ids}};
   const Json reply = ask_helper(request, timeout_seconds);
   TritonKernelResult result;
   result.ok = value_or<bool>(reply, "ok", false);
@@ -319,7 +321,7 @@ TritonKernelResult compile_triton_kernel(const std::string& source, const Triton
 }
 
 CompiledProgram compile_triton_program(const std::string& source, const std::vector<TritonKernelSpec>& specs,
-                                       const std::string& target, double timeout_seconds) {
+                                       const std::string& target, double timeout_seconds, bool reverse_program_ids) {
   const auto start = Clock::now();
   CompiledProgram program;
   program.language = "triton";
@@ -334,7 +336,7 @@ CompiledProgram compile_triton_program(const std::string& source, const std::vec
       throw Error(fmt::format("the Triton compiler did not finish the candidate's {} kernels within {:g} s",
                               specs.size(), timeout_seconds));
     }
-    TritonKernelResult result = compile_triton_kernel(source, spec, target, left);
+    TritonKernelResult result = compile_triton_kernel(source, spec, target, left, reverse_program_ids);
     if (!result.ok) {
       program.report.ok = false;
       // The helper's message names the candidate's line where it knows it; the plan line says which

@@ -29,13 +29,17 @@ struct TritonKernelResult {
 /// Compiles one kernel of `source` for `target` ("sm_90", "sm_90a"). A rejected source is a result with
 /// ok == false; throws BackendUnavailableError when no helper can run (no Python, no triton), Error when a
 /// helper dies or exceeds `timeout_seconds` (it is killed).
+/// `reverse_program_ids` compiles the build of the schedule check: program indices reversed
+/// (triton_compile.reverse_program_ids).
 TritonKernelResult compile_triton_kernel(const std::string& source, const TritonKernelSpec& spec,
-                                         const std::string& target, double timeout_seconds);
+                                         const std::string& target, double timeout_seconds,
+                                         bool reverse_program_ids = false);
 
 /// Compiles every spec into one program (one KernelBinary each). The first rejection ends it: a program
 /// whose report is not ok, with the helper's message as its log.
 CompiledProgram compile_triton_program(const std::string& source, const std::vector<TritonKernelSpec>& specs,
-                                       const std::string& target, double timeout_seconds);
+                                       const std::string& target, double timeout_seconds,
+                                       bool reverse_program_ids = false);
 
 /// The triton version the helpers import ("3.6.0"), or "" when triton is not available: part of the
 /// compile cache's key.

@@ -13,7 +13,8 @@ Request::
      "constexprs": {"BLOCK": 1024}, "num_warps": 4, "num_stages": 3, "target": "sm_90",
      "aligned": [0, 1, 2], "filename": "candidate.py"}
 
-``signature`` gives the types of the kernel's non-constexpr parameters in order (see
+(``"reverse_program_ids": true`` compiles the candidate with its program indices reversed, for the
+schedule check: :func:`reverse_program_ids`.) ``signature`` gives the types of the kernel's non-constexpr parameters in order (see
 :func:`signature_for`); ``aligned`` the indices (into ``signature``) of pointers the harness aligns to
 16 bytes and of integers whose value is a multiple of 16 (both get ``tt.divisibility = 16``);
 ``constexprs`` the tl.constexpr parameters by name (those with a default may be left out).
@@ -242,6 +243,37 @@ def check_source(source: str, filename: str = "<candidate>") -> ast.Module:
     return tree
 
 
+#: The module alias the reversed build uses for its num_programs / program_id calls.
+_REVERSED_ALIAS = "kernelsmith_reversed_tl"
+
+
+def reverse_program_ids(source: str, filename: str = "<candidate>") -> str:
+    """The candidate with its program indices reversed, for the evaluator's schedule check
+    (docs/evaluation.md, "Races"): every ``tl.program_id(axis)`` becomes ``tl.num_programs(axis) - 1 -
+    tl.program_id(axis)``, so that programs that ran first now run last. The source passes the gate first
+    (GateError otherwise); the result is regenerated from the syntax tree, so its line numbers are not the
+    candidate's (its compile errors are not shown)."""
+    tree = check_source(source, filename)
+    gate = _Gate(source)
+    gate.check_module(ast.parse(source, filename=filename))  # the import aliases, as the gate saw them
+
+    def call(name: str, node: ast.Call) -> ast.Call:
+        function = ast.Attribute(value=ast.Name(id=_REVERSED_ALIAS, ctx=ast.Load()), attr=name, ctx=ast.Load())
+        return ast.Call(func=function, args=node.args, keywords=node.keywords)
+
+    class Reverse(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            if gate.resolve(node.func) != "triton.language.program_id":
+                return node
+            last = ast.BinOp(left=call("num_programs", node), op=ast.Sub(), right=ast.Constant(1))
+            return ast.copy_location(ast.BinOp(left=last, op=ast.Sub(), right=call("program_id", node)), node)
+
+    tree = Reverse().visit(tree)
+    tree.body.insert(0, ast.Import(names=[ast.alias(name="triton.language", asname=_REVERSED_ALIAS)]))
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Signatures
 
@@ -444,6 +476,8 @@ class Compiler:
 
         source = request["source"]
         filename = request.get("filename") or "candidate.py"
+        if request.get("reverse_program_ids"):
+            source = reverse_program_ids(source, filename)
         module, path = self.load(source, filename)
         name = request["kernel"]
         fn = getattr(module, name, None)

@@ -6,6 +6,7 @@
 
 #if KERNELSMITH_ENABLE_CUDA
 
+#include <algorithm>
 #include <string>
 
 #include "catch.hpp"
@@ -71,7 +72,64 @@ def scale_add(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
     y_desc.store([start], 2.0 * a_desc.load([start]) + b_desc.load([start]))
 )";
 
+// Every program reads a factor that program 0 writes: right only when program 0 runs first.
+const char* kRacePlan =
+    "# @workspace factor: float32[1]\n"
+    "# @launch shared_factor[ceil_div(N, 128)](a, b, y, factor, N, BLOCK=128) num_warps=4";
+const std::string kRace = R"(@triton.jit
+def shared_factor(a_ptr, b_ptr, y_ptr, factor_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid == 0:
+        tl.store(factor_ptr, 2.0)
+    tl.debug_barrier()
+    factor = tl.load(factor_ptr, volatile=True)
+    offsets = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    tl.store(y_ptr + offsets, factor * a + b, mask=mask)
+)";
+
+bool has_flag(const Evaluation& evaluation, const std::string& flag) {
+  const auto& flags = evaluation.integrity.flags;
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
 }  // namespace
+
+TEST_CASE("The schedule check reverses a Triton candidate's program order", "[gpu][triton][race]") {
+  KERNELSMITH_SKIP_WHEN(triton_gpu_unavailable_reason());
+  const Task task = test::small_task();
+  // As tests/cpp/test_race_check.cpp does for CUDA: the race is found by every evaluation with the check
+  // (it may be found without it too, when the programs happen to run out of order).
+  constexpr int kEvaluations = 3;
+  const auto detections = [&](bool schedule_check) {
+    int found = 0;
+    for (int seed = 1; seed <= kEvaluations; ++seed) {
+      EvaluatorOptions options = test::fast_options("cuda", true, 2);
+      options.seed = static_cast<std::uint64_t>(seed);
+      options.schedule_check = schedule_check;
+      options.screen_schedule_check = schedule_check;
+      const Evaluation evaluation = create_evaluator(options)->evaluate(task, triton(kRace, kRacePlan));
+      if (evaluation.status == Status::incorrect) ++found;
+    }
+    return found;
+  };
+  const int without = detections(false);
+  const int with = detections(true);
+  INFO("Triton race: found in " << without << "/" << kEvaluations << " evaluations without the schedule check, "
+                                << with << "/" << kEvaluations << " with it");
+  CHECK(with == kEvaluations);
+  CHECK(with >= without);
+
+  EvaluatorOptions strict = test::fast_options("cuda", true, 2);
+  strict.mode = "strict";
+  const Evaluation honest = create_evaluator(strict)->evaluate(task, triton(kCorrect, kPlan));
+  INFO(honest.message);
+  CHECK(honest.status == Status::ok);
+  CHECK_FALSE(has_flag(honest, "race"));
+  CHECK_FALSE(has_flag(honest, "schedule_check_unavailable"));
+}
 
 TEST_CASE("Triton candidates are evaluated and classified as CUDA ones are", "[gpu][triton][evaluator]") {
   KERNELSMITH_SKIP_WHEN(triton_gpu_unavailable_reason());

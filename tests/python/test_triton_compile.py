@@ -222,3 +222,18 @@ def test_the_language_row_and_plan_of_a_triton_file():
     assert launch.constexprs == [("BLOCK", "BLOCK")]
     assert launch.num_warps == "WARPS" and launch.num_stages == "3"
     assert ks.evaluate_expression(launch.block[0], {"WARPS": 4}) == 128
+
+
+def test_reversed_program_ids_for_the_schedule_check():
+    reversed_source = tc.reverse_program_ids(KERNEL)
+    assert "tl.program_id(0)" not in reversed_source.replace("kernelsmith_reversed_tl.program_id(0)", "")
+    assert "kernelsmith_reversed_tl.num_programs(0) - 1 - kernelsmith_reversed_tl.program_id(0)" in reversed_source
+    tc.check_source(reversed_source)  # still a candidate the gate accepts
+    with pytest.raises(tc.GateError):
+        tc.reverse_program_ids("import os\n" + KERNEL)
+
+
+@needs_triton
+def test_the_reversed_build_compiles():
+    reply = tc.handle(tc.Compiler(), request(reverse_program_ids=True))
+    assert reply["ok"], reply
