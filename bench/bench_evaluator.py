@@ -684,6 +684,17 @@ class Report:
         self.data["errors"][phase] = "".join(traceback.format_exception(type(error), error, error.__traceback__))
         print(f"\n[{phase}] FAILED: {error}", flush=True)
 
+    def phase(self, name: str, run: Callable[[], Any], failed: Any = None) -> Any:
+        """Runs one phase and returns what it returns; a phase that raises is recorded under `name` and gives
+        `failed`, so that the other phases still run. The report is saved either way."""
+        try:
+            return run()
+        except Exception as error:  # noqa: BLE001 - one phase's failure must not end the run
+            self.error(name, error)
+            return failed
+        finally:
+            self.save()
+
     def target(self, name: str, met: Optional[bool], detail: str) -> None:
         self.data["targets"][name] = {"met": met, "detail": detail}
         if met is False:
@@ -971,30 +982,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ours_rate = theirs_rate = None
     ours_strict: Dict[str, float] = {}
     if "throughput" not in skip:
-        try:
-            ours_rate = phase_throughput(report, tasks, candidates, cache_root)
-        except Exception as error:  # noqa: BLE001
-            report.error("throughput", error)
-        report.save()
+        ours_rate = report.phase("throughput", lambda: phase_throughput(report, tasks, candidates, cache_root))
     if "kernelbench" not in skip and args.kernelbench_kernels > 0:
-        try:
-            theirs_rate = phase_kernelbench(report, candidates, device, args.kernelbench_kernels,
-                                            cache_root / "load_inline")
-        except Exception as error:  # noqa: BLE001
-            report.error("kernelbench", error)
-        report.save()
+        theirs_rate = report.phase("kernelbench", lambda: phase_kernelbench(
+            report, candidates, device, args.kernelbench_kernels, cache_root / "load_inline"))
     if "agreement" not in skip:
-        try:
-            ours_strict = phase_agreement(report, candidates, device, args.agreement_kernels, cache_root)
-        except Exception as error:  # noqa: BLE001
-            report.error("agreement", error)
-        report.save()
+        ours_strict = report.phase("agreement", lambda: phase_agreement(
+            report, candidates, device, args.agreement_kernels, cache_root), failed={})
     if "noise" not in skip and ours_strict:
-        try:
-            phase_noise(report, candidates, ours_strict, args.noise_kernels, args.noise_repeats, cache_root)
-        except Exception as error:  # noqa: BLE001
-            report.error("noise", error)
-        report.save()
+        report.phase("noise", lambda: phase_noise(
+            report, candidates, ours_strict, args.noise_kernels, args.noise_repeats, cache_root))
 
     throughput = report.data["phases"].get("throughput", {})
     kernelbench = report.data["phases"].get("kernelbench", {})

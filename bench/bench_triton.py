@@ -623,25 +623,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
 
     if "agreement" not in skip:
-        try:
-            phase_agreement(report, candidates, device, cache_root, args.jit_specialization, args.rep_ms)
-        except Exception as error:  # noqa: BLE001
-            report.error("agreement", error)
-        report.save()
+        report.phase("agreement", lambda: phase_agreement(
+            report, candidates, device, cache_root, args.jit_specialization, args.rep_ms))
     ours_rate = theirs_rate = None
     if "throughput" not in skip:
-        try:
-            ours_rate = phase_throughput(report, tasks, candidates, cache_root)
-        except Exception as error:  # noqa: BLE001
-            report.error("throughput", error)
-        report.save()
+        ours_rate = report.phase("throughput", lambda: phase_throughput(report, tasks, candidates, cache_root))
     if "kernelgym" not in skip and args.baseline_kernels > 0:
-        try:
-            theirs_rate = phase_kernelgym(report, candidates, device, args.baseline_kernels,
-                                          cache_root / "kernelgym", args.child_timeout)
-        except Exception as error:  # noqa: BLE001
-            report.error("kernelgym", error)
-        report.save()
+        theirs_rate = report.phase("kernelgym", lambda: phase_kernelgym(
+            report, candidates, device, args.baseline_kernels, cache_root / "kernelgym", args.child_timeout))
 
     throughput = report.data["phases"].get("throughput", {})
     kernelgym = report.data["phases"].get("kernelgym", {})

@@ -222,6 +222,20 @@ class BuiltinEvaluator final : public Evaluator {
     return hash.hex();
   }
 
+  /// The program cached under `key`, or `compile()`'s, which is then cached (rejections too: the same
+  /// source is rejected the same way).
+  template <typename Compile>
+  CompiledProgram compile_cached(const std::string& key, Compile&& compile) {
+    if (auto cached = compile_cache_.find(key)) {
+      cached->report.cached = true;
+      return std::move(*cached);
+    }
+    CompiledProgram program = compile();
+    program.report.cached = false;
+    compile_cache_.store(key, program);
+    return program;
+  }
+
   CompileOutcome compile_stage(const Task& task, const Candidate& candidate) {
     const auto start = Clock::now();
     CompileOutcome outcome;
@@ -246,21 +260,14 @@ class BuiltinEvaluator final : public Evaluator {
       if (detail::launches_triton_kernels(plan)) return triton_compile_stage(task, candidate, plan, finish);
       if (!offline_compiles_) return outcome;  // compiled by the backend in the worker (OpenCL)
       for (const auto& job : detail::compile_jobs(task, plan, offline_target(), options_.compile_timeout_seconds)) {
-        const std::string key = cache_key(candidate.source, job.options);
         CompiledProgram program;
-        if (auto cached = compile_cache_.find(key)) {
-          program = std::move(*cached);
-          program.report.cached = true;
-        } else {
-          try {
-            program = compile_offline(backend_, candidate.source, job.options);
-          } catch (const NotSupportedError&) {
-            // This backend builds programs for the device when it loads them: the worker compiles.
-            offline_compiles_ = false;
-            return outcome;
-          }
-          program.report.cached = false;
-          compile_cache_.store(key, program);
+        try {
+          program = compile_cached(cache_key(candidate.source, job.options),
+                                   [&] { return compile_offline(backend_, candidate.source, job.options); });
+        } catch (const NotSupportedError&) {
+          // This backend builds programs for the device when it loads them: the worker compiles.
+          offline_compiles_ = false;
+          return outcome;
         }
         if (!program.report.ok) {
           CompileReport report = program.report;
@@ -295,7 +302,7 @@ class BuiltinEvaluator final : public Evaluator {
     const auto start = Clock::now();
     std::map<std::string, detail::BoundPlan> bound;
     try {
-      for (const auto& config : task.all_size_configs()) bound[config.name] = detail::bind_plan(task, plan, config, device_);
+      bound = detail::bind_plan_to_all_sizes(task, plan, device_);
     } catch (const detail::InvalidLaunch& e) {
       return finish(Status::invalid_launch, e.what(), CompileReport{});
     }
@@ -308,16 +315,9 @@ class BuiltinEvaluator final : public Evaluator {
       hash.field(spec.name);
       for (const int index : spec.aligned) hash.field(std::to_string(index));
     }
-    const std::string key = hash.hex();
-    CompiledProgram program;
-    if (auto cached = compile_cache_.find(key)) {
-      program = std::move(*cached);
-      program.report.cached = true;
-    } else {
-      program = detail::compile_triton_program(candidate.source, specs, target, options_.compile_timeout_seconds);
-      program.report.cached = false;
-      compile_cache_.store(key, program);
-    }
+    CompiledProgram program = compile_cached(hash.hex(), [&] {
+      return detail::compile_triton_program(candidate.source, specs, target, options_.compile_timeout_seconds);
+    });
     if (!program.report.ok) {
       const std::string headline = detail::headline_of_log(program.report.log);
       return finish(Status::compile_error,

@@ -134,7 +134,7 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     // "Races"). A source the reversing prelude does not suit is checked without it, and says so.
     std::optional<LoadedPlan> reversed;
     const bool schedule_check = options.schedule_check && (options.mode == "strict" || options.screen_schedule_check);
-    const bool reversible = can_reverse_schedule(candidate.language);
+    const bool reversible = can_reverse_schedule(plan, candidate.language);
     if (schedule_check && !reversible) add_flag(evaluation.integrity, "schedule_check_unavailable");
     if (schedule_check && reversible) {
       try {

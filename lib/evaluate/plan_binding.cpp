@@ -156,6 +156,13 @@ BoundPlan bind_plan(const Task& task, const LaunchPlan& plan, const SizeConfig& 
   return bound;
 }
 
+std::map<std::string, BoundPlan> bind_plan_to_all_sizes(const Task& task, const LaunchPlan& plan,
+                                                        const DeviceInfo& device) {
+  std::map<std::string, BoundPlan> bound;
+  for (const auto& config : task.all_size_configs()) bound[config.name] = bind_plan(task, plan, config, device);
+  return bound;
+}
+
 namespace {
 
 bool is_integer_type_name(const std::string& type) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,10 @@ Bindings plan_bindings(const LaunchPlan& plan, const SizeConfig& config, const D
 /// values. Kernel handles and parameter checks come later (they need the loaded program). Throws
 /// InvalidLaunch.
 BoundPlan bind_plan(const Task& task, const LaunchPlan& plan, const SizeConfig& config, const DeviceInfo& device);
+
+/// bind_plan for every size configuration of the task, by configuration name. Throws InvalidLaunch.
+std::map<std::string, BoundPlan> bind_plan_to_all_sizes(const Task& task, const LaunchPlan& plan,
+                                                        const DeviceInfo& device);
 
 /// Checks a bound launch against what the device API says of the kernel's parameters and decides how
 /// each integer is passed. Throws InvalidLaunch.

@@ -18,15 +18,15 @@ namespace kernelsmith::detail {
 
 using Clock = std::chrono::steady_clock;
 
-bool can_reverse_schedule(const std::string& language) {
-  return language == "triton" || !kernel_language(language).reversed_schedule_prelude.empty();
+bool can_reverse_schedule(const LaunchPlan& plan, const std::string& language) {
+  return launches_triton_kernels(plan) || !kernel_language(language).reversed_schedule_prelude.empty();
 }
 
 LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan, const std::string& source,
                      const ProgramSet& given, double compile_timeout, bool reversed_schedule) {
   LoadedPlan loaded;
   // Bind first: a plan that does not fit is reported before anything is compiled or loaded.
-  for (const auto& config : task.all_size_configs()) loaded.bound[config.name] = bind_plan(task, plan, config, backend.device());
+  loaded.bound = bind_plan_to_all_sizes(task, plan, backend.device());
 
   ProgramSet programs = given;
   if (programs.empty() && launches_triton_kernels(plan)) {
@@ -243,6 +243,10 @@ void PlanRunner::run_with_buffers(const std::string& config, const std::vector<s
     if (buffer.role == BufferSpec::Role::workspace && buffer.bytes > 0) workspace_specs.push_back(buffer);
   }
   DeviceBuffers workspaces(backend_, loaded_->pool, workspace_specs);
+  // Triton kernels are compiled assuming 16-byte aligned pointers (triton_kernel_specs); the caller's
+  // tensors are the one place that is not guaranteed.
+  const bool compiled_aligned = std::any_of(plan.launches.begin(), plan.launches.end(),
+                                            [](const BoundLaunch& launch) { return !launch.binary.empty(); });
   std::vector<std::uint64_t> handles;
   std::size_t next_workspace = 0;
   for (const BufferSpec& buffer : plan.buffers) {
@@ -258,10 +262,6 @@ void PlanRunner::run_with_buffers(const std::string& config, const std::vector<s
                                           buffer.tensor_index + 1));
       }
       handles.push_back(tensor_buffers[buffer.tensor_index]);
-      // Triton kernels are compiled assuming 16-byte aligned pointers (triton_kernel_specs); the
-      // caller's tensors are the one place that is not guaranteed.
-      const bool compiled_aligned = std::any_of(plan.launches.begin(), plan.launches.end(),
-                                                [](const BoundLaunch& launch) { return !launch.binary.empty(); });
       if (compiled_aligned && handles.back() % 16 != 0) {
         throw ValidationError(fmt::format("tensor {} starts at 0x{:x}, which is not 16-byte aligned; Triton kernels "
                                           "need aligned tensors: pass a contiguous tensor that starts its storage",

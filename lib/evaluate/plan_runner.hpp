@@ -42,8 +42,9 @@ struct LoadedPlan {
 LoadedPlan load_plan(Backend& backend, const Task& task, const LaunchPlan& plan, const std::string& source,
                      const ProgramSet& given, double compile_timeout, bool reversed_schedule = false);
 
-/// Whether the schedule check can build `language`'s candidates with their block indices reversed.
-bool can_reverse_schedule(const std::string& language);
+/// Whether load_plan can build the plan's reversed schedule: a Triton plan (its front end reverses the
+/// program ids), or a language with a reversing prelude.
+bool can_reverse_schedule(const LaunchPlan& plan, const std::string& language);
 
 /// Runs a source's launch plan on given host inputs, without the correctness and timing protocols: for
 /// tests and tools that check a task's sources against another oracle (a float64 CPU reference). The

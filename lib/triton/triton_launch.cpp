@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
 
 #include "kernelsmith/device_attributes.hpp"
 #include "kernelsmith/error.hpp"
@@ -102,17 +101,16 @@ void bind_triton_launch(const LaunchDecl& decl, const Bindings& bindings, const 
 
 std::vector<TritonKernelSpec> triton_kernel_specs(const std::map<std::string, BoundPlan>& bound) {
   std::vector<TritonKernelSpec> specs;
-  std::set<std::string> seen;
+  std::map<std::string, std::size_t> index_of;  // binary name -> its spec
   for (const auto& [config, plan] : bound) {
     for (const auto& launch : plan.launches) {
       if (launch.binary.empty()) continue;
-      if (!seen.insert(launch.binary).second) {
-        for (auto& spec : specs) {
-          const bool listed = std::find(spec.configs.begin(), spec.configs.end(), config) != spec.configs.end();
-          if (spec.name == launch.binary && !listed) spec.configs.push_back(config);
-        }
+      if (const auto found = index_of.find(launch.binary); found != index_of.end()) {
+        std::vector<std::string>& configs = specs[found->second].configs;
+        if (configs.back() != config) configs.push_back(config);  // configurations arrive in order
         continue;
       }
+      index_of[launch.binary] = specs.size();
       TritonKernelSpec spec;
       spec.name = launch.binary;
       spec.kernel = launch.kernel;
@@ -200,13 +198,11 @@ namespace kernelsmith {
 std::vector<TritonKernelSpec> triton_kernel_specs(const Task& task, const std::string& source,
                                                   const DeviceInfo& device) {
   const LaunchPlan plan = LaunchPlan::parse(source, "triton");
-  std::map<std::string, detail::BoundPlan> bound;
   try {
-    for (const auto& config : task.all_size_configs()) bound[config.name] = detail::bind_plan(task, plan, config, device);
+    return detail::triton_kernel_specs(detail::bind_plan_to_all_sizes(task, plan, device));
   } catch (const detail::InvalidLaunch& e) {
     throw ValidationError(fmt::format("task {}: {}", task.name, e.what()));
   }
-  return detail::triton_kernel_specs(bound);
 }
 
 }  // namespace kernelsmith

@@ -235,12 +235,18 @@ def check_source(source: str, filename: str = "<candidate>") -> ast.Module:
     imports of triton / triton.language / math, @triton.jit functions and constexpr globals, and kernel
     bodies that reach the host (open, exec, getattr, dunder attributes, triton outside triton.language).
     Nothing is executed. Returns the parsed module."""
+    return _gated(source, filename)[0]
+
+
+def _gated(source: str, filename: str) -> Tuple[ast.Module, _Gate]:
+    """check_source's work: the parsed module and the gate that passed it (with the file's import aliases)."""
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as error:
         raise GateError(error.lineno, f"syntax error: {error.msg}") from None
-    _Gate(source).check_module(tree)
-    return tree
+    gate = _Gate(source)
+    gate.check_module(tree)
+    return tree, gate
 
 
 #: The module alias the reversed build uses for its num_programs / program_id calls.
@@ -253,9 +259,7 @@ def reverse_program_ids(source: str, filename: str = "<candidate>") -> str:
     tl.program_id(axis)``, so that programs that ran first now run last. The source passes the gate first
     (GateError otherwise); the result is regenerated from the syntax tree, so its line numbers are not the
     candidate's (its compile errors are not shown)."""
-    tree = check_source(source, filename)
-    gate = _Gate(source)
-    gate.check_module(ast.parse(source, filename=filename))  # the import aliases, as the gate saw them
+    tree, gate = _gated(source, filename)
 
     def call(name: str, node: ast.Call) -> ast.Call:
         function = ast.Attribute(value=ast.Name(id=_REVERSED_ALIAS, ctx=ast.Load()), attr=name, ctx=ast.Load())
