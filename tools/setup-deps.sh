@@ -51,3 +51,11 @@ if [ "$(.venv/bin/python -c "import triton; print(triton.__version__)" 2>/dev/nu
   echo "setup: installing triton $triton_pin into .venv (optional: Triton candidates)"
   .venv/bin/python -m pip install -q "triton==$triton_pin" || echo "setup: triton is not installable here; its tests will skip"
 fi
+# PyTorch, optional for users (pip install kernelsmith[torch]): the oracle and the baselines of tasks
+# imported from KernelBench (docs/kernelbench.md). Pinned to the GPU machines' version; PyPI's Linux wheel
+# runs on the CPU where there is no GPU, which is how CI checks imported problems end to end on PoCL.
+torch_pin="2.11.0"
+if [ "$(.venv/bin/python -c "import torch; print(torch.__version__.split('+')[0])" 2>/dev/null)" != "$torch_pin" ]; then
+  echo "setup: installing torch $torch_pin into .venv (optional: KernelBench oracle and baselines)"
+  .venv/bin/python -m pip install -q "torch==$torch_pin" || echo "setup: torch is not installable here; its tests will skip"
+fi
