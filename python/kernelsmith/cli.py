@@ -1,4 +1,4 @@
-"""The `kernelsmith` command: devices, tasks, eval, evolve, report, export.
+"""The `kernelsmith` command: devices, tasks, eval, evolve, report, export, kernelbench.
 
 Each subcommand is a `cmd_<name>(args) -> int` function; `main()` parses the arguments and maps
 kernelsmith's errors to a one-line message and a non-zero exit status.
@@ -266,49 +266,41 @@ def _mark_aborted(run_id: int, db: str) -> None:
         print(f"kernelsmith: could not mark run {run_id} aborted in {db}: {error}", file=sys.stderr)
 
 
-def cmd_evolve(args: argparse.Namespace) -> int:
-    """Runs (or resumes) an evolution; Ctrl-C stops it cleanly, leaving the store resumable."""
-    import threading
-    import time
-
-    ks = _core()
+def _check_evolution_options(ks, args: argparse.Namespace) -> None:
+    """The checks of the options every evolution takes (evolve, kernelbench run), before anything starts."""
     if args.budget < 1:
         raise ks.ValidationError(f"--budget {args.budget}: give at least 1 evaluation")
     if not args.llm_timeout > 0:
         raise ks.ValidationError(f"--llm-timeout {args.llm_timeout}: give a positive number of seconds")
     if args.llm_retries < 0:
         raise ks.ValidationError(f"--llm-retries {args.llm_retries}: give 0 or more retries")
-    task = ks.Task.load(args.task)
-    backend = args.backend
-    if args.language:
-        backend = _backend_for_language(ks, args.language, args.backend)
-        if args.language not in task.seeds and args.mutator == "param":
-            held = ", ".join(sorted(task.seeds)) or "none"
-            raise ks.NotFoundError(f"task {task.name} has no {args.language} seed (its seeds: {held}); the parameter "
-                                   f"mutator varies a seed's @tune values, so give a task with a {args.language} seed "
-                                   f"or use --mutator llm, which writes {args.language} from the reference")
-    store_note = _check_store(ks, args, task.name)
-    mutator = _make_mutator(ks, args)  # before the evaluator: a missing LLM option fails at once
+
+
+def _create_evaluator(ks, args: argparse.Namespace, backend: str):
     options = ks.EvaluatorOptions()
     options.backend = backend
     options.device = args.device
     options.seed = args.seed
-    evaluator = ks.create_evaluator(options)
+    return ks.create_evaluator(options)
 
+
+def _evolution_config(ks, args: argparse.Namespace, resume: bool):
+    """The EvolutionConfig of the evolution options (evolve, kernelbench run)."""
     config = ks.EvolutionConfig()
     config.budget = args.budget
     config.db_path = args.db
     config.seed = args.seed
-    config.resume = args.resume
+    config.resume = resume
     config.islands = args.islands
     config.mutations_in_flight = args.in_flight
     config.wall_seconds = args.wall_time
     config.target_speedup = args.target_speedup
     config.language = args.language or ""
-    evolution = ks.Evolution(task, evaluator, mutator, config)
+    return config
 
-    # Progress goes to stderr with --json, so that stdout holds only the result document.
-    log = sys.stderr if args.json else sys.stdout
+
+def _progress_printer(args: argparse.Namespace, log, prefix: str = ""):
+    """The progress callback that prints one line per step to `log` (each line starting with `prefix`)."""
 
     def report(progress) -> None:
         if getattr(args, "llm_feedback", None):
@@ -317,7 +309,7 @@ def cmd_evolve(args: argparse.Namespace) -> int:
             status = str(progress.status).split(".")[-1]
             mark = " *" if progress.improved else ""
             print(
-                f"[{progress.evaluations}/{progress.budget}] {progress.mutation:<10} island {progress.island} "
+                f"{prefix}[{progress.evaluations}/{progress.budget}] {progress.mutation:<10} island {progress.island} "
                 f"{progress.program_id} {status:<14} {progress.speedup:7.3f}x  best {progress.best_speedup:.3f}x"
                 f"{mark}",
                 file=log,
@@ -325,21 +317,19 @@ def cmd_evolve(args: argparse.Namespace) -> int:
             )
         else:
             print(
-                f"[{progress.evaluations}/{progress.budget}] {progress.mutation:<10} island {progress.island} "
+                f"{prefix}[{progress.evaluations}/{progress.budget}] {progress.mutation:<10} island {progress.island} "
                 f"no candidate: {progress.message}",
                 file=log,
                 flush=True,
             )
 
-    evolution.on_progress(report)
-    print(
-        f"evolving {task.name}{f' in {args.language}' if args.language else ''} on {evaluator.backend_name()} "
-        f"'{evaluator.device_name()}' with the "
-        f"{mutator.name()} mutator: budget {args.budget} evaluations, {args.islands} islands, store {args.db} "
-        f"({store_note})",
-        file=log,
-        flush=True,
-    )
+    return report
+
+
+def _run_interruptibly(evolution, db: str, how_to_continue: str):
+    """Runs the evolution on a thread; the first Ctrl-C stops it cleanly, a second one marks the run aborted
+    and raises KeyboardInterrupt. Returns (EvolutionResult, interrupted); re-raises what run() raised."""
+    import threading
 
     # run() releases the GIL and runs in a thread; the main thread stays free to take Ctrl-C.
     # An Event, not Thread.join(): a join interrupted by Ctrl-C can leave is_alive() wrong.
@@ -354,7 +344,6 @@ def cmd_evolve(args: argparse.Namespace) -> int:
         finally:
             finished.set()
 
-    started = time.monotonic()
     thread = threading.Thread(target=run, name="kernelsmith-evolve", daemon=True)
     thread.start()
     interrupted = False
@@ -363,19 +352,54 @@ def cmd_evolve(args: argparse.Namespace) -> int:
             finished.wait(0.2)
         except KeyboardInterrupt:
             if interrupted:
-                _mark_aborted(evolution.run_id, args.db)
+                _mark_aborted(evolution.run_id, db)
                 raise
             interrupted = True
             print(
                 "kernelsmith: stopping; mutator calls in flight are cancelled and the run ends within a few seconds "
-                "(Ctrl-C again to abort); resume with --resume",
+                f"(Ctrl-C again to abort); {how_to_continue}",
                 file=sys.stderr,
                 flush=True,
             )
             evolution.stop()
     if "error" in outcome:
         raise outcome["error"]
-    result = outcome["result"]
+    return outcome["result"], interrupted
+
+
+def cmd_evolve(args: argparse.Namespace) -> int:
+    """Runs (or resumes) an evolution; Ctrl-C stops it cleanly, leaving the store resumable."""
+    import time
+
+    ks = _core()
+    _check_evolution_options(ks, args)
+    task = ks.Task.load(args.task)
+    backend = args.backend
+    if args.language:
+        backend = _backend_for_language(ks, args.language, args.backend)
+        if args.language not in task.seeds and args.mutator == "param":
+            held = ", ".join(sorted(task.seeds)) or "none"
+            raise ks.NotFoundError(f"task {task.name} has no {args.language} seed (its seeds: {held}); the parameter "
+                                   f"mutator varies a seed's @tune values, so give a task with a {args.language} seed "
+                                   f"or use --mutator llm, which writes {args.language} from the reference")
+    store_note = _check_store(ks, args, task.name)
+    mutator = _make_mutator(ks, args)  # before the evaluator: a missing LLM option fails at once
+    evaluator = _create_evaluator(ks, args, backend)
+    evolution = ks.Evolution(task, evaluator, mutator, _evolution_config(ks, args, args.resume))
+
+    # Progress goes to stderr with --json, so that stdout holds only the result document.
+    log = sys.stderr if args.json else sys.stdout
+    evolution.on_progress(_progress_printer(args, log))
+    print(
+        f"evolving {task.name}{f' in {args.language}' if args.language else ''} on {evaluator.backend_name()} "
+        f"'{evaluator.device_name()}' with the "
+        f"{mutator.name()} mutator: budget {args.budget} evaluations, {args.islands} islands, store {args.db} "
+        f"({store_note})",
+        file=log,
+        flush=True,
+    )
+    started = time.monotonic()
+    result, interrupted = _run_interruptibly(evolution, args.db, "resume with --resume")
     seconds = time.monotonic() - started
     best = result.best
     document = {
@@ -599,6 +623,83 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- kernelsmith kernelbench: KernelBench problems (docs/kernelbench.md)
+
+
+def cmd_kernelbench_run(args: argparse.Namespace) -> int:
+    from kernelsmith.kernelbench import runner
+
+    return runner.run_problems(args)
+
+
+def cmd_kernelbench_report(args: argparse.Namespace) -> int:
+    from kernelsmith.kernelbench import report
+
+    ks = _core()
+    for path in args.db:
+        if not os.path.exists(path):
+            raise ks.NotFoundError(f"no run store at {path}: give the --db file that `kernelsmith kernelbench run` "
+                                   f"(or `kernelsmith evolve`) wrote")
+    built = report.build_report(args.db, level=args.level)
+    print(report.format_json(built) if args.json else report.format_report(built))
+    return 0
+
+
+def _add_kernelbench_parser(sub) -> None:
+    kernelbench = sub.add_parser("kernelbench", help="KernelBench problems: run them, report KernelBench's metrics")
+    commands = kernelbench.add_subparsers(dest="kernelbench_command", metavar="COMMAND")
+    commands.required = True
+
+    p = commands.add_parser("run", help="evolve imported KernelBench problems one after another into one store")
+    p.add_argument("--tasks", required=True, metavar="TASKS_DIR",
+                   help="folder of imported problems (task folders named kb_l<level>_<number>_...)")
+    p.add_argument("--level", type=int, help="only the problems of this level")
+    p.add_argument("--problems", metavar="LIST",
+                   help="only these problem numbers, e.g. 1-20,33 (of every level selected)")
+    p.add_argument("--seeds", metavar="DIR",
+                   help="seed files DIR/<task name>/seed.cu|seed.cl|seed.py for problems without a seed in the "
+                        "language (e.g. examples/kernelbench)")
+    p.add_argument("--restart", action="store_true",
+                   help="start a new run for every problem, also those already finished in --db (default: skip "
+                        "finished problems, resume interrupted ones)")
+    _add_evolution_arguments(p, per_problem=True)
+    p.add_argument("--json", action="store_true", help="print the final report as JSON (progress goes to stderr)")
+    p.set_defaults(handler=cmd_kernelbench_run)
+
+    p = commands.add_parser("report", help="KernelBench's metrics (fast_p, geomean speedups, correctness, amsr) "
+                                           "and the per-problem table of run stores")
+    p.add_argument("--db", action="append", required=True, help="run store (repeat for several)")
+    p.add_argument("--level", type=int, help="only the problems of this level")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (kernelsmith.kernelbench_report/1)")
+    p.set_defaults(handler=cmd_kernelbench_report)
+
+
+def _add_evolution_arguments(p: argparse.ArgumentParser, per_problem: bool = False) -> None:
+    """The options of an evolution, shared by evolve and kernelbench run (per_problem: the stop rules hold
+    for each problem's run)."""
+    each = " (for each problem)" if per_problem else ""
+    p.add_argument("--backend", default="auto", choices=["auto", "cuda", "opencl"])
+    p.add_argument("--device", type=int, default=0)
+    p.add_argument("--mutator", default="param", choices=["param", "llm"])
+    p.add_argument("--language", help="kernel language of the candidates (default: the backend's own); triton "
+                                      "evolves Triton candidates from the task's Triton seed on the cuda backend, "
+                                      "the CUDA reference being the baseline")
+    p.add_argument("--budget", type=int, default=32, help=f"number of evaluations{each}")
+    p.add_argument("--db", default="kernelsmith-run.db", help="SQLite run store")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--islands", type=int, default=2)
+    p.add_argument("--in-flight", type=int, default=2, help="mutations in flight")
+    p.add_argument("--wall-time", type=float, default=0.0, help=f"stop after this many seconds{each} (0: none)")
+    p.add_argument("--target-speedup", type=float, default=0.0, help=f"stop at this speedup{each} (0: none)")
+    p.add_argument("--llm-url", help="OpenAI-compatible base URL (with --mutator llm)")
+    p.add_argument("--model", help="model name (with --mutator llm)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key")
+    p.add_argument("--llm-timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="seconds one LLM request attempt may wait for the server (default 300)")
+    p.add_argument("--llm-retries", type=int, default=4, metavar="N",
+                   help="retries of an LLM request after 429, 5xx, timeouts, dropped connections (default 4)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from kernelsmith._version import version
 
@@ -635,29 +736,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evolve", help="evolve a task's kernel")
     p.add_argument("--task", required=True, help="built-in task name or task folder/manifest path")
-    p.add_argument("--backend", default="auto", choices=["auto", "cuda", "opencl"])
-    p.add_argument("--device", type=int, default=0)
-    p.add_argument("--mutator", default="param", choices=["param", "llm"])
-    p.add_argument("--language", help="kernel language of the candidates (default: the backend's own); triton "
-                                      "evolves Triton candidates from the task's Triton seed on the cuda backend, "
-                                      "the CUDA reference being the baseline")
-    p.add_argument("--budget", type=int, default=32, help="number of evaluations")
-    p.add_argument("--db", default="kernelsmith-run.db", help="SQLite run store")
-    p.add_argument("--seed", type=int, default=0)
+    _add_evolution_arguments(p)
     p.add_argument("--resume", action="store_true",
                    help="continue the latest run of the task stored in --db (an error when there is none); "
                         "without it, a new run is added to --db")
-    p.add_argument("--islands", type=int, default=2)
-    p.add_argument("--in-flight", type=int, default=2, help="mutations in flight")
-    p.add_argument("--wall-time", type=float, default=0.0, help="stop after this many seconds (0: none)")
-    p.add_argument("--target-speedup", type=float, default=0.0, help="stop at this speedup (0: none)")
-    p.add_argument("--llm-url", help="OpenAI-compatible base URL (with --mutator llm)")
-    p.add_argument("--model", help="model name (with --mutator llm)")
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key")
-    p.add_argument("--llm-timeout", type=float, default=300.0, metavar="SECONDS",
-                   help="seconds one LLM request attempt may wait for the server (default 300)")
-    p.add_argument("--llm-retries", type=int, default=4, metavar="N",
-                   help="retries of an LLM request after 429, 5xx, timeouts, dropped connections (default 4)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_evolve)
 
@@ -696,6 +778,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rl: one record per parent state or per attempt")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=cmd_export)
+
+    _add_kernelbench_parser(sub)
     return parser
 
 

@@ -7,6 +7,8 @@ visible) for the notebook's :class:`kernelsmith.Run` and the training exporters 
 
 - :func:`read_runs` / :func:`load_runs` turn whole runs into plain records (:class:`StoredRun` with its
   :class:`StoredProgram`, :class:`StoredEvaluation` and :class:`StoredStep` records);
+- :func:`read_run_evaluations` gives each run's row with its evaluations only (:class:`RunEvaluations`), what a
+  summary over many runs needs (``kernelsmith kernelbench report``);
 - :class:`RunStoreReader` answers the notebook's narrower questions (the latest run, one run's row, its
   evaluated programs in order, the best one) with one short read each.
 
@@ -27,9 +29,11 @@ import os
 import sqlite3
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 from kernelsmith import _core as core
+
+_T = TypeVar("_T")
 
 #: Schema versions of docs/run-store.md this reader understands.
 SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
@@ -372,6 +376,33 @@ def _llm_attempts(connection: sqlite3.Connection, version: int, run_id: int) -> 
     return by_step
 
 
+def _read_evaluations(connection: sqlite3.Connection, run_id: int) -> List[StoredEvaluation]:
+    """The run's evaluations in evaluation order (a JSON column that does not parse gives empty data)."""
+    evaluations = []
+    for e in connection.execute(
+        "SELECT id, program_id, sequence, status, fitness, speedup, message, backend, device, json "
+        "FROM evaluations WHERE run = ? ORDER BY sequence",
+        (run_id,),
+    ):
+        try:
+            data = json.loads(e["json"]) if e["json"] else {}
+        except json.JSONDecodeError:
+            data = {}
+        evaluations.append(StoredEvaluation(
+            id=int(e["id"]),
+            program_id=e["program_id"],
+            sequence=int(e["sequence"]),
+            status=e["status"],
+            speedup=_finite_or_zero(e["speedup"]),
+            fitness=_finite_or_zero(e["fitness"]),
+            message=e["message"] or "",
+            backend=e["backend"] or "",
+            device=e["device"] or "",
+            data=data,
+        ))
+    return evaluations
+
+
 def _read_run(connection: sqlite3.Connection, version: int, path: str, row: sqlite3.Row) -> StoredRun:
     run_id = int(row["id"])
     programs: Dict[str, StoredProgram] = {}
@@ -390,28 +421,7 @@ def _read_run(connection: sqlite3.Connection, version: int, path: str, row: sqli
             island=int(p["island"]),
             generation=int(p["generation"]),
         )
-    evaluations: Dict[str, StoredEvaluation] = {}
-    for e in connection.execute(
-        "SELECT id, program_id, sequence, status, fitness, speedup, message, backend, device, json "
-        "FROM evaluations WHERE run = ? ORDER BY sequence",
-        (run_id,),
-    ):
-        try:
-            data = json.loads(e["json"]) if e["json"] else {}
-        except json.JSONDecodeError:
-            data = {}
-        evaluations[e["program_id"]] = StoredEvaluation(
-            id=int(e["id"]),
-            program_id=e["program_id"],
-            sequence=int(e["sequence"]),
-            status=e["status"],
-            speedup=_finite_or_zero(e["speedup"]),
-            fitness=_finite_or_zero(e["fitness"]),
-            message=e["message"] or "",
-            backend=e["backend"] or "",
-            device=e["device"] or "",
-            data=data,
-        )
+    evaluations = {e.program_id: e for e in _read_evaluations(connection, run_id)}
     novelty_columns = ", duplicate_of, novelty_kind" if version >= 2 else ""
     novelty_columns += ", abandoned_by" if version >= 3 else ""
     version_1_facts = _novelty_facts_of_version_1(path, run_id) if version < 2 else {}
@@ -465,25 +475,32 @@ def _read_run(connection: sqlite3.Connection, version: int, path: str, row: sqli
     )
 
 
+def _read_snapshot(path: str, read: Callable[[sqlite3.Connection, int], _T]) -> _T:
+    """read(connection, schema version) in one read transaction: a consistent snapshot while a run keeps
+    writing. Raises StoreError (see connect_read_only; a page damaged past the schema too)."""
+    connection, version = connect_read_only(path)
+    with closing(connection):
+        try:
+            connection.execute("BEGIN")
+            result = read(connection, version)
+            connection.execute("COMMIT")
+        except sqlite3.DatabaseError as error:
+            raise _database_error(path, error) from None
+    return result
+
+
 def read_runs(path: str, run_ids: Optional[Iterable[int]] = None) -> List[StoredRun]:
     """The runs of one store (all of them, or those named), oldest first."""
     path = os.fspath(path)
-    connection, version = connect_read_only(path)
     wanted = None if run_ids is None else {int(r) for r in run_ids}
-    runs = []
-    with closing(connection):
-        try:
-            # One read transaction: a consistent snapshot while a run keeps writing.
-            connection.execute("BEGIN")
-            for row in connection.execute(
-                "SELECT id, task_name, config, task, language, backend, device, mutator, status FROM runs ORDER BY id"
-            ).fetchall():
-                if wanted is not None and row["id"] not in wanted:
-                    continue
-                runs.append(_read_run(connection, version, path, row))
-            connection.execute("COMMIT")
-        except sqlite3.DatabaseError as error:  # a page damaged past the schema
-            raise _database_error(path, error) from None
+
+    def read(connection: sqlite3.Connection, version: int) -> List[StoredRun]:
+        rows = connection.execute(
+            "SELECT id, task_name, config, task, language, backend, device, mutator, status FROM runs ORDER BY id"
+        ).fetchall()
+        return [_read_run(connection, version, path, row) for row in rows if wanted is None or row["id"] in wanted]
+
+    runs = _read_snapshot(path, read)
     if wanted is not None:
         found = {r.id for r in runs}
         if wanted - found:
@@ -493,21 +510,72 @@ def read_runs(path: str, run_ids: Optional[Iterable[int]] = None) -> List[Stored
 
 def load_runs(paths: Sequence[str], run_ids: Optional[Iterable[int]] = None) -> List[StoredRun]:
     """The runs of several stores, store by store. Raises StoreError naming the first bad path."""
+    runs: List[StoredRun] = []
+    for path in distinct_store_paths(paths):
+        runs.extend(read_runs(path, run_ids))
+    return runs
+
+
+def distinct_store_paths(paths: "Sequence[str] | str | os.PathLike") -> List[str]:
+    """The paths in order, each file once: the same file named twice would count its runs double."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if not paths:
         raise ValueError("no run store given: pass at least one path")
-    runs: List[StoredRun] = []
+    distinct: List[str] = []
     seen = set()
     for path in paths:
         path = os.fspath(path)
-        # The same file named twice is read once (its runs would otherwise count double).
         real = os.path.realpath(path)
-        if real in seen:
-            continue
-        seen.add(real)
-        runs.extend(read_runs(path, run_ids))
-    return runs
+        if real not in seen:
+            seen.add(real)
+            distinct.append(path)
+    return distinct
+
+
+@dataclass
+class RunEvaluations:
+    """One run's row and its evaluations, without programs and steps: what a summary over many runs needs."""
+
+    store: str
+    id: int
+    task_name: str
+    language: str
+    backend: str
+    device: str
+    mutator: str
+    status: str
+    stop_reason: str
+    error: str  # why a failed run failed
+    evaluations: List[StoredEvaluation]  # in evaluation order
+    #: How each program of the run was made (programs.origin by program id): tells the reference from kernels.
+    origins: Dict[str, str] = field(default_factory=dict)
+    schema_version: int = core.RUN_STORE_SCHEMA_VERSION
+
+
+def read_run_evaluations(path: "str | os.PathLike") -> List[RunEvaluations]:
+    """Every run of one store with its evaluations and the origins of its programs (oldest run first), from one
+    consistent snapshot. Raises StoreError (see connect_read_only)."""
+    path = os.fspath(path)
+
+    def read(connection: sqlite3.Connection, version: int) -> List[RunEvaluations]:
+        runs = []
+        for row in connection.execute(
+            "SELECT id, task_name, language, backend, device, mutator, status, stop_reason, error FROM runs ORDER BY id"
+        ).fetchall():
+            run_id = int(row["id"])
+            runs.append(RunEvaluations(
+                store=path, id=run_id, task_name=row["task_name"], language=row["language"] or "",
+                backend=row["backend"] or "", device=row["device"] or "", mutator=row["mutator"] or "",
+                status=row["status"] or "", stop_reason=row["stop_reason"] or "", error=row["error"] or "",
+                evaluations=_read_evaluations(connection, run_id),
+                origins={p["id"]: p["origin"] for p in connection.execute(
+                    "SELECT id, origin FROM programs WHERE run = ?", (run_id,))},
+                schema_version=version,
+            ))
+        return runs
+
+    return _read_snapshot(path, read)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import kernelsmith as ks
+from processes import signal_when_ready
 
 
 def opencl_available() -> bool:
@@ -440,14 +441,7 @@ def test_ctrl_c_stops_cleanly(tmp_path, small_task_dir):
     process = subprocess.Popen(
         _evolve_command(small_task_dir, db, 60), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    try:
-        _wait_for_evaluations(process, db, 4)
-        process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    stdout, stderr = signal_when_ready(process, lambda: _wait_for_evaluations(process, db, 4), signal.SIGINT)
     assert process.returncode == 130, stderr
     assert "stopping" in stderr
     assert "stopped: stopped" in stdout
