@@ -4,6 +4,9 @@ picks each problem's best evaluation from stored evaluations (kernelsmith.kernel
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -150,7 +153,8 @@ def test_speedups_come_from_speedups_and_else_from_speedup_over_the_reference():
     assert kind == EAGER and speedups == {"eager": 2.0, "compile": 1.5, "max_autotune": None}  # 0: that baseline failed
     kind, speedups = evaluation_speedups(_evaluation(0, speedup=1.7))  # schema 2: no "speedups"
     assert kind == REFERENCE and speedups == {"eager": 1.7, "compile": None, "max_autotune": None}
-    kind, speedups = evaluation_speedups(_evaluation(0, speedup=1.7, speedups={"reference": 1.7}))  # schema 3, reference
+    # Schema 3 for a task checked against a reference kernel.
+    kind, speedups = evaluation_speedups(_evaluation(0, speedup=1.7, speedups={"reference": 1.7}))
     assert kind == REFERENCE and speedups["eager"] == 1.7
 
 
@@ -187,3 +191,18 @@ def test_a_problem_without_a_correct_kernel_says_why():
     assert row.status == "no correct kernel: incorrect x2, compile_error x1; latest: incorrect"
     empty = problem_row("kb_l2_7_gemm_relu", [_run([], status="running", stop_reason="")])
     assert empty.status == "no evaluation stored (run 1 running)"
+    failed = replace(_run([], status="failed", stop_reason="error"), error="task has no reference in opencl")
+    assert problem_row("kb_l2_7_gemm_relu", [failed]).status == (
+        "no evaluation stored: run 1 failed: task has no reference in opencl")
+
+
+def test_the_metrics_example_of_the_docs_runs_as_written():
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    # The section lives in docs/kernelbench-report.md until it joins docs/kernelbench.md.
+    pages = [docs / "kernelbench-report.md", docs / "kernelbench.md"]
+    blocks = [block for page in pages if page.exists()
+              for block in re.findall(r"^```python\n(.*?)^```", page.read_text(), flags=re.S | re.M)
+              if "kernelsmith.kernelbench.metrics" in block]
+    assert blocks, "the metrics example is missing from the docs"
+    for block in blocks:
+        exec(compile(block, "docs: the KernelBench metrics example", "exec"), {})  # noqa: S102

@@ -227,8 +227,8 @@ def _wait_for(db: Path, task: str, count: int, process: subprocess.Popen, timeou
 def test_a_killed_run_loses_nothing_and_the_rerun_resumes_it(problems, tmp_path):
     tasks, seeds = problems
     db = tmp_path / "killed.db"
-    process = subprocess.Popen([sys.executable, "-m", "kernelsmith", *_run_args(tasks, seeds, db, 6, "--problems", "1-2")],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = [sys.executable, "-m", "kernelsmith", *_run_args(tasks, seeds, db, 6, "--problems", "1-2")]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_for(db, "kb_l1_2_relu_seeded", 3, process)
     finally:
@@ -258,6 +258,20 @@ def test_a_killed_run_loses_nothing_and_the_rerun_resumes_it(problems, tmp_path)
 
 
 @needs_opencl
+def test_a_problem_that_used_its_wall_time_counts_as_finished(problems, tmp_path):
+    tasks, seeds = problems
+    db = tmp_path / "wall.db"
+    done = kernelsmith(*_run_args(tasks, seeds, db, 1000, "--problems", "1", "--wall-time", "1"))
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT status, stop_reason FROM runs").fetchall() == [("stopped", "wall_time")]
+    con.close()
+    again = kernelsmith(*_run_args(tasks, seeds, db, 1000, "--problems", "1", "--wall-time", "1"))
+    assert again.returncode == 0, again.stderr
+    assert "kb_l1_1_relu: already finished in the store (run 1, wall_time)" in again.stdout
+
+
+@needs_opencl
 def test_ctrl_c_stops_the_problem_and_leaves_the_rest_for_the_rerun(problems, tmp_path):
     tasks, seeds = problems
     db = tmp_path / "interrupted.db"
@@ -272,6 +286,37 @@ def test_ctrl_c_stops_the_problem_and_leaves_the_rest_for_the_rerun(problems, tm
     assert con.execute("SELECT task_name, status, stop_reason FROM runs").fetchall() == [
         ("kb_l1_1_relu", "stopped", "stopped")]
     con.close()
+
+
+@needs_opencl
+def test_the_llm_mutator_needs_no_seed_and_one_mutator_serves_every_problem(problems, tmp_path):
+    from loopback_llm import LoopbackLlmServer, chat_reply
+
+    tasks, _ = problems
+    blocks = [64, 128, 512, 1024]  # a new work-group size in each answer: no answer duplicates another
+
+    def responder(body, index):
+        kernel = _REFERENCE.replace("256", str(blocks[index % len(blocks)]))
+        return chat_reply(f"Another work-group size.\n```opencl\n{kernel}```\n")
+
+    db = tmp_path / "llm.db"
+    with LoopbackLlmServer(responder=responder) as server:
+        done = kernelsmith("kernelbench", "run", "--tasks", str(tasks), "--level", "1", "--problems", "2,4",
+                           "--backend", "opencl", "--mutator", "llm", "--llm-url", server.url, "--model", "scripted",
+                           "--api-key-env", "", "--llm-retries", "0", "--budget", "3", "--islands", "1",
+                           "--in-flight", "1", "--db", str(db), "--json")
+        requests = len(server.received)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["skipped"] == []
+    assert [p["name"] for p in report["problems"]] == ["kb_l1_2_relu_seeded", "kb_l1_4_relu_unseeded"]
+    stored = _store_evaluations(db)
+    for problem in report["problems"]:
+        origins = [row[4] for row in stored[problem["name"]]]
+        assert origins[0] == "reference" and len(origins) == 3
+        assert all(origin.startswith("llm_") for origin in origins[1:])  # no seed: the model wrote every kernel
+        assert problem["correct"] and problem["evaluations"] == 2
+    assert requests == 4
 
 
 def test_bad_selections_say_what_is_there(problems, tmp_path):
@@ -329,7 +374,8 @@ def test_an_oracle_problem_is_reported_against_pytorch_eager(tmp_path):
     folder = tasks / "kb_l1_19_relu"
     folder.mkdir(parents=True)
     (folder / "problem.py").write_text(_PROBLEM)
-    (folder / "seed.cl").write_text(_SEED.replace("(x, y, N)", "(x, out, batch_size * dim)").replace("ceil_div(N,", "ceil_div(batch_size * dim,"))
+    seed = _SEED.replace("(x, y, N)", "(x, out, batch_size * dim)").replace("ceil_div(N,", "ceil_div(batch_size * dim,")
+    (folder / "seed.cl").write_text(seed)
     (folder / "task.json").write_text(json.dumps({
         "schema": "kernelsmith.task/1",
         "name": "kb_l1_19_relu",

@@ -21,7 +21,15 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from kernelsmith import store as run_store
-from kernelsmith.kernelbench.metrics import BASELINE_LABELS, BASELINES, FAST_P, Metrics, ProblemResult, fast_p_name, summarize
+from kernelsmith.kernelbench.metrics import (
+    BASELINE_LABELS,
+    BASELINES,
+    FAST_P,
+    Metrics,
+    ProblemResult,
+    fast_p_name,
+    summarize,
+)
 
 #: Schema of the JSON document `kernelsmith kernelbench report --json` prints.
 REPORT_SCHEMA = "kernelsmith.kernelbench_report/1"
@@ -124,6 +132,8 @@ class ProblemRow:
 def _why_none_correct(runs: Sequence[run_store.RunEvaluations]) -> str:
     evaluations = [e for run in runs for e in run.evaluations]
     failed_runs = [run for run in runs if run.status == "failed" and run.error]
+    if not evaluations and failed_runs:
+        return f"no evaluation stored: run {failed_runs[-1].id} failed: {failed_runs[-1].error}"
     if not evaluations:
         states = ", ".join(f"run {run.id} {run.status}" + (f" ({run.stop_reason})" if run.stop_reason else "")
                            for run in runs)

@@ -15,7 +15,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from kernelsmith.kernelbench.report import build_report, format_json, format_report, problem_id
 
@@ -74,7 +74,8 @@ def select_problems(tasks_dir: Path, level: Optional[int], numbers: Optional[Set
         chosen.append((identity, folder))
     if not chosen:
         there = ", ".join(f"level {lv}: {count}" for lv, count in sorted(levels_there.items())) or "none"
-        wanted = (f" of level {level}" if level is not None else "") + (" with the --problems numbers" if numbers else "")
+        wanted = f" of level {level}" if level is not None else ""
+        wanted += " with the --problems numbers" if numbers else ""
         raise ValueError(f"--tasks {tasks_dir}: no problem folder{wanted} (folders named kb_l<level>_<number>_... "
                          f"holding task.json; problems there: {there})")
     found = {identity[1] for identity, _ in chosen}
@@ -124,19 +125,20 @@ def run_problems(args: argparse.Namespace) -> int:
     if args.language:
         backend = cli._backend_for_language(ks, args.language, args.backend)
     # The runs already in the store: read before anything starts (StoreError for a file that is not a store).
-    stored: Dict[str, object] = {}
+    stored: Dict[str, Any] = {}
     if os.path.exists(args.db) and os.path.getsize(args.db) > 0:
         for run in ks.RunStore(args.db, read_only=True).runs():
-            stored[run.task_name] = run  # the latest run of each task
+            if run.task_name not in stored or run.id > stored[run.task_name].id:
+                stored[run.task_name] = run  # the latest run of each task: the one a resume continues
     mutator = cli._make_mutator(ks, args)  # before the evaluator: a missing LLM option fails at once
     evaluator = cli._create_evaluator(ks, args, backend)
     language = args.language or evaluator.backend_name()
 
     log = sys.stderr if args.json else sys.stdout
+    restart = " (--restart: new runs)" if args.restart else ""
     print(f"kernelbench run: {len(selection.folders)} problem(s) from {args.tasks} in {language} on "
           f"{evaluator.backend_name()} '{evaluator.device_name()}' with the {mutator.name()} mutator: budget "
-          f"{args.budget} evaluations per problem, store {args.db}" + (" (--restart: new runs)" if args.restart else ""),
-          file=log, flush=True)
+          f"{args.budget} evaluations per problem, store {args.db}{restart}", file=log, flush=True)
     if selection.not_found:
         print(f"  no problem folder numbered {', '.join(map(str, selection.not_found))}"
               + (f" at level {args.level}" if args.level is not None else ""), file=log, flush=True)
@@ -169,7 +171,8 @@ def run_problems(args: argparse.Namespace) -> int:
             continue
         seed_path = add_seed_from(ks, task, language, seeds_dir)
         if language not in task.seeds and args.mutator == "param":
-            where = f"; {seeds_dir}/{name}/ holds no seed file either" if seeds_dir else " and no --seeds folder was given"
+            where = (f"; {seeds_dir}/{name}/ holds no seed file either" if seeds_dir
+                     else " and no --seeds folder was given")
             reason = (f"no {language} seed: the task has none{where}; the parameter mutator varies a seed's @tune "
                       f"values (give --seeds DIR, or --mutator llm)")
             skipped.append((name, reason))
@@ -178,8 +181,10 @@ def run_problems(args: argparse.Namespace) -> int:
         resume = previous is not None and not args.restart
         evolution = ks.Evolution(task, evaluator, mutator, cli._evolution_config(ks, args, resume))
         evolution.on_progress(cli._progress_printer(args, log, prefix=f"{name} "))
-        how = f"resuming run {previous.id} ({previous.status}{', ' + previous.stop_reason if previous.stop_reason else ''})" \
-            if resume else "new run"
+        how = "new run"
+        if resume:
+            how = f"resuming run {previous.id} ({previous.status}" + (
+                f", {previous.stop_reason})" if previous.stop_reason else ")")
         print(f"{name} ({index + 1}/{len(selection.folders)}): {how}"
               + (f", seed from {seed_path}" if seed_path else ""), file=log, flush=True)
         started = time.monotonic()
