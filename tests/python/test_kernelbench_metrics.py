@@ -127,10 +127,11 @@ def test_bad_results_are_refused_with_the_reason():
 # ---- the report's choice of each problem's best evaluation
 
 
-def _evaluation(sequence, status="ok", speedup=1.0, speedups=None, program=None, flags=()):
+def _evaluation(sequence, status="ok", speedup=1.0, speedups=None, program=None, flags=(), baseline_errors=None):
     data = {"status": status, "speedup": speedup, "integrity": {"flags": list(flags)}}
     if speedups is not None:
         data["speedups"] = speedups
+        data["baseline_errors"] = baseline_errors or {}
     return StoredEvaluation(id=sequence + 1, program_id=program or f"p{sequence}", sequence=sequence, status=status,
                             speedup=speedup, fitness=speedup, message=status, backend="cuda", device="H100", data=data)
 
@@ -206,3 +207,16 @@ def test_the_metrics_example_of_the_docs_runs_as_written():
     assert blocks, "the metrics example is missing from the docs"
     for block in blocks:
         exec(compile(block, "docs: the KernelBench metrics example", "exec"), {})  # noqa: S102
+
+
+def test_the_notes_give_why_a_baseline_is_unknown():
+    from kernelsmith.kernelbench.report import _notes
+
+    run = _run([_evaluation(0, speedup=2.0, speedups={"eager": 2.0, "compile": 0.0},
+                            baseline_errors={"compile": "torch.compile failed: InductorError"})])
+    row = problem_row("kb_l2_7_gemm_relu", [run])
+    assert (row.result.eager, row.result.compile, row.result.max_autotune) == (2.0, None, None)
+    notes = _notes([row], {}, None)
+    assert ("the torch.compile baseline is unknown (failed or not timed) for kb_l2_7_gemm_relu (torch.compile "
+            "failed: InductorError): counted as not faster in fast_p over it") in notes
+    assert any(note.startswith("the torch.compile max-autotune baseline is unknown") for note in notes)

@@ -178,7 +178,7 @@ def problem_row(name: str, runs: Sequence[run_store.RunEvaluations]) -> ProblemR
         ProblemResult(name, level, attempted=True, correct=True, **speedups),
         {"store": run.store, "run": run.id, "program_id": evaluation.program_id, "evaluation": evaluation.sequence + 1,
          "status": evaluation.status, "flags": list(flags), "message": evaluation.message,
-         "median_ms": evaluation.median_ms},
+         "median_ms": evaluation.median_ms, "baseline_errors": dict(evaluation.data.get("baseline_errors") or {})},
         status,
     )
 
@@ -249,8 +249,12 @@ def _notes(problems: Sequence[ProblemRow], ignored: Dict[str, int], level: Optio
             f"or a task checked against a reference kernel): their speedup over the task's reference kernel is "
             f"counted as the speedup over eager, and their speedups over torch.compile are unknown: "
             f"{', '.join(stand_ins)}")
-    for baseline in ("compile", "max_autotune"):
-        missing = [p.name for p in problems if p.baseline == EAGER and p.result.speedup(baseline) is None]
+    for key, baseline in _SPEEDUP_KEYS.items():
+        missing = []
+        for p in problems:
+            if p.baseline == EAGER and p.result.speedup(baseline) is None:
+                why = p.best["baseline_errors"].get(key)
+                missing.append(f"{p.name} ({why})" if why else p.name)
         if missing:
             notes.append(f"the {BASELINE_LABELS[baseline]} baseline is unknown (failed or not timed) for "
                          f"{', '.join(missing)}: counted as not faster in fast_p over it")
