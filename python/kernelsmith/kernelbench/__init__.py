@@ -1,0 +1,10 @@
+"""KernelBench problems in kernelsmith (docs/kernelbench.md): importing them as tasks whose expected outputs
+come from their own PyTorch modules."""
+
+from kernelsmith.kernelbench.importer import (  # noqa: F401  (the importer's API)
+    ImportResult,
+    ProbeSession,
+    ProbeUnavailable,
+    import_directory,
+    import_problem,
+)
