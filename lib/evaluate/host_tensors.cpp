@@ -1,6 +1,7 @@
 #include "evaluate/host_tensors.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -199,10 +200,85 @@ const std::vector<InputKind>& adversarial_input_kinds() {
   return kinds;
 }
 
-Bytes generate_input(const TensorSpec& spec, std::int64_t count, InputKind kind, std::uint64_t seed) {
+namespace {
+
+// The smallest positive normal value of a float dtype: the floor of probability_rows, so that every
+// probability stays positive (log(p) finite) even where the softmax of large values underflows.
+double smallest_normal(DType dtype) {
+  switch (dtype) {
+    case DType::float16: return 6.103515625e-05;  // 2^-14
+    case DType::float64: return std::numeric_limits<double>::min();
+    default: return std::numeric_limits<float>::min();  // float32 and bfloat16 share the exponent range
+  }
+}
+
+// Each row over the last dimension becomes the softmax of its drawn values, floored at the smallest
+// normal value and scaled back to a sum of 1.
+void make_probability_rows(DType dtype, std::int64_t count, std::int64_t row_length, Bytes& data) {
+  if (row_length <= 0) return;
+  const double floor = smallest_normal(dtype);
+  std::vector<double> row(static_cast<std::size_t>(row_length));
+  for (std::int64_t start = 0; start + row_length <= count; start += row_length) {
+    double largest = -std::numeric_limits<double>::infinity();
+    for (std::int64_t j = 0; j < row_length; ++j) {
+      row[static_cast<std::size_t>(j)] = load_element(dtype, data.data(), start + j);
+      largest = std::max(largest, row[static_cast<std::size_t>(j)]);
+    }
+    double sum = 0.0;
+    for (double& value : row) sum += value = std::exp(value - largest);
+    double floored_sum = 0.0;
+    for (double& value : row) floored_sum += value = std::max(value / sum, floor);
+    for (std::int64_t j = 0; j < row_length; ++j) {
+      store_element(dtype, data.data(), start + j, row[static_cast<std::size_t>(j)] / floored_sum);
+    }
+  }
+}
+
+// Symmetric and triangular structures over the last two (square) dimensions of each matrix.
+void make_square_structure(DType dtype, const std::string& structure, std::int64_t count, std::int64_t n,
+                           Bytes& data) {
+  if (n <= 0) return;
+  const std::size_t element = dtype_size(dtype);
+  for (std::int64_t start = 0; start + n * n <= count; start += n * n) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::int64_t at = start + i * n + j;
+        if (structure == "symmetric" && j > i) {
+          // The upper triangle mirrors the drawn lower one, bit for bit.
+          std::memcpy(&data[static_cast<std::size_t>(at) * element],
+                      &data[static_cast<std::size_t>(start + j * n + i) * element], element);
+        } else if ((structure == "lower_triangular" && j > i) || (structure == "upper_triangular" && j < i)) {
+          store_element(dtype, data.data(), at, 0.0);
+        }
+      }
+    }
+  }
+}
+
+void apply_structure(const TensorSpec& spec, const std::vector<std::int64_t>& shape, std::int64_t count, Bytes& data) {
+  const std::string& structure = spec.distribution.structure;
+  if (structure == "none" || shape.empty()) return;
+  if (structure == "probability_rows") {
+    make_probability_rows(spec.dtype, count, shape.back(), data);
+  } else if (shape.size() >= 2 && shape[shape.size() - 2] == shape.back()) {
+    make_square_structure(spec.dtype, structure, count, shape.back(), data);
+  } else {
+    throw ValidationError(fmt::format("tensor {}: the structure \"{}\" needs square last two dimensions; the shape "
+                                      "is [{}]",
+                                      spec.name, structure, fmt::join(shape, ", ")));
+  }
+}
+
+// The values before the structure is applied.
+Bytes draw_input(const TensorSpec& spec, std::int64_t count, InputKind kind, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   Bytes out(static_cast<std::size_t>(count) * dtype_size(spec.dtype));
   const Distribution& distribution = spec.distribution;
+  if (distribution.kind == "constant") {
+    // A fixed parameter of the problem, not data: the same under every input kind.
+    for (std::int64_t i = 0; i < count; ++i) store_element(spec.dtype, out.data(), i, distribution.a);
+    return out;
+  }
   const bool integers = distribution.kind == "integers" || !is_floating(spec.dtype);
   if (integers) {
     std::int64_t low = static_cast<std::int64_t>(std::ceil(distribution.a));
@@ -249,6 +325,17 @@ Bytes generate_input(const TensorSpec& spec, std::int64_t count, InputKind kind,
     }
     store_element(spec.dtype, out.data(), i, value);
   }
+  return out;
+}
+
+}  // namespace
+
+Bytes generate_input(const TensorSpec& spec, const std::vector<std::int64_t>& shape, InputKind kind,
+                     std::uint64_t seed) {
+  std::int64_t count = 1;
+  for (const std::int64_t extent : shape) count *= extent;
+  Bytes out = draw_input(spec, count, kind, seed);
+  apply_structure(spec, shape, count, out);
   return out;
 }
 

@@ -36,8 +36,11 @@ enum class InputKind { random, large, tiny, mixed_scale, constant };
 std::string to_string(InputKind kind);
 const std::vector<InputKind>& adversarial_input_kinds();
 
-/// Draws `count` elements of `spec` for `kind` from `seed` (deterministic on every platform).
-Bytes generate_input(const TensorSpec& spec, std::int64_t count, InputKind kind, std::uint64_t seed);
+/// Draws the elements of `spec` with the extents `shape` for `kind` from `seed` (deterministic on every
+/// platform). A "constant" distribution gives its value under every kind. The distribution's structure
+/// is applied last, so every kind keeps it (Task::validate has checked that the shape fits it).
+Bytes generate_input(const TensorSpec& spec, const std::vector<std::int64_t>& shape, InputKind kind,
+                     std::uint64_t seed);
 
 /// Byte patterns that outputs and workspaces are filled with before the candidate's two runs: every
 /// byte differs between them, and both read as NaN or an absurd value for every float type.

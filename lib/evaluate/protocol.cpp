@@ -81,6 +81,14 @@ ReferenceState& EvaluationRun::reference(const std::string& key) {
   for (auto& existing : state_.references) {
     if (existing->key == key) return *existing;
   }
+  if (task_.oracle) {
+    // The oracle, when present, is the correctness oracle and the baseline for every backend; using a
+    // reference kernel instead would report checks and speedups against something else.
+    throw TaskError(fmt::format("task {}: its expected outputs come from a PyTorch oracle (\"oracle\" in its "
+                                "manifest), and the PyTorch oracle is not available in this build of kernelsmith: "
+                                "evaluate a task with reference kernels instead",
+                                task_.name));
+  }
   const auto source = task_.references.find(backend_.language());
   if (source == task_.references.end()) {
     throw TaskError(fmt::format("task {} has no {} reference, which the {} backend needs as the correctness oracle "
@@ -125,8 +133,9 @@ std::shared_ptr<const CaseData> EvaluationRun::reference_case(ReferenceState& re
       data.inputs.push_back(*user->inputs.at(buffer.name));
       continue;
     }
-    data.inputs.push_back(generate_input(task_.tensors[buffer.tensor_index], buffer.count, kind,
-                                         mix_seed(seed, buffer.tensor_index)));
+    const TensorSpec& tensor = task_.tensors[buffer.tensor_index];
+    data.inputs.push_back(
+        generate_input(tensor, task_.extents(tensor, config.sizes), kind, mix_seed(seed, buffer.tensor_index)));
   }
   try {
     DeviceBuffers buffers(backend_, state_.pool, plan.buffers);
@@ -383,10 +392,17 @@ TimingCases EvaluationRun::timing_cases(ReferenceState& reference) {
     for (const BufferSpec& buffer : plan.buffers) {
       if (buffer.role != BufferSpec::Role::input) continue;
       const Bytes& source = cases.front()->inputs[input++];
+      const std::uint64_t set_seed = mix_seed(seed, static_cast<std::uint64_t>(set) * 1000003ULL + input);
+      const TensorSpec& tensor = task_.tensors[buffer.tensor_index];
+      if (tensor.distribution.structure != "none") {
+        // A rotation would break the structure (a symmetric matrix, rows that sum to 1): drawn afresh.
+        rotated.inputs[buffer.name] = std::make_shared<Bytes>(
+            generate_input(tensor, task_.extents(tensor, config.sizes), InputKind::random, set_seed));
+        continue;
+      }
       const std::size_t element = dtype_size(buffer.dtype);
       const std::size_t count = element == 0 ? 0 : source.size() / element;
-      const std::size_t shift =
-          count > 1 ? 1 + mix_seed(seed, static_cast<std::uint64_t>(set) * 1000003ULL + input) % (count - 1) : 0;
+      const std::size_t shift = count > 1 ? 1 + set_seed % (count - 1) : 0;
       auto bytes = std::make_shared<Bytes>(source.size());
       std::rotate_copy(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(shift * element), source.end(),
                        bytes->begin());

@@ -53,14 +53,14 @@ TEST_CASE("bfloat16 conversions keep the float32 range", "[host_tensors]") {
 
 TEST_CASE("inputs are deterministic per seed and integers stay within their range", "[host_tensors]") {
   const TensorSpec normal = spec(DType::float32, {"normal", 0.0, 1.0});
-  CHECK(generate_input(normal, 100, InputKind::random, 7) == generate_input(normal, 100, InputKind::random, 7));
-  CHECK(generate_input(normal, 100, InputKind::random, 7) != generate_input(normal, 100, InputKind::random, 8));
+  CHECK(generate_input(normal, {100}, InputKind::random, 7) == generate_input(normal, {100}, InputKind::random, 7));
+  CHECK(generate_input(normal, {100}, InputKind::random, 7) != generate_input(normal, {100}, InputKind::random, 8));
 
-  const Bytes constant = generate_input(normal, 50, InputKind::constant, 3);
+  const Bytes constant = generate_input(normal, {50}, InputKind::constant, 3);
   for (std::int64_t i = 1; i < 50; ++i) REQUIRE(load_element(DType::float32, constant.data(), i) == load_element(DType::float32, constant.data(), 0));
 
-  const Bytes large = generate_input(normal, 1000, InputKind::large, 3);
-  const Bytes tiny = generate_input(normal, 1000, InputKind::tiny, 3);
+  const Bytes large = generate_input(normal, {1000}, InputKind::large, 3);
+  const Bytes tiny = generate_input(normal, {1000}, InputKind::tiny, 3);
   double large_sum = 0;
   double tiny_sum = 0;
   for (std::int64_t i = 0; i < 1000; ++i) {
@@ -72,15 +72,96 @@ TEST_CASE("inputs are deterministic per seed and integers stay within their rang
 
   const TensorSpec integers = spec(DType::int32, {"integers", -5.0, 20.0});
   for (InputKind kind : {InputKind::random, InputKind::large, InputKind::tiny, InputKind::mixed_scale, InputKind::constant}) {
-    const Bytes data = generate_input(integers, 500, kind, 11);
+    const Bytes data = generate_input(integers, {500}, kind, 11);
     for (std::int64_t i = 0; i < 500; ++i) {
       const double v = load_element(DType::int32, data.data(), i);
       REQUIRE(v >= -5);
       REQUIRE(v <= 20);
     }
   }
-  const Bytes large_integers = generate_input(integers, 200, InputKind::large, 1);
+  const Bytes large_integers = generate_input(integers, {200}, InputKind::large, 1);
   for (std::int64_t i = 0; i < 200; ++i) REQUIRE(load_element(DType::int32, large_integers.data(), i) >= 18);
+}
+
+TEST_CASE("a constant distribution gives its value under every input kind", "[host_tensors]") {
+  const std::vector<InputKind> kinds = {InputKind::random, InputKind::large, InputKind::tiny, InputKind::mixed_scale,
+                                        InputKind::constant};
+  for (const DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::float64}) {
+    const TensorSpec alpha = spec(dtype, {"constant", 0.375, 1.0});
+    for (InputKind kind : kinds) {
+      INFO(to_string(dtype) << " " << to_string(kind));
+      const Bytes data = generate_input(alpha, {3, 5}, kind, 99);
+      for (std::int64_t i = 0; i < 15; ++i) REQUIRE(load_element(dtype, data.data(), i) == 0.375);
+    }
+  }
+  const TensorSpec ones = spec(DType::uint8, {"constant", 1.0, 1.0});
+  for (InputKind kind : kinds) {
+    const Bytes data = generate_input(ones, {40}, kind, 5);
+    for (std::int64_t i = 0; i < 40; ++i) REQUIRE(load_element(DType::uint8, data.data(), i) == 1.0);
+  }
+  // Shape [] is one element.
+  CHECK(generate_input(spec(DType::float32, {"constant", -2.0, 1.0}), {}, InputKind::large, 1).size() == 4);
+}
+
+TEST_CASE("structures hold under every input kind, per matrix and per row", "[host_tensors]") {
+  const std::vector<InputKind> kinds = {InputKind::random, InputKind::large, InputKind::tiny, InputKind::mixed_scale,
+                                        InputKind::constant};
+  const std::int64_t batch = 3;
+  const std::int64_t n = 7;
+  for (const DType dtype : {DType::float32, DType::float16, DType::int32}) {
+    for (const char* structure : {"symmetric", "lower_triangular", "upper_triangular"}) {
+      const Distribution drawn = dtype == DType::int32 ? Distribution{"integers", -9, 9, structure}
+                                                       : Distribution{"normal", 1.0, 2.0, structure};
+      for (InputKind kind : kinds) {
+        INFO(to_string(dtype) << " " << structure << " " << to_string(kind));
+        const Bytes data = generate_input(spec(dtype, drawn), {batch, n, n}, kind, 17);
+        REQUIRE(data.size() == static_cast<std::size_t>(batch * n * n) * dtype_size(dtype));
+        std::int64_t nonzero_off_diagonal = 0;
+        for (std::int64_t b = 0; b < batch; ++b) {
+          for (std::int64_t i = 0; i < n; ++i) {
+            for (std::int64_t j = 0; j < n; ++j) {
+              const double value = load_element(dtype, data.data(), b * n * n + i * n + j);
+              const double mirror = load_element(dtype, data.data(), b * n * n + j * n + i);
+              if (i != j && value != 0.0) ++nonzero_off_diagonal;
+              if (std::string(structure) == "symmetric") REQUIRE(value == mirror);
+              if (std::string(structure) == "lower_triangular" && j > i) REQUIRE(value == 0.0);
+              if (std::string(structure) == "upper_triangular" && j < i) REQUIRE(value == 0.0);
+            }
+          }
+        }
+        // The kept triangle is drawn (a constant input keeps its one value there).
+        CHECK(nonzero_off_diagonal > 0);
+      }
+    }
+  }
+  // Without a structure a drawn square matrix is not symmetric: the check above can fail.
+  const Bytes plain = generate_input(spec(DType::float32, {"normal", 0.0, 1.0}), {n, n}, InputKind::random, 17);
+  CHECK(load_element(DType::float32, plain.data(), 1) != load_element(DType::float32, plain.data(), n));
+
+  for (const DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::float64}) {
+    const Distribution drawn{"uniform", 0.0, 1.0, "probability_rows"};
+    for (InputKind kind : kinds) {
+      INFO(to_string(dtype) << " probability_rows " << to_string(kind));
+      const std::int64_t rows = 6;
+      const std::int64_t length = 33;
+      const Bytes data = generate_input(spec(dtype, drawn), {2, rows / 2, length}, kind, 23);
+      const double tolerance = dtype == DType::float64 ? 1e-12 : dtype == DType::float32 ? 1e-5 : 0.05;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < length; ++j) {
+          const double p = load_element(dtype, data.data(), r * length + j);
+          REQUIRE(p > 0.0);  // positive even where the softmax of large values underflows
+          REQUIRE(p <= 1.0);
+          sum += p;
+        }
+        CHECK(sum == Approx(1.0).margin(tolerance));
+      }
+    }
+  }
+  // A constant input gives uniform rows.
+  const Bytes uniform_rows = generate_input(spec(DType::float32, {"normal", 0.0, 1.0, "probability_rows"}), {4, 8},
+                                            InputKind::constant, 3);
+  for (std::int64_t i = 0; i < 32; ++i) CHECK(load_element(DType::float32, uniform_rows.data(), i) == 0.125);
 }
 
 TEST_CASE("compare_output tells unwritten, nondeterministic and wrong elements apart", "[host_tensors]") {
