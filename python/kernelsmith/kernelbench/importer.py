@@ -97,10 +97,11 @@ class ProbeSession:
         process, self._process = self._process, None
         if process is not None:
             try:
-                process.stdin.close()
+                process.stdin.close()  # the helper's loop ends at the end of its input
                 process.wait(timeout=5)
             except Exception:  # it did not end when asked: end it
-                self._kill(process)
+                pass
+            self._discard(process)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
@@ -121,7 +122,7 @@ class ProbeSession:
         line = self._read_line(self.startup_timeout)
         if line is None:
             tail = self._stderr_tail(0)
-            self._kill(self._process)
+            self._discard(self._process)
             self._process = None
             raise ProbeUnavailable(f"the KernelBench probe ({self.python} {PROBE_SCRIPT}) did not start"
                                    + (f": {tail}" if tail else f" within {self.startup_timeout:g} s"))
@@ -133,15 +134,23 @@ class ProbeSession:
         self.real_device = ready.get("device", "")
 
     @staticmethod
-    def _kill(process: subprocess.Popen) -> None:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        process.wait()
+    def _discard(process: subprocess.Popen) -> None:
+        """Ends the helper (its whole process group) if it still runs, and closes its pipes."""
+        if process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            process.wait()
+        for pipe in (process.stdin, process.stdout):
+            try:
+                pipe.close()
+            except OSError:  # a write end whose reader is gone may complain while flushing
+                pass
 
     def _read_line(self, timeout: float) -> Optional[str]:
-        """The helper's next line, or None when it exits or `timeout` passes first."""
+        """The helper's next line, or None when it exits (then it has been waited for) or `timeout` passes
+        first (then it still runs)."""
         deadline = time.monotonic() + timeout
         fd = self._process.stdout.fileno()
         with selectors.DefaultSelector() as selector:
@@ -151,7 +160,11 @@ class ProbeSession:
                 if left <= 0 or not selector.select(left):
                     return None
                 chunk = os.read(fd, 1 << 16)
-                if not chunk:
+                if not chunk:  # end of output: it exited, or is exiting
+                    try:
+                        self._process.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        pass  # closed its stdout but lives on: treated as hanging
                     return None
                 self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
@@ -183,9 +196,10 @@ class ProbeSession:
         if line is None:
             process, self._process = self._process, None
             if process.poll() is None:
-                self._kill(process)
+                self._discard(process)
                 return {"ok": False, "reason": f"timed out after {self.timeout:g} s (the problem hangs, or probing "
                                                f"it takes longer: raise the timeout)"}
+            self._discard(process)
             status = process.returncode
             how = f"signal {signal.Signals(-status).name}" if status < 0 else f"exit status {status}"
             tail = self._stderr_tail(stderr_start)

@@ -366,24 +366,23 @@ class Run:
         if not isinstance(self.model, torch.nn.Module):
             raise Refusal(f"Model(...) built a {type(self.model).__name__}, not a torch.nn.Module")
         self.model.train()  # KernelBench keeps the module in training mode
-        self.outputs: Optional[List[Any]] = None
+        self.outputs: Optional[List[Any]] = None  # of the first forward pass on the problem's own inputs
         self.forward_error: Optional[str] = None
         if forward:
-            self.run_forward()
+            self.outputs = self.run_forward()
 
     def run_forward(self, inputs: Optional[Sequence[Any]] = None) -> List[Any]:
+        """The flattened outputs of one forward pass (under torch.no_grad(), as KernelBench runs it) on
+        `inputs`, else on the problem's own inputs."""
         import torch
 
         with torch.no_grad(), torch.device(self.device):
             result = self.model(*(self.inputs if inputs is None else inputs))
-        outputs = flatten_outputs(result)
-        if inputs is None:
-            self.outputs = outputs
-        return outputs
+        return flatten_outputs(result)
 
     def try_forward(self) -> bool:
         try:
-            self.run_forward()
+            self.outputs = self.run_forward()
             return True
         except Refusal:
             raise
@@ -681,7 +680,7 @@ class Analysis:
         try:
             run = Run(self.problem, values, "meta", forward=False)
             if self.meta_forward:
-                run.run_forward()
+                run.outputs = run.run_forward()
             return run
         except Exception:
             return None
@@ -964,11 +963,18 @@ class Analysis:
         return distribution
 
     def _state_distribution(self, key: str, meta_tensor, reference: Run, spec: Dict[str, Any]) -> Dict[str, Any]:
-        # The initialiser recorded at the problem's own sizes (meta build) if the values agree with it, else
-        # the one recorded in a real build, else the values themselves.
+        # The initialiser recorded at the problem's own sizes (meta build), when a real build at small sizes
+        # shows the same initialiser made the values (its bounds may depend on the sizes: 1/sqrt(fan_in));
+        # else the one recorded in the real build if the values agree with it; else the values themselves.
         real_tensor = reference.state()[key]
-        distribution = self.meta.tracer.lookup(meta_tensor) or reference.tracer.lookup(real_tensor)
-        if distribution is None or not consistent(distribution, real_tensor):
+        at_timing = self.meta.tracer.lookup(meta_tensor)
+        at_small = reference.tracer.lookup(real_tensor)
+        if at_small is not None and consistent(at_small, real_tensor):
+            same_kind = at_timing is not None and at_timing["kind"] == at_small["kind"]
+            distribution = at_timing if same_kind else at_small
+        elif at_small is None and at_timing is not None and consistent(at_timing, real_tensor):
+            distribution = at_timing
+        else:
             distribution = infer_distribution(real_tensor)
         if distribution["kind"] == "constant" and spec["dtype"] in DEFAULT_ATOL:
             # A constant parameter (BatchNorm's weight 1, bias 0) varies around its value, so that a kernel
