@@ -36,3 +36,16 @@ from kernelsmith.notebook import Run, candidate_html, evaluation_html, evolve  #
 
 Evaluation._repr_html_ = evaluation_html  # noqa: F405
 Candidate._repr_html_ = candidate_html  # noqa: F405
+
+
+def _task_from_kernelbench(path, level=None, out_dir=None, **options):
+    """Task.from_kernelbench(path, level=None, out_dir=None, *, timeout=300, python=None, device="auto"): the
+    task of a KernelBench problem file, imported into `out_dir` (a temporary folder when None) by a helper
+    process that runs the file (docs/kernelbench.md). The level comes from the file's folder (level1, ...)
+    unless given. Raises TaskError with the reason when the problem cannot be imported."""
+    from kernelsmith.kernelbench.importer import task_from_kernelbench
+
+    return task_from_kernelbench(path, level, out_dir, **options)
+
+
+Task.from_kernelbench = staticmethod(_task_from_kernelbench)  # noqa: F405

@@ -623,6 +623,71 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- kernelsmith kernelbench import: KernelBench problems as tasks (docs/kernelbench.md)
+
+_IMPORT_ROW = "{number:>4}  {task:<52} {status:<9} {tensors:<34} {sizes:<30} {reason}"
+
+
+def _import_row(result) -> str:
+    sizes = " ".join(f"{k}={v}" for k, v in result.sizes.items())
+    tensors = " ".join(result.tensors)
+    reason = result.reason if not result.imported else "; ".join(result.notes)
+    return _IMPORT_ROW.format(number=result.number if result.number is not None else "?", task=result.task_name,
+                              status=result.status, tensors=tensors[:33] + ("…" if len(tensors) > 33 else ""),
+                              sizes=sizes[:29] + ("…" if len(sizes) > 29 else ""), reason=reason)
+
+
+def cmd_kernelbench_import(args: argparse.Namespace) -> int:
+    """Imports a KernelBench level folder: one task folder per problem under --out, a table of what became of
+    each problem, and --out/import_report.json."""
+    ks = _core()
+    from kernelsmith.kernelbench import importer
+
+    try:
+        problems = importer.parse_problem_numbers(args.problems) if args.problems else None
+        files = importer.problem_files(args.dir, problems)
+    except ValueError as error:
+        raise ks.ValidationError(str(error)) from None
+    if not files:
+        which = f" numbered {args.problems}" if args.problems else ""
+        raise ks.NotFoundError(f"{args.dir}: no KernelBench problem files{which} (<number>_<Name>.py)")
+    # The table goes to stderr with --json, so that stdout holds only the report document.
+    log = sys.stderr if args.json else sys.stdout
+    print(_IMPORT_ROW.format(number="#", task="task", status="status", tensors="tensors", sizes="sizes",
+                             reason="reason (refused) or notes"), file=log, flush=True)
+    try:
+        results = importer.import_directory(args.dir, args.level, args.out, problems=problems, timeout=args.timeout,
+                                            python=args.python, device=args.device,
+                                            on_result=lambda r: print(_import_row(r), file=log, flush=True))
+    except ValueError as error:
+        raise ks.ValidationError(str(error)) from None
+    report = os.path.join(args.out, importer.IMPORT_REPORT)
+    print(f"{importer.summary_line(results)}; the table is in {report}", file=log, flush=True)
+    if args.json:
+        with open(report, encoding="utf-8") as f:
+            print(f.read(), end="")
+    return 0
+
+
+def _add_kernelbench_import_parser(commands) -> None:
+    """`kernelsmith kernelbench import`, added to the `kernelbench` command's subcommands."""
+    p = commands.add_parser("import", help="import KernelBench problem files as task folders, saying why a "
+                                           "problem is refused")
+    p.add_argument("dir", metavar="DIR", help="a KernelBench level folder (e.g. KernelBench/level1)")
+    p.add_argument("--level", type=int, help="the level (default: from the folder's name, level1 -> 1)")
+    p.add_argument("--problems", help="only these problem numbers, e.g. 1-20,33")
+    p.add_argument("--out", required=True, metavar="TASKS_DIR", help="folder to write the task folders and "
+                                                                     "import_report.json into")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="seconds one problem may take before it is refused as hanging (default 300)")
+    p.add_argument("--device", default="auto", help="where the problems run for real: cpu, cuda, cuda:N or auto "
+                                                    "(default: the GPU when torch sees one)")
+    p.add_argument("--python", help="the interpreter that runs the problems (default: $KERNELSMITH_PYTHON, else "
+                                    "this one); it needs torch")
+    p.add_argument("--json", action="store_true", help="print the report (kernelsmith.kernelbench_import/1)")
+    p.set_defaults(handler=cmd_kernelbench_import)
+
+
 # ---- kernelsmith kernelbench: KernelBench problems (docs/kernelbench.md)
 
 
@@ -646,9 +711,10 @@ def cmd_kernelbench_report(args: argparse.Namespace) -> int:
 
 
 def _add_kernelbench_parser(sub) -> None:
-    kernelbench = sub.add_parser("kernelbench", help="KernelBench problems: run them, report KernelBench's metrics")
+    kernelbench = sub.add_parser("kernelbench", help="KernelBench problems: import them as tasks, run them, report KernelBench's metrics")
     commands = kernelbench.add_subparsers(dest="kernelbench_command", metavar="COMMAND")
     commands.required = True
+    _add_kernelbench_import_parser(commands)
 
     p = commands.add_parser("run", help="evolve imported KernelBench problems one after another into one store")
     p.add_argument("--tasks", required=True, metavar="TASKS_DIR",

@@ -1,0 +1,27 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """C = A @ B for symmetric A and B."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return torch.matmul(A, B)
+
+
+N = 2048
+
+
+def get_inputs():
+    A = torch.rand(N, N)
+    A = (A + A.T) / 2
+    B = torch.rand(N, N)
+    B = (B + B.T) / 2
+    return [A, B]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,404 @@
+"""The KernelBench importer (docs/kernelbench.md) on problem files written for these tests in KernelBench's
+format (tests/data/kernelbench), and, when KernelBench's own levels 1 and 2 are at hand, over all of them.
+
+The problem files run only in the importer's helper process; this process imports torch only to check the
+pure helpers of the probe on tensors it makes itself."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+import kernelsmith as ks
+from kernelsmith import cli
+from kernelsmith.kernelbench import importer, manifest, probe
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "data" / "kernelbench"
+LEVEL1 = DATA / "level1"
+LEVEL2 = DATA / "level2"
+HANGS = LEVEL1 / "9_Hangs.py"
+DOC = REPO / "docs" / "kernelbench.md"
+
+torch = pytest.importorskip("torch", reason="the KernelBench importer's helper needs torch (tools/setup-deps.sh)")
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    """Every test problem but the hanging one, imported through one helper process: results by file name."""
+    out = tmp_path_factory.mktemp("kernelbench-tasks")
+    files = [p for p in sorted(LEVEL1.glob("*.py")) + sorted(LEVEL2.glob("*.py")) if p != HANGS]
+    results = {}
+    with importer.ProbeSession(device="cpu", timeout=240) as session:
+        for path in files:
+            results[path.name] = importer.import_problem(str(path), None, str(out), session=session)
+    return results
+
+
+def task_document(result) -> dict:
+    assert result.imported, result.reason
+    return json.loads((Path(result.task_dir) / "task.json").read_text())
+
+
+def tensor(document: dict, name: str) -> dict:
+    return next(t for t in document["tensors"] if t["name"] == name)
+
+
+# ---- imported problems, one of each kind
+
+
+def test_plain_elementwise_problem(imported):
+    result = imported["1_Swish.py"]
+    document = task_document(result)
+    assert result.task_name == document["name"] == "kb_l1_1_swish"
+    assert document["sizes"] == {"batch_size": 4096, "dim": 8192}
+    assert tensor(document, "x") == {"name": "x", "dtype": "float32", "shape": ["batch_size", "dim"], "role": "input",
+                                     "distribution": {"kind": "uniform", "a": 0.0, "b": 1.0}}
+    assert tensor(document, "out")["shape"] == ["batch_size", "dim"]
+    # Check sizes: plain sizes shrunk (each tensor small), the odd ones odd, both different from the timing sizes.
+    checks = {c["name"]: c["sizes"] for c in document["check_sizes"]}
+    assert set(checks) == {"small", "odd"}
+    assert all(v % 2 == 1 for v in checks["odd"].values())
+    for sizes in checks.values():
+        assert sizes["batch_size"] * sizes["dim"] * 4 <= probe.CHECK_TENSOR_BYTES
+    assert document["work"]["bytes"] == "4 * batch_size * dim + 4 * batch_size * dim"
+    oracle = document["oracle"]
+    assert oracle["module"] == "problem.py" and oracle["forward"] == ["x"] and oracle["outputs"] == ["out"]
+    assert oracle["constants"] == {"batch_size": "batch_size", "dim": "dim"}
+    assert oracle["seed"] == 42 and oracle["training"] is True and oracle["parameters"] == {}
+    assert document["description"].startswith("KernelBench level 1 problem 1 (1_Swish.py)")
+    # The task loads as an ordinary task.
+    task = ks.Task.load(result.task_dir)
+    assert task.name == "kb_l1_1_swish"
+    assert [t.name for t in task.tensors] == ["x", "out"]
+
+
+def test_linear_with_parameters_and_a_float_multiplier(imported):
+    document = task_document(imported["1_Gemm_Multiply_Tanh.py"])
+    assert [t["name"] for t in document["tensors"]] == ["x", "gemm_weight", "gemm_bias", "out"]
+    weight = tensor(document, "gemm_weight")
+    assert weight["shape"] == ["out_features", "in_features"]
+    # nn.Linear's default initialisation at the problem's sizes: uniform(-1/sqrt(in_features), 1/sqrt(in_features)).
+    bound = 1 / 1024 ** 0.5
+    assert weight["distribution"]["kind"] == "uniform"
+    assert weight["distribution"]["a"] == pytest.approx(-bound) and weight["distribution"]["b"] == pytest.approx(bound)
+    assert tensor(document, "gemm_bias")["distribution"]["b"] == pytest.approx(bound)
+    assert document["oracle"]["parameters"] == {"gemm.weight": "gemm_weight", "gemm.bias": "gemm_bias"}
+    assert document["sizes"] == {"batch_size": 512, "in_features": 1024, "out_features": 2048}
+    # The float multiplier is a constructor argument the module keeps: not a size, not a tensor.
+    assert "multiplier" not in document["sizes"]
+    assert document["work"]["flops"] == 2 * 512 * 1024 * 2048
+
+
+def test_python_float_forward_argument_is_a_constant_scalar(imported):
+    document = task_document(imported["2_Scale_And_Shift.py"])
+    alpha = tensor(document, "alpha")
+    assert alpha["shape"] == [] and alpha["dtype"] == "float64"
+    assert alpha["distribution"] == {"kind": "constant", "a": 0.75}
+    assert document["oracle"]["casts"] == {"alpha": "python_float"}
+    assert tensor(document, "A")["distribution"] == {"kind": "normal", "a": 0.0, "b": 1.0}
+    # M = 1024 * 4 is a constant: the task's copy of the problem writes it NAME = <integer>, the form the oracle sets.
+    problem = (Path(imported["2_Scale_And_Shift.py"].task_dir) / "problem.py").read_text()
+    assert re.search(r"^M = 4096$", problem, re.M)
+    assert document["sizes"] == {"M": 4096, "N": 2048}
+
+
+def test_symmetric_and_lower_triangular_inputs_get_their_structure(imported):
+    symmetric = task_document(imported["3_Symmetric_Matmul.py"])
+    for name in ("A", "B"):
+        assert tensor(symmetric, name)["distribution"] == {"kind": "uniform", "a": 0.0, "b": 1.0,
+                                                           "structure": "symmetric"}
+    lower = task_document(imported["4_Lower_Triangular_Matmul.py"])
+    for name in ("A", "B"):
+        assert tensor(lower, name)["distribution"] == {"kind": "uniform", "a": 0.0, "b": 1.0,
+                                                       "structure": "lower_triangular"}
+    # The loader keeps the structure (its JSON round trip writes it back).
+    loaded = json.loads(ks.Task.load(imported["4_Lower_Triangular_Matmul.py"].task_dir).to_json())
+    assert loaded["tensors"][0]["distribution"]["structure"] == "lower_triangular"
+
+
+def test_probability_rows_and_a_0d_output(imported):
+    document = task_document(imported["5_KL_Divergence.py"])
+    for name in ("predictions", "targets"):
+        distribution = tensor(document, name)["distribution"]
+        assert distribution["structure"] == "probability_rows"
+        assert distribution["kind"] == "uniform"
+    assert tensor(document, "out")["shape"] == []
+    # input_shape = (4096,) is a tuple, not an integer constant: its extent stays a literal.
+    assert tensor(document, "predictions")["shape"] == ["batch_size", 4096]
+
+
+def test_bool_mask_becomes_uint8_with_a_cast(imported):
+    document = task_document(imported["6_Masked_Row_Sum.py"])
+    mask = tensor(document, "mask")
+    assert mask["dtype"] == "uint8" and mask["distribution"] == {"kind": "integers", "a": 0, "b": 1}
+    assert document["oracle"]["casts"] == {"mask": "bool"}
+    # `dim = 1` is the reduction's axis: structural, kept as written, not a size.
+    assert "dim" not in document["sizes"]
+
+
+def test_int64_targets_keep_their_dtype_and_range(imported):
+    document = task_document(imported["7_Cross_Entropy.py"])
+    targets = tensor(document, "targets")
+    assert targets["dtype"] == "int64"
+    assert targets["distribution"] == {"kind": "integers", "a": 0, "b": 999}
+    # num_classes bounds the targets' values: a size fixed in every configuration.
+    for check in document["check_sizes"]:
+        assert check["sizes"]["num_classes"] == 1000
+        assert check["sizes"]["batch_size"] < 4096
+    assert tensor(document, "out")["shape"] == []
+
+
+def test_int64_output(imported):
+    document = task_document(imported["8_Argmax.py"])
+    out = tensor(document, "out")
+    assert out["dtype"] == "int64" and out["shape"] == ["batch_size", "dim2"]
+
+
+def test_batchnorm_in_training_mode_is_imported_with_varying_constant_parameters(imported):
+    result = imported["3_Conv2d_BatchNorm_ReLU.py"]
+    document = task_document(result)
+    names = [t["name"] for t in document["tensors"]]
+    assert names == ["x", "bias", "conv_weight", "conv_bias", "bn_weight", "bn_bias", "out"]
+    # BatchNorm's weight 1 and bias 0 are drawn around their values, so that a kernel ignoring them fails.
+    assert tensor(document, "bn_weight")["distribution"] == {"kind": "normal", "a": 1.0, "b": 0.1}
+    assert tensor(document, "bn_bias")["distribution"] == {"kind": "normal", "a": 0.0, "b": 0.1}
+    # torch.randn(bias_shape) * 0.02, learnt from its values.
+    bias = tensor(document, "bias")["distribution"]
+    assert bias["kind"] == "normal" and bias["a"] == pytest.approx(0.0, abs=0.01)
+    assert bias["b"] == pytest.approx(0.02, rel=0.3)
+    # Running statistics do not change a training-mode output: left in the module.
+    facts = json.loads((Path(result.task_dir) / "import.json").read_text())["facts"]
+    assert set(facts["buffers_left_out"]) == {"bn.running_mean", "bn.running_var", "bn.num_batches_tracked"}
+    # height, width = 64, 64: both constants, written apart in the task's copy of the problem.
+    problem = (Path(result.task_dir) / "problem.py").read_text()
+    assert "height = 64; width = 64" in problem
+    out = tensor(document, "out")
+    assert out["shape"] == ["batch_size", "out_channels", "out_d2", "out_d3"]
+    assert document["sizes"]["out_d2"] == 62
+    for check in document["check_sizes"]:
+        assert check["sizes"]["out_d2"] == check["sizes"]["height"] - 2
+    ks.Task.load(result.task_dir)
+
+
+def test_forward_that_fails_on_the_meta_device_falls_back_to_real_runs(imported):
+    result = imported["14_Normalize_By_Max.py"]
+    document = task_document(result)
+    assert tensor(document, "out")["shape"] == ["batch_size", "dim"]
+    assert any("meta device" in note for note in result.notes)
+
+
+def test_large_problem_is_imported_without_materialising_it(imported):
+    result = imported["13_Large_Tanh.py"]
+    document = task_document(result)
+    assert document["sizes"] == {"batch_size": 65536, "dim": 16384}  # a 4 GiB input at the timing sizes
+    facts = json.loads((Path(result.task_dir) / "import.json").read_text())["facts"]
+    # The helper never held the input: its peak memory stays far below the input's 4 GiB.
+    assert facts["peak_rss_bytes"] < 2 << 30
+    assert result.seconds < 120
+
+
+# ---- refused problems, each with its reason
+
+
+def test_dropout_in_training_mode_is_refused(imported):
+    result = imported["2_Gemm_Dropout_Softmax.py"]
+    assert result.status == "refused"
+    assert "non-deterministic" in result.reason and "Dropout" in result.reason
+
+
+def test_crash_is_refused_with_the_stderr_tail_and_the_next_problem_still_imports(imported):
+    result = imported["10_Crashes.py"]
+    assert result.status == "refused"
+    assert "crashed the helper process" in result.reason and "SIGABRT" in result.reason
+    assert "building the model aborts the process" in result.reason
+    assert imported["11_Syntax_Error.py"].status == "refused"  # the next file, in a new helper
+    assert imported["12_Returns_Float.py"].status == "refused"
+
+
+def test_other_refusals_say_why(imported):
+    assert imported["11_Syntax_Error.py"].reason == "syntax error at line 9: expected ':'"
+    assert "forward returns a float, not a tensor" in imported["12_Returns_Float.py"].reason
+    assert "complex64, which the task format lacks" in imported["15_Complex_Input.py"].reason
+    assert "forward argument reduction is a str" in imported["16_String_Argument.py"].reason
+    for result in imported.values():
+        assert result.imported or (result.reason and "\n" not in result.reason)
+
+
+def test_hanging_problem_is_refused_after_the_timeout_and_the_session_goes_on(tmp_path):
+    with importer.ProbeSession(device="cpu", timeout=5) as session:
+        session.probe(str(LEVEL1 / "8_Argmax.py"))  # start the helper before timing the hang
+        started = time.monotonic()
+        hung = importer.import_problem(str(HANGS), 1, str(tmp_path), session=session)
+        assert time.monotonic() - started < 30
+        assert hung.status == "refused" and hung.reason.startswith("timed out after 5 s")
+        after = importer.import_problem(str(LEVEL1 / "8_Argmax.py"), 1, str(tmp_path), session=session)
+        assert after.imported, after.reason
+
+
+# ---- the API and the command
+
+
+def test_task_from_kernelbench(tmp_path):
+    task = ks.Task.from_kernelbench(str(LEVEL1 / "8_Argmax.py"), out_dir=str(tmp_path))
+    assert task.name == "kb_l1_8_argmax"
+    assert (tmp_path / "kb_l1_8_argmax" / "task.json").is_file()
+    with pytest.raises(ks.TaskError, match="cannot be imported: syntax error at line 9"):
+        ks.Task.from_kernelbench(str(LEVEL1 / "11_Syntax_Error.py"), out_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="the level is unknown"):
+        ks.Task.from_kernelbench(str(DATA / "README.md"))
+
+
+def test_kernelbench_import_command(tmp_path, capsys):
+    out = tmp_path / "tasks"
+    code = cli.main(["kernelbench", "import", str(LEVEL1), "--problems", "1,11", "--out", str(out),
+                     "--device", "cpu"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"^\s+1\s+kb_l1_1_swish\s+imported\s+x out\s+batch_size=4096 dim=8192", printed, re.M)
+    assert re.search(r"^\s+11\s+kb_l1_11_syntax_error\s+refused\s+syntax error at line 9", printed, re.M)
+    assert "imported 1 of 2 (50%)" in printed
+    report = json.loads((out / "import_report.json").read_text())
+    assert report["schema"] == "kernelsmith.kernelbench_import/1" and report["level"] == 1
+    assert [p["status"] for p in report["problems"]] == ["imported", "refused"]
+    assert (out / "kb_l1_1_swish" / "task.json").is_file()
+    # --json prints the same document on stdout.
+    code = cli.main(["kernelbench", "import", str(LEVEL1), "--problems", "11", "--out", str(out), "--json"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["problems"][0]["status"] == "refused"
+
+
+def test_kernelbench_import_command_errors(tmp_path, capsys):
+    assert cli.main(["kernelbench", "import", str(LEVEL1), "--problems", "3-1", "--out", str(tmp_path)]) == 1
+    assert "ends before it starts" in capsys.readouterr().err
+    assert cli.main(["kernelbench", "import", str(LEVEL1), "--problems", "99", "--out", str(tmp_path)]) == 1
+    assert "no KernelBench problem files numbered 99" in capsys.readouterr().err
+    assert cli.main(["kernelbench", "import", str(DATA), "--out", str(tmp_path)]) == 1
+    assert "no KernelBench problem files" in capsys.readouterr().err
+
+
+def test_helper_without_torch_is_reported(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'no python here' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    with pytest.raises(ks.BackendUnavailableError, match="did not start: no python here"):
+        importer.import_problem(str(LEVEL1 / "1_Swish.py"), python=str(fake))
+
+
+# ---- pure pieces
+
+
+def test_constants_and_their_rewrite():
+    source = "N = 2048 * 2  # the size\nh, w = 128, 64\na, b = 1, x\ndim2 = N * 2\nk: int = 3\nc = d = 5\nr = 1\nr = 2\n"
+    assert probe.find_constants(ast.parse(source)) == {"N": 4096, "h": 128, "w": 64, "k": 3}
+    normalised = probe.normalise_constants(source)
+    assert normalised.splitlines()[:5] == ["N = 4096  # the size", "h = 128; w = 64", "a, b = 1, x", "dim2 = N * 2",
+                                           "k = 3"]
+    rewritten = probe.rewrite_constants(normalised, {"N": 7, "w": 9})
+    assert rewritten.splitlines()[:2] == ["N = 7  # the size", "h = 128; w = 9"]
+    namespace: dict = {"x": 0}
+    exec(rewritten, namespace)  # noqa: S102  (a literal source of this test)
+    assert namespace["dim2"] == 14
+
+
+def test_names():
+    assert manifest.task_name("KernelBench/level1/1_Square_matrix_multiplication_.py", 1) == \
+        "kb_l1_1_square_matrix_multiplication"
+    assert manifest.task_name("23_Conv3d__GroupNorm--Mean.py", 2) == "kb_l2_23_conv3d_groupnorm_mean"
+    assert manifest.problem_number("100_HingeLoss.py") == 100 and manifest.problem_number("HingeLoss.py") is None
+    assert manifest.problem_level("/x/level2/1_A.py") == 2 and manifest.problem_level("/x/a/1_A.py") is None
+    assert importer.parse_problem_numbers("1-3, 7,5") == [1, 2, 3, 5, 7]
+    with pytest.raises(ValueError, match="neither a number nor a range"):
+        importer.parse_problem_numbers("1-x")
+
+
+def test_collisions_get_suffixes():
+    facts = {
+        "sizes": {"x": "plain", "SM_COUNT": "fixed"},
+        "configs": {"timing": {"x": 8, "SM_COUNT": 3}},
+        "flops": 0,
+        "tensors": [
+            {"source": "forward", "name": "x", "role": "input", "dtype": "float32", "dims": [{"size": "x"}],
+             "distribution": {"kind": "normal", "a": 0.0, "b": 1.0}},
+            {"source": "parameter", "name": "x", "role": "input", "dtype": "float32",
+             "dims": [{"size": "SM_COUNT"}], "distribution": {"kind": "normal", "a": 0.0, "b": 1.0}},
+            {"source": "parameter", "name": "0.weight", "role": "input", "dtype": "float32", "dims": [{"value": 2}],
+             "distribution": {"kind": "normal", "a": 0.0, "b": 1.0}},
+            {"source": "output", "index": 0, "role": "output", "dtype": "float32",
+             "dims": [{"derived": {"timing": 5}}]},
+            {"source": "output", "index": 1, "role": "output", "dtype": "int64", "dims": []},
+        ],
+    }
+    name, document = manifest.build_manifest(facts, "/k/level1/3_Collide.py", 1, "source")
+    assert name == "kb_l1_3_collide"
+    assert [t["name"] for t in document["tensors"]] == ["x", "x_t", "param_0_weight", "out0", "out1"]
+    assert document["sizes"] == {"x_size": 8, "SM_COUNT_size": 3, "out0_d0": 5}
+    assert document["tensors"][1]["shape"] == ["SM_COUNT_size"]
+    assert document["oracle"]["constants"] == {"x": "x_size", "SM_COUNT": "SM_COUNT_size"}
+    assert document["oracle"]["parameters"] == {"x": "x_t", "0.weight": "param_0_weight"}
+    assert document["work"]["bytes"] == "4 * x_size + 4 * SM_COUNT_size + 8 + 4 * out0_d0 + 8"
+
+
+def test_distribution_inference():
+    generator = torch.Generator().manual_seed(0)
+    uniform = torch.rand(4000, generator=generator) * 2 - 1
+    assert probe.infer_distribution(uniform) == {"kind": "uniform", "a": -1.0, "b": 1.0}
+    normal = torch.randn(4000, generator=generator) * 0.5 + 2
+    assert probe.infer_distribution(normal) == {"kind": "normal", "a": 2.0, "b": 0.5}
+    assert probe.infer_distribution(torch.full((3, 3), 1.5)) == {"kind": "constant", "a": 1.5}
+    assert probe.infer_distribution(torch.randint(-3, 4, (500,), generator=generator)) == \
+        {"kind": "integers", "a": -3, "b": 3}
+    rows = torch.rand(8, 50, generator=generator).softmax(-1)
+    assert probe.detect_structure(rows) == "probability_rows"
+    square = torch.rand(6, 6, generator=generator)
+    assert probe.detect_structure(square + square.T) == "symmetric"
+    assert probe.detect_structure(square.triu()) == "upper_triangular"
+    assert probe.detect_structure(square) == "none"
+
+
+# ---- the documentation's example
+
+
+def python_blocks(text: str):
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def test_python_blocks_of_docs_kernelbench_md_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    namespace: dict = {"__name__": "docs_kernelbench_md", "OUT": str(tmp_path)}
+    blocks = python_blocks(DOC.read_text())
+    assert blocks
+    for index, block in enumerate(blocks):
+        exec(compile(block, f"docs/kernelbench.md block {index + 1}", "exec"), namespace)  # noqa: S102
+    assert namespace["task"].name == "kb_l2_1_gemm_multiply_tanh"
+
+
+# ---- KernelBench's own problems
+
+
+def kernelbench_root():
+    root = os.environ.get("KERNELSMITH_KERNELBENCH") or str(REPO.parent / "shared" / "kernelbench")
+    levels = Path(root) / "KernelBench"
+    return levels if (levels / "level1").is_dir() else None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level, target", [(1, 0.93), (2, 0.95)])
+def test_coverage_of_kernelbench_levels(level, target, tmp_path):
+    root = kernelbench_root()
+    if root is None:
+        pytest.skip("KernelBench is not at $KERNELSMITH_KERNELBENCH or ../shared/kernelbench (a checkout of "
+                    "ScalingIntelligence/KernelBench holding KernelBench/level1 and level2)")
+    results = importer.import_directory(str(root / f"level{level}"), None, str(tmp_path), device="cpu", timeout=600)
+    imported = sum(r.imported for r in results)
+    refused = {r.task_name: r.reason for r in results if not r.imported}
+    print(f"level {level}: {importer.summary_line(results)}; refused: {json.dumps(refused, indent=2)}")
+    assert len(results) == 100
+    assert all(reason for reason in refused.values())
+    assert imported / len(results) >= target, refused
