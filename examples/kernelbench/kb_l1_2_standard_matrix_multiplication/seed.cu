@@ -52,6 +52,19 @@ __device__ __forceinline__ void load_tiles(const float* __restrict__ A, const fl
   }
 }
 
+// A thread's COUNT values of one k-row of a shared tile: COUNT / 4 float4s, SPREAD floats apart.
+template <int COUNT, int SPREAD>
+__device__ __forceinline__ void load_fragment(const float* row, float (&values)[COUNT]) {
+#pragma unroll
+  for (int c = 0; c < COUNT / 4; ++c) {
+    const float4 v = *reinterpret_cast<const float4*>(row + c * SPREAD);
+    values[4 * c] = v.x;
+    values[4 * c + 1] = v.y;
+    values[4 * c + 2] = v.z;
+    values[4 * c + 3] = v.w;
+  }
+}
+
 // The registers of load_tiles into shared buffer 0 or 1, k-major.
 __device__ __forceinline__ void store_tiles(float* a_shared, float* b_shared, const float (&a_next)[A_LOADS],
                                             const float (&b_next)[B_LOADS], int buffer) {
@@ -113,22 +126,8 @@ matmul(const float* __restrict__ A, const float* __restrict__ B, float* __restri
     for (int kk = 0; kk < BK; ++kk) {
       float a[TM];
       float b[TN];
-#pragma unroll
-      for (int c = 0; c < TM / 4; ++c) {
-        const float4 v = *reinterpret_cast<const float4*>(a_tile + kk * A_STRIDE + c * (BM / (TM / 4)));
-        a[4 * c] = v.x;
-        a[4 * c + 1] = v.y;
-        a[4 * c + 2] = v.z;
-        a[4 * c + 3] = v.w;
-      }
-#pragma unroll
-      for (int c = 0; c < TN / 4; ++c) {
-        const float4 v = *reinterpret_cast<const float4*>(b_tile + kk * B_STRIDE + c * (BN / (TN / 4)));
-        b[4 * c] = v.x;
-        b[4 * c + 1] = v.y;
-        b[4 * c + 2] = v.z;
-        b[4 * c + 3] = v.w;
-      }
+      load_fragment<TM, BM / (TM / 4)>(a_tile + kk * A_STRIDE, a);
+      load_fragment<TN, BN / (TN / 4)>(b_tile + kk * B_STRIDE, b);
 #pragma unroll
       for (int i = 0; i < TM; ++i) {
 #pragma unroll
