@@ -3,6 +3,7 @@
 
 #include <pybind11/stl.h>
 
+#include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/triton.hpp"
 
@@ -91,6 +92,23 @@ void bind_devices(py::module_& m) {
   m.def("triton_kernel_specs", &triton_kernel_specs, py::arg("task"), py::arg("source"), py::arg("device"),
         "The specializations a Triton candidate's plan needs for a task on a device, each once, as the evaluator "
         "compiles them (docs/triton.md).");
+  py::class_<OfflineProgram>(m, "OfflineProgram",
+                             "One program of a CUDA candidate compiled without a device (compile_candidate_offline).")
+      .def(py::init<>())
+      .def_readwrite("config", &OfflineProgram::config,
+                     "The size configuration it serves; '' when one program serves them all (no @specialize).")
+      .def_readwrite("report", &OfflineProgram::report,
+                     "The compile report: ok, the log, each kernel's registers and spilled bytes.")
+      .def("__repr__", [](const OfflineProgram& program) {
+        return "<OfflineProgram " + (program.config.empty() ? std::string("all sizes") : program.config) +
+               (program.report.ok ? " ok>" : " failed>");
+      });
+  m.def("compile_candidate_offline", &compile_candidate_offline, py::arg("task"), py::arg("candidate"),
+        py::arg("architecture"), py::arg("timeout_seconds") = 120.0, py::call_guard<py::gil_scoped_release>(),
+        "Compiles a CUDA candidate for a task as the evaluator would on a GPU of this architecture ('sm_90', "
+        "'sm_80'), without a GPU (NVRTC): one program, or one per size configuration under @specialize. A source "
+        "the compiler rejects gives a report with ok False; a malformed plan raises PlanError, another language "
+        "NotSupportedError, no NVRTC BackendUnavailableError.");
   m.def("triton_status", &triton_status, py::call_guard<py::gil_scoped_release>(),
         "Whether Triton candidates can be compiled here: asks a compile helper (started once, then kept) whether "
         "triton imports. Never raises.");

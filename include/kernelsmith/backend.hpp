@@ -13,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/candidate.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/evaluation.hpp"
 #include "kernelsmith/export.hpp"
+#include "kernelsmith/task.hpp"
 
 namespace kernelsmith {
 
@@ -160,5 +162,23 @@ KERNELSMITH_API std::unique_ptr<Backend> create_backend(const std::string& name,
 /// compile stage in the caller's process and in CI. Throws NotSupportedError for other backends.
 KERNELSMITH_API CompiledProgram compile_offline(const std::string& backend, const std::string& source,
                                                 const CompileOptions& options);
+
+/// One program of a candidate compiled without a device by compile_candidate_offline().
+struct OfflineProgram {
+  std::string config;     ///< the size configuration it serves; "" when one program serves them all
+  CompileReport report;   ///< ok, the compiler's log, and each kernel's registers and spills
+};
+
+/// Compiles a CUDA candidate for `task` as the evaluator's compile stage would on a GPU of architecture
+/// `architecture` ("sm_90", "sm_80"), without the GPU: the plan's @tune values become macros, @specialize
+/// gives one program per size configuration, and the target is the one the CUDA backend picks on such a
+/// device (sm_90a for "sm_90", so that Hopper-only instructions compile). For checking that a source
+/// builds, and what it costs in registers, where there is no GPU (CI, tests). A source the compiler rejects
+/// is a report with ok == false; a malformed plan throws PlanError, a candidate in another language than
+/// CUDA NotSupportedError (Triton: triton_kernel_specs() and the compile helper), a build without the CUDA
+/// backend or a machine without NVRTC BackendUnavailableError.
+KERNELSMITH_API std::vector<OfflineProgram> compile_candidate_offline(const Task& task, const Candidate& candidate,
+                                                                      const std::string& architecture,
+                                                                      double timeout_seconds = 120.0);
 
 }  // namespace kernelsmith

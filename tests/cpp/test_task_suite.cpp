@@ -297,19 +297,20 @@ TEST_CASE("the task suite: NVRTC compiles every CUDA reference and seed for an H
       for (std::size_t v = 0; v < variants.size(); ++v) {
         const Variant& variant = variants[v];
         INFO(fmt::format("task {}: {}", name, variant.label));
-        const LaunchPlan plan = LaunchPlan::parse(variant.source);
+        Candidate candidate;
+        candidate.language = "cuda";
+        candidate.source = variant.source;
         // What the evaluator compiles for on an H100 (sm_90a: warpgroup MMA available).
-        for (const auto& job : detail::compile_jobs(task, plan, detail::cuda_device_compile_target("sm_90"), 120.0)) {
-          CompiledProgram program;
-          try {
-            program = compile_offline("cuda", variant.source, job.options);
-          } catch (const BackendUnavailableError& error) {
-            WARN("skipped: NVRTC is not available: " << error.what());
-            return;
-          }
+        std::vector<OfflineProgram> programs;
+        try {
+          programs = compile_candidate_offline(task, candidate, "sm_90");
+        } catch (const BackendUnavailableError& error) {
+          WARN("skipped: NVRTC is not available: " << error.what());
+          return;
+        }
+        for (const auto& program : programs) {
           INFO(program.report.log);
           CHECK(program.report.ok);
-          CHECK_FALSE(program.binary.empty());
           // The sources as shipped do not spill registers (the extremes of the tunables may, a little:
           // that is for the search to weigh).
           if (v == 0) {
@@ -323,8 +324,7 @@ TEST_CASE("the task suite: NVRTC compiles every CUDA reference and seed for an H
         // Seeds written for Hopper keep a path for the GPUs before it (matmul_fp16/bf16: mma.sync where
         // wgmma is not available): the shipped seed compiles for an A100 too.
         if (v == 0 && label == "seed") {
-          for (const auto& job : detail::compile_jobs(task, plan, "sm_80", 120.0)) {
-            const CompiledProgram program = compile_offline("cuda", variant.source, job.options);
+          for (const auto& program : compile_candidate_offline(task, candidate, "sm_80")) {
             INFO("sm_80: " << program.report.log);
             CHECK(program.report.ok);
           }

@@ -323,3 +323,32 @@ def test_ctrl_c_reaches_the_caller_but_not_the_worker():
     assert result.returncode == 0, result.stderr
     lines = result.stdout.split()
     assert lines == ["interrupted", "ok", "ok", "True"], result.stdout + result.stderr
+
+
+def test_compile_candidate_offline_compiles_cuda_as_the_evaluator_would_without_a_gpu():
+    if not any(backend.name == "cuda" and backend.can_compile for backend in ks.devices()):
+        pytest.skip("needs NVRTC (the cuda backend cannot compile here)")
+    task = ks.Task.load("matmul")
+    seed = ks.Candidate.from_file(str(ROOT / "tasks" / "matmul" / "seed.cu"))
+    for architecture in ("sm_90", "sm_80"):
+        (program,) = ks.compile_candidate_offline(task, seed, architecture)
+        assert program.config == "" and program.report.ok, program.report.log
+        assert program.report.target.startswith(architecture)
+        assert [kernel.name for kernel in program.report.kernels] == ["matmul"]
+        assert program.report.kernels[0].registers > 0
+    # The @tune values are the macros: another value is another program.
+    retuned = ks.Candidate("cuda", seed.source.replace("TILE = 16 in", "TILE = 32 in"))
+    (program,) = ks.compile_candidate_offline(task, retuned, "sm_90")
+    assert program.report.ok
+    # @specialize: one program per size configuration, each named.
+    specialised = ks.Candidate("cuda", "// @specialize\n" + seed.source)
+    programs = ks.compile_candidate_offline(task, specialised, "sm_90")
+    assert sorted(p.config for p in programs) == sorted(c.name for c in task.all_size_configs())
+    # A source the compiler rejects is a report, with the compiler's line.
+    broken = ks.Candidate("cuda", seed.source.replace("sum += ", "sum += undeclared + "))
+    (program,) = ks.compile_candidate_offline(task, broken, "sm_90")
+    assert not program.report.ok and "undeclared" in program.report.log
+    with pytest.raises(ks.PlanError):
+        ks.compile_candidate_offline(task, ks.Candidate("cuda", "extern \"C\" __global__ void k() {}"), "sm_90")
+    with pytest.raises(ks.NotSupportedError, match="triton"):
+        ks.compile_candidate_offline(task, ks.Candidate.from_file(str(ROOT / "tasks" / "matmul" / "seed.py")), "sm_90")

@@ -14,6 +14,7 @@ import pytest
 
 import kernelsmith as ks
 from kernelsmith import triton_compile as tc
+from plan_checks import check_plan_fits
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TASKS = ROOT / "tasks"
@@ -45,18 +46,7 @@ def test_the_manifest_lists_the_triton_seed(name):
 def test_the_seed_passes_the_gate_and_its_requirements_hold(name):
     task, source = load(name)
     tc.check_source(source, f"{name}/seed.py")
-    plan = ks.LaunchPlan.parse(source, "triton")
-    tunes = {param.name: param.value for param in plan.tunables}
-    for config in task.all_size_configs():
-        bindings = {**tc.H100_ATTRIBUTES, **tunes, **dict(config.sizes)}
-        for requirement in plan.requirements:
-            assert ks.evaluate_expression(requirement, bindings), f"{config.name}: {requirement}"
-        for launch in plan.launches:
-            grid = [ks.evaluate_expression(g, bindings) for g in launch.grid]
-            assert all(g >= 1 for g in grid), f"{config.name}: {launch.kernel} grid {grid}"
-            assert grid[1] <= 65535 and grid[2] <= 65535, f"{config.name}: {launch.kernel} grid {grid}"
-        for workspace in plan.workspaces:
-            assert ks.evaluate_expression(workspace.count, bindings) >= 1, f"{config.name}: {workspace.name}"
+    check_plan_fits(task, source, "triton")
 
 
 def test_compile_requests_follow_the_plan():

@@ -1,0 +1,58 @@
+# gelu((x @ linear_weight.T + linear_bias) / 10.0), exact (erf) GELU (the kernel's M, N, K are the task's
+# sizes batch_size, output_size, input_size).
+#
+# Float32 matrix product: each program computes a BM x BN tile of out, advancing K BK at a time; tl.dot with
+# input_precision="ieee" keeps full float32 products (TF32 fails the tolerance), and the compiler stages the
+# tiles through shared memory, STAGES deep. A is (M, K) row-major; B is stored (N, K) row-major (the product
+# reads its transpose): the tiles are read in place, no transposed copy in memory. Programs are numbered in
+# groups of GROUP tile rows for L2 reuse. Edges are masked loads (zeros) and masked stores.
+#
+# Fused epilogue: divide by the problem's divisor 10.0, then GELU with erf as PyTorch's default, in registers
+# before the only store.
+# @tune BM = 128 in {32, 64, 128}
+# @tune BN = 64 in {32, 64, 128}
+# @tune BK = 16 in {16, 32, 64}
+# @tune GROUP = 8 in {1, 4, 8, 16}
+# @tune WARPS = 4 in {4, 8}
+# @tune STAGES = 4 in {2, 3, 4}
+# @launch matmul[ceil_div(batch_size, BM) * ceil_div(output_size, BN)](x, linear_weight, linear_bias, out, batch_size, output_size, input_size, BM=BM, BN=BN, BK=BK, GROUP=GROUP) num_warps=WARPS num_stages=STAGES
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul(a_ptr, b_ptr, bias_ptr, c_ptr, m, n, k, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+           GROUP: tl.constexpr):
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(m, BM)
+    tiles_n = tl.cdiv(n, BN)
+    per_group = GROUP * tiles_n
+    first_m = (pid // per_group) * GROUP
+    group_rows = tl.minimum(tiles_m - first_m, GROUP)
+    pid_m = first_m + (pid % per_group) % group_rows
+    pid_n = (pid % per_group) // group_rows
+
+    rows = pid_m * BM + tl.arange(0, BM)
+    cols = pid_n * BN + tl.arange(0, BN)
+    ks = tl.arange(0, BK)
+    k_start = 0
+    k_end = k
+    a_ptrs = a_ptr + rows.to(tl.int64)[:, None] * k + (k_start + ks)[None, :]  # (BM, BK)
+    b_ptrs = b_ptr + cols.to(tl.int64)[:, None] * k + (k_start + ks)[None, :]  # (BN, BK): rows of B
+    row_mask = rows < m
+    col_mask = cols < n
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(k_start, k_end, BK):
+        k_mask = (k0 + ks) < k_end
+        a = tl.load(a_ptrs, mask=row_mask[:, None] & k_mask[None, :], other=0.0)
+        b = tl.load(b_ptrs, mask=col_mask[:, None] & k_mask[None, :], other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc, input_precision="ieee")
+        a_ptrs += BK
+        b_ptrs += BK
+    z = acc
+    bias = tl.load(bias_ptr + cols, mask=col_mask, other=0.0)
+    z = (z + bias[None, :]) / 10.0
+    y = 0.5 * z * (1.0 + tl.extra.cuda.libdevice.erf(z * 0.7071067811865476))
+    c_ptrs = c_ptr + rows.to(tl.int64)[:, None] * n + cols[None, :]
+    tl.store(c_ptrs, y, mask=row_mask[:, None] & col_mask[None, :])
