@@ -35,6 +35,7 @@
 #include "detail/child_process.hpp"
 #include "detail/dynamic_library.hpp"
 #include "detail/file_cache.hpp"
+#include "detail/python_helper.hpp"
 #include "evaluate/task_key.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
@@ -107,7 +108,7 @@ void WorkerClient::start() {
     ::unlink(log_path.c_str());
     throw Error(fmt::format("socketpair for the worker failed: {}", std::strerror(errno)));
   }
-  const std::vector<std::string> arguments = {executable,
+  std::vector<std::string> arguments = {executable,
                                               "--backend",
                                               settings_.backend,
                                               "--device",
@@ -122,6 +123,11 @@ void WorkerClient::start() {
                                               std::to_string(settings_.task_cache_entries),
                                               "--task-cache-bytes",
                                               std::to_string(settings_.task_cache_bytes)};
+  // The Python helpers the worker starts (the PyTorch oracle) run the interpreter this process set
+  // (set_helper_python); $KERNELSMITH_PYTHON reaches the worker through its environment.
+  if (const std::string python = configured_helper_python(); !python.empty()) {
+    arguments.insert(arguments.end(), {"--python", python});
+  }
   const int child_end = sockets[1];
   // The protocol socket arrives as stdin; the worker moves it away at once. Everything the worker and
   // its driver print goes to the log file, whose tail explains a crash.
