@@ -580,11 +580,12 @@ SizeConfig read_size_config(const JsonField& field) {
 }
 
 Distribution read_distribution(const JsonField& field) {
-  field.expect_object({"kind", "a", "b"});
+  field.expect_object({"kind", "a", "b", "structure"});
   Distribution distribution;
   distribution.kind = field["kind"].string();
   if (auto a = field.optional("a")) distribution.a = a->number();
   if (auto b = field.optional("b")) distribution.b = b->number();
+  read_field(field, "structure", distribution.structure);
   return distribution;
 }
 
@@ -654,6 +655,37 @@ KernelSource read_source(const JsonField& field, const std::string& language, co
   return source;
 }
 
+std::map<std::string, std::string> read_string_map(const JsonField& field) {
+  if (!field.json().is_object()) field.fail_expected("an object of names to names");
+  std::map<std::string, std::string> map;
+  for (const auto& [key, value] : field.members()) map[key] = value.string();
+  return map;
+}
+
+std::vector<std::string> read_string_list(const JsonField& field) {
+  std::vector<std::string> list;
+  for (const auto& element : field.elements()) list.push_back(element.string());
+  return list;
+}
+
+// The module is a file name relative to the task's folder, or inline {"source", "path"}.
+PytorchOracle read_oracle(const JsonField& field, const fs::path& folder) {
+  field.expect_object({"kind", "module", "constants", "forward", "parameters", "outputs", "casts", "seed", "training",
+                       "baselines"});
+  PytorchOracle oracle;
+  oracle.kind = field["kind"].string();
+  oracle.module = read_source(field["module"], oracle.module.language, folder);
+  if (auto constants = field.optional("constants")) oracle.constants = read_string_map(*constants);
+  oracle.forward = read_string_list(field["forward"]);
+  if (auto parameters = field.optional("parameters")) oracle.parameters = read_string_map(*parameters);
+  oracle.outputs = read_string_list(field["outputs"]);
+  if (auto casts = field.optional("casts")) oracle.casts = read_string_map(*casts);
+  read_field(field, "seed", oracle.seed);
+  read_field(field, "training", oracle.training);
+  if (auto baselines = field.optional("baselines")) oracle.baselines = read_string_list(*baselines);
+  return oracle;
+}
+
 std::map<std::string, KernelSource> read_sources(const JsonField& field, const fs::path& folder) {
   std::map<std::string, KernelSource> sources;
   for (const auto& [language, value] : field.members()) {
@@ -688,11 +720,28 @@ Json sources_json(const std::map<std::string, KernelSource>& sources) {
   return json;
 }
 
+Json distribution_json(const Distribution& distribution) {
+  // A constant has no b: writing the unused default would suggest it matters.
+  Json json{{"kind", distribution.kind}, {"a", distribution.a}};
+  if (distribution.kind != "constant") json["b"] = distribution.b;
+  if (distribution.structure != "none") json["structure"] = distribution.structure;
+  return json;
+}
+
+Json oracle_json(const PytorchOracle& oracle) {
+  Json module{{"source", oracle.module.source}};
+  if (!oracle.module.path.empty()) module["path"] = oracle.module.path;
+  return Json{{"kind", oracle.kind},         {"module", module},         {"constants", oracle.constants},
+              {"forward", oracle.forward},   {"parameters", oracle.parameters}, {"outputs", oracle.outputs},
+              {"casts", oracle.casts},       {"seed", oracle.seed},      {"training", oracle.training},
+              {"baselines", oracle.baselines}};
+}
+
 }  // namespace
 
 Task task_from_json(const JsonField& root, const fs::path& folder) {
   root.expect_object({"schema", "name", "description", "sizes", "check_sizes", "tensors", "tolerance", "work",
-                      "references", "seeds", "pytorch", "cases"});
+                      "references", "seeds", "oracle", "pytorch", "cases"});
   const JsonField schema = root["schema"];
   if (schema.string() != kTaskSchema) schema.fail_expected(fmt::format("\"{}\"", kTaskSchema));
 
@@ -739,7 +788,9 @@ Task task_from_json(const JsonField& root, const fs::path& folder) {
       field.fail_expected("an integer expression over the sizes, e.g. \"2*M*N*K\"");
     }
   }
-  task.references = read_sources(root["references"], folder);
+  // A task with an oracle may have no references; Task::validate() requires one or the other.
+  if (auto references = root.optional("references")) task.references = read_sources(*references, folder);
+  if (auto oracle = root.optional("oracle")) task.oracle = read_oracle(*oracle, folder);
   if (auto seeds = root.optional("seeds")) task.seeds = read_sources(*seeds, folder);
   if (auto pytorch = root.optional("pytorch")) task.pytorch = pytorch->string();
   if (auto cases = root.optional("cases")) task.cases = cases_from_json(*cases);
@@ -762,14 +813,14 @@ Json task_to_json(const Task& task) {
         {"dtype", std::string(to_string(tensor.dtype))},
         {"shape", tensor.shape},
         {"role", tensor.role == TensorRole::input ? "input" : "output"},
-        {"distribution",
-         Json{{"kind", tensor.distribution.kind}, {"a", tensor.distribution.a}, {"b", tensor.distribution.b}}},
+        {"distribution", distribution_json(tensor.distribution)},
     });
   }
   if (task.tolerance) json["tolerance"] = Json{{"atol", task.tolerance->atol}, {"rtol", task.tolerance->rtol}};
   json["work"] = Json{{"flops", task.work.flops}, {"bytes", task.work.bytes}};
   json["references"] = sources_json(task.references);
   json["seeds"] = sources_json(task.seeds);
+  if (task.oracle) json["oracle"] = oracle_json(*task.oracle);
   json["pytorch"] = task.pytorch;
   if (!task.cases.empty()) json["cases"] = cases_to_json(task.cases);
   return json;

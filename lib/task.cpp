@@ -97,7 +97,71 @@ void check_size_configs(const Checker& checker, const Task& task) {
   }
 }
 
-void check_distribution(const Checker& checker, const std::string& path, const TensorSpec& tensor) {
+double integer_low(DType dtype) {
+  switch (dtype) {
+    case DType::int8: return -128;
+    case DType::uint8: return 0;
+    case DType::int32: return -2147483648.0;
+    default: return -9.0e15;  // int64: the integers a double holds exactly
+  }
+}
+
+double integer_high(DType dtype) {
+  switch (dtype) {
+    case DType::int8: return 127;
+    case DType::uint8: return 255;
+    case DType::int32: return 2147483647.0;
+    default: return 9.0e15;
+  }
+}
+
+// The structure's needs on the tensor's shape, under every size configuration.
+void check_structure(const Checker& checker, const std::string& path, const TensorSpec& tensor, const Task& task) {
+  const std::string& structure = tensor.distribution.structure;
+  if (structure == "none") return;
+  const bool square = structure == "symmetric" || structure == "lower_triangular" || structure == "upper_triangular";
+  if (!square && structure != "probability_rows") {
+    checker.fail(path + ".structure",
+                 fmt::format("expected one of none, symmetric, lower_triangular, upper_triangular, probability_rows; "
+                             "got \"{}\"",
+                             structure));
+  }
+  if (tensor.role != TensorRole::input) {
+    checker.fail(path + ".structure", fmt::format("{} is an output: a structure shapes the values of inputs only",
+                                                  tensor.name));
+  }
+  if (!square) {
+    if (!is_floating(tensor.dtype)) {
+      checker.fail(path + ".structure", fmt::format("probability_rows needs a floating-point dtype; {} is {}",
+                                                    tensor.name, to_string(tensor.dtype)));
+    }
+    if (tensor.shape.empty()) {
+      checker.fail(path + ".structure", fmt::format("probability_rows needs a tensor of rank >= 1 (its rows are the "
+                                                    "last dimension); {} has shape []",
+                                                    tensor.name));
+    }
+    return;
+  }
+  if (tensor.shape.size() < 2) {
+    checker.fail(path + ".structure", fmt::format("{} needs a tensor of rank >= 2 (it applies to the last two "
+                                                  "dimensions); {} has rank {}",
+                                                  structure, tensor.name, tensor.shape.size()));
+  }
+  const std::size_t rank = tensor.shape.size();
+  for (const auto& config : task.all_size_configs()) {
+    const std::int64_t rows = evaluate_expression(tensor.shape[rank - 2], config.sizes);
+    const std::int64_t columns = evaluate_expression(tensor.shape[rank - 1], config.sizes);
+    if (rows != columns) {
+      checker.fail(path + ".structure",
+                   fmt::format("{} needs square last two dimensions; {} has {} x {} (\"{}\" x \"{}\") under the "
+                               "sizes \"{}\"",
+                               structure, tensor.name, rows, columns, tensor.shape[rank - 2], tensor.shape[rank - 1],
+                               config.name));
+    }
+  }
+}
+
+void check_distribution(const Checker& checker, const std::string& path, const TensorSpec& tensor, const Task& task) {
   const Distribution& d = tensor.distribution;
   if (!std::isfinite(d.a) || !std::isfinite(d.b)) checker.fail(path, "a and b must be finite numbers");
   if (d.kind == "normal") {
@@ -108,26 +172,30 @@ void check_distribution(const Checker& checker, const std::string& path, const T
     if (std::floor(d.a) != d.a || std::floor(d.b) != d.b || d.a > d.b) {
       checker.fail(path, fmt::format("expected integers a <= b (inclusive range); got a = {}, b = {}", d.a, d.b));
     }
+  } else if (d.kind == "constant") {
+    if (d.b != Distribution().b) {
+      checker.fail(path + ".b", fmt::format("a constant distribution has only a (the value); remove b (got {})", d.b));
+    }
   } else {
-    checker.fail(path + ".kind", fmt::format("expected one of normal, uniform, integers; got \"{}\"", d.kind));
+    checker.fail(path + ".kind",
+                 fmt::format("expected one of normal, uniform, integers, constant; got \"{}\"", d.kind));
   }
   if (tensor.role == TensorRole::input && !is_floating(tensor.dtype)) {
-    if (d.kind != "integers") {
-      checker.fail(path + ".kind", fmt::format("the {} input {} needs the \"integers\" distribution",
+    const double low = integer_low(tensor.dtype);
+    const double high = integer_high(tensor.dtype);
+    if (d.kind == "constant") {
+      if (std::floor(d.a) != d.a || d.a < low || d.a > high) {
+        checker.fail(path + ".a", fmt::format("the {} input {} needs an integer constant in [{}, {}]; got {}",
+                                              to_string(tensor.dtype), tensor.name, low, high, d.a));
+      }
+    } else if (d.kind != "integers") {
+      checker.fail(path + ".kind", fmt::format("the {} input {} needs the \"integers\" or \"constant\" distribution",
                                                to_string(tensor.dtype), tensor.name));
-    }
-    double low = 0;
-    double high = 0;
-    switch (tensor.dtype) {
-      case DType::int8: low = -128; high = 127; break;
-      case DType::uint8: low = 0; high = 255; break;
-      case DType::int32: low = -2147483648.0; high = 2147483647.0; break;
-      default: low = -9.0e15; high = 9.0e15; break;
-    }
-    if (d.a < low || d.b > high) {
+    } else if (d.a < low || d.b > high) {
       checker.fail(path, fmt::format("the range [{}, {}] does not fit {}", d.a, d.b, to_string(tensor.dtype)));
     }
   }
+  check_structure(checker, path, tensor, task);
 }
 
 void check_tensors(const Checker& checker, const Task& task) {
@@ -174,7 +242,7 @@ void check_tensors(const Checker& checker, const Task& task) {
                                  config.name, kMaxTensorElements));
       }
     }
-    check_distribution(checker, path + ".distribution", tensor);
+    check_distribution(checker, path + ".distribution", tensor, task);
   }
   if (!has_input) checker.fail("tensors", "expected at least one tensor with role \"input\"");
   if (!has_output) checker.fail("tensors", "expected at least one tensor with role \"output\"");
@@ -226,8 +294,9 @@ void check_source_plan(const Checker& checker, const std::string& path, const Ke
 }
 
 void check_sources(const Checker& checker, const Task& task) {
-  if (task.references.empty()) {
-    checker.fail("references", "expected at least one reference, e.g. {\"cuda\": \"reference.cu\"}");
+  if (task.references.empty() && !task.oracle) {
+    checker.fail("references", "expected at least one reference, e.g. {\"cuda\": \"reference.cu\"}, or an "
+                               "\"oracle\" (a PyTorch module giving the expected outputs)");
   }
   for (const auto* group : {&task.references, &task.seeds}) {
     const char* group_name = group == &task.references ? "references" : "seeds";
@@ -244,11 +313,125 @@ void check_sources(const Checker& checker, const Task& task) {
       // CUDA reference (Triton is a front end of the CUDA backend).
       const KernelLanguage* row = find_kernel_language(language);
       const std::string reference_language = row != nullptr ? language_of_backend(row->backend) : language;
-      if (group == &task.seeds && row != nullptr && !task.references.count(reference_language)) {
+      // With an oracle, the oracle checks every seed.
+      if (group == &task.seeds && row != nullptr && !task.oracle && !task.references.count(reference_language)) {
         checker.fail(path, fmt::format("a {} seed needs a {} reference to be checked against", language,
                                        reference_language));
       }
       check_source_plan(checker, path, source, task);
+    }
+  }
+}
+
+// The oracle's names against the task's tensors and sizes (docs/task-format.md, "oracle").
+void check_oracle(const Checker& checker, const Task& task) {
+  if (!task.oracle) return;
+  const PytorchOracle& oracle = *task.oracle;
+  const auto find_tensor = [&task](const std::string& name) -> const TensorSpec* {
+    for (const auto& tensor : task.tensors) {
+      if (tensor.name == name) return &tensor;
+    }
+    return nullptr;
+  };
+  const auto known = [](const std::vector<std::string>& names) { return fmt::format("{}", fmt::join(names, ", ")); };
+  if (oracle.kind != "pytorch") checker.fail("oracle.kind", fmt::format("expected \"pytorch\"; got \"{}\"", oracle.kind));
+  if (oracle.module.language != "python") {
+    checker.fail("oracle.module", fmt::format("expected a Python module (language \"python\"); got language \"{}\"",
+                                              oracle.module.language));
+  }
+  if (oracle.module.source.find_first_not_of(" \t\r\n") == std::string::npos) {
+    checker.fail("oracle.module", "the module's source is empty");
+  }
+  for (const auto& [constant, size] : oracle.constants) {
+    const std::string path = "oracle.constants." + constant;
+    if (!detail::is_identifier(constant)) checker.fail(path, "expected a module-level constant's name (an identifier)");
+    if (!task.timing_sizes.sizes.count(size)) {
+      std::vector<std::string> sizes;
+      for (const auto& entry : task.timing_sizes.sizes) sizes.push_back(entry.first);
+      checker.fail(path, fmt::format("\"{}\" is not a size of the task; its sizes are: {}", size, known(sizes)));
+    }
+  }
+  // Where each input is given to the module: each exactly once, in forward or in parameters.
+  std::map<std::string, std::string> input_use;
+  const auto use_input = [&](const std::string& path, const std::string& name) {
+    const TensorSpec* tensor = find_tensor(name);
+    if (tensor == nullptr) checker.fail(path, fmt::format("the task has no tensor \"{}\"", name));
+    if (tensor->role != TensorRole::input) checker.fail(path, fmt::format("\"{}\" is an output; expected an input", name));
+    const auto [previous, inserted] = input_use.emplace(name, path);
+    if (!inserted) checker.fail(path, fmt::format("the input \"{}\" is already given at {}", name, previous->second));
+  };
+  if (oracle.forward.empty()) checker.fail("oracle.forward", "expected the inputs of Model.forward, in order");
+  for (std::size_t i = 0; i < oracle.forward.size(); ++i) use_input(fmt::format("oracle.forward[{}]", i), oracle.forward[i]);
+  for (const auto& [entry, tensor] : oracle.parameters) {
+    const std::string path = "oracle.parameters." + entry;
+    if (entry.empty() || entry.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.") !=
+                             std::string::npos) {
+      checker.fail(path, "expected a state-dict entry of the module, e.g. \"gemm.weight\"");
+    }
+    use_input(path, tensor);
+  }
+  std::set<std::string> outputs;
+  if (oracle.outputs.empty()) checker.fail("oracle.outputs", "expected the output tensors the forward's result maps to");
+  for (std::size_t i = 0; i < oracle.outputs.size(); ++i) {
+    const std::string path = fmt::format("oracle.outputs[{}]", i);
+    const TensorSpec* tensor = find_tensor(oracle.outputs[i]);
+    if (tensor == nullptr) checker.fail(path, fmt::format("the task has no tensor \"{}\"", oracle.outputs[i]));
+    if (tensor->role != TensorRole::output) {
+      checker.fail(path, fmt::format("\"{}\" is an input; expected an output", oracle.outputs[i]));
+    }
+    if (!outputs.insert(oracle.outputs[i]).second) {
+      checker.fail(path, fmt::format("the output \"{}\" is listed twice", oracle.outputs[i]));
+    }
+  }
+  for (const auto& tensor : task.tensors) {
+    if (tensor.role == TensorRole::input && !input_use.count(tensor.name)) {
+      checker.fail("oracle", fmt::format("the input \"{}\" is given to the module nowhere: name it in "
+                                         "\"forward\" or as the value of a \"parameters\" entry",
+                                         tensor.name));
+    }
+    if (tensor.role == TensorRole::output && !outputs.count(tensor.name)) {
+      checker.fail("oracle.outputs", fmt::format("the output \"{}\" is missing: every output tensor must be listed",
+                                                 tensor.name));
+    }
+  }
+  for (const auto& [name, cast] : oracle.casts) {
+    const std::string path = "oracle.casts." + name;
+    if (!contains(pytorch_oracle_casts(), cast)) {
+      checker.fail(path, fmt::format("expected one of {}; got \"{}\"", known(pytorch_oracle_casts()), cast));
+    }
+    const TensorSpec* tensor = find_tensor(name);
+    if (tensor == nullptr || tensor->role != TensorRole::input) {
+      checker.fail(path, fmt::format("\"{}\" is not an input tensor of the task", name));
+    }
+    if (cast == "bool" && tensor->dtype != DType::uint8) {
+      checker.fail(path, fmt::format("a bool cast needs a uint8 tensor of 0 and 1; \"{}\" is {}", name,
+                                     to_string(tensor->dtype)));
+    }
+    if (cast == "python_float" || cast == "python_int") {
+      if (!tensor->shape.empty()) {
+        checker.fail(path, fmt::format("{} needs a tensor of shape [] (one value); \"{}\" has rank {}", cast, name,
+                                       tensor->shape.size()));
+      }
+      if (!contains(oracle.forward, name)) {
+        checker.fail(path, fmt::format("{} makes a forward argument; \"{}\" is not in \"forward\"", cast, name));
+      }
+      if (is_floating(tensor->dtype) != (cast == "python_float")) {
+        checker.fail(path, fmt::format("{} needs a{} dtype; \"{}\" is {}", cast,
+                                       cast == "python_float" ? " floating-point" : "n integer", name,
+                                       to_string(tensor->dtype)));
+      }
+    }
+  }
+  if (oracle.seed < 0) checker.fail("oracle.seed", fmt::format("expected a seed >= 0; got {}", oracle.seed));
+  std::set<std::string> baselines;
+  for (std::size_t i = 0; i < oracle.baselines.size(); ++i) {
+    const std::string path = fmt::format("oracle.baselines[{}]", i);
+    if (!contains(pytorch_oracle_baselines(), oracle.baselines[i])) {
+      checker.fail(path, fmt::format("expected one of {}; got \"{}\"", known(pytorch_oracle_baselines()),
+                                     oracle.baselines[i]));
+    }
+    if (!baselines.insert(oracle.baselines[i]).second) {
+      checker.fail(path, fmt::format("\"{}\" is listed twice", oracle.baselines[i]));
     }
   }
 }
@@ -261,6 +444,16 @@ void check_work(const Checker& checker, const Task& task) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& pytorch_oracle_casts() {
+  static const std::vector<std::string> casts = {"bool", "python_float", "python_int"};
+  return casts;
+}
+
+const std::vector<std::string>& pytorch_oracle_baselines() {
+  static const std::vector<std::string> baselines = {"eager", "compile", "compile_max_autotune"};
+  return baselines;
+}
 
 Tolerance default_tolerance(DType dtype) {
   switch (dtype) {
@@ -295,6 +488,7 @@ void Task::validate(const std::string& origin) const {
   }
   check_work(checker, *this);
   check_sources(checker, *this);
+  check_oracle(checker, *this);
   detail::validate_cases(*this, origin);
 }
 

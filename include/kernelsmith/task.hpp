@@ -23,10 +23,19 @@ enum class TensorRole { input, output };
 
 /// How the correctness protocol draws a tensor's values.
 ///   normal(a = mean, b = stddev)   uniform(a = low, b = high)   integers(a = low, b = high, inclusive)
+///   constant(a = the value; b unused): the same value under every input kind, a fixed parameter of the
+///   problem rather than data to perturb
+/// `structure` shapes the drawn values, after every input kind (so adversarial cases keep it):
+///   "none"               as drawn
+///   "symmetric"          the last two dims are square; [i][j] = [j][i] (the lower triangle mirrored)
+///   "lower_triangular"   the last two dims; elements above the diagonal are 0
+///   "upper_triangular"   the last two dims; elements below the diagonal are 0
+///   "probability_rows"   over the last dim: each row is the softmax of its drawn values (positive, sum 1)
 struct Distribution {
   std::string kind = "normal";
   double a = 0.0;
   double b = 1.0;
+  std::string structure = "none";
 };
 
 struct TensorSpec {
@@ -78,6 +87,36 @@ struct DataCase {
   std::map<std::string, std::shared_ptr<const std::vector<std::uint8_t>>> expected;
 };
 
+/// Expected outputs computed by a PyTorch module (a KernelBench problem file) instead of a reference
+/// kernel (docs/task-format.md, "oracle"). Names on the left of the maps are the module's; names on the
+/// right are the task's.
+struct PytorchOracle {
+  std::string kind = "pytorch";
+  /// The module's Python source (language "python"): `class Model(nn.Module)`, `get_inputs()`,
+  /// `get_init_inputs()` and module-level constants.
+  KernelSource module{"python", "", ""};
+  /// Module-level integer constant -> the task size whose value it takes in each size configuration.
+  std::map<std::string, std::string> constants;
+  /// The task input tensors passed to Model.forward, in order.
+  std::vector<std::string> forward;
+  /// State-dict entry of the module -> the task input tensor that supplies its values.
+  std::map<std::string, std::string> parameters;
+  /// The task output tensors the forward's result maps to (a tuple or list flattened in order).
+  std::vector<std::string> outputs;
+  /// Task tensor -> how it becomes the forward's argument: "bool", "python_float" or "python_int".
+  std::map<std::string, std::string> casts;
+  /// torch.manual_seed before the module is built.
+  std::int64_t seed = 42;
+  /// Whether the module stays in training mode (forward runs under torch.no_grad() either way).
+  bool training = true;
+  /// The PyTorch baselines the evaluator times: "eager", "compile", "compile_max_autotune".
+  std::vector<std::string> baselines{"eager", "compile", "compile_max_autotune"};
+};
+
+/// The oracle's cast names and baseline names, in the order the docs list them.
+KERNELSMITH_API const std::vector<std::string>& pytorch_oracle_casts();
+KERNELSMITH_API const std::vector<std::string>& pytorch_oracle_baselines();
+
 struct KERNELSMITH_API Task {
   std::string name;
   std::string description;
@@ -89,8 +128,12 @@ struct KERNELSMITH_API Task {
   /// Overrides the per-dtype default when set.
   std::optional<Tolerance> tolerance;
   WorkModel work;
-  /// Naive, correct implementations, by language. Also the baseline for speedups.
+  /// Naive, correct implementations, by language. Also the baseline for speedups, unless the task has
+  /// an oracle.
   std::map<std::string, KernelSource> references;
+  /// When set, the correctness oracle and the speedup baseline for every backend (the references then
+  /// only serve as examples). A task needs references, an oracle, or both.
+  std::optional<PytorchOracle> oracle;
   /// Starting candidates with tunable parameters, by language (optional).
   std::map<std::string, KernelSource> seeds;
   /// The equivalent PyTorch expression over the tensor names (optional), e.g. "torch.relu(x)".

@@ -81,6 +81,14 @@ ReferenceState& EvaluationRun::reference(const std::string& key) {
   for (auto& existing : state_.references) {
     if (existing->key == key) return *existing;
   }
+  if (task_.oracle) {
+    // The oracle, when present, is the correctness oracle and the baseline for every backend; using a
+    // reference kernel instead would report checks and speedups against something else.
+    throw TaskError(fmt::format("task {}: its expected outputs come from a PyTorch oracle (\"oracle\" in its "
+                                "manifest), and the PyTorch oracle is not available in this build of kernelsmith: "
+                                "evaluate a task with reference kernels instead",
+                                task_.name));
+  }
   const auto source = task_.references.find(backend_.language());
   if (source == task_.references.end()) {
     throw TaskError(fmt::format("task {} has no {} reference, which the {} backend needs as the correctness oracle "

@@ -7,6 +7,7 @@
 
 #include "catch.hpp"
 #include "detail/json_util.hpp"
+#include "evaluate/task_key.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/launch_plan.hpp"
 #include "kernelsmith/task.hpp"
@@ -42,6 +43,25 @@ std::string validation_message(const detail::Json& manifest, const std::string& 
   }
   FAIL("expected a ValidationError for " << manifest.dump());
   return {};
+}
+
+// One edit that breaks a valid manifest, and a part of the message that must name what is wrong.
+struct BrokenField {
+  const char* what;
+  void (*edit)(detail::Json&);
+  const char* message_part;
+};
+
+template <std::size_t N>
+void check_broken_fields(const BrokenField (&cases)[N], detail::Json (*valid_manifest)()) {
+  for (const auto& c : cases) {
+    INFO(c.what);
+    auto manifest = valid_manifest();
+    c.edit(manifest);
+    const std::string message = validation_message(manifest);
+    INFO(message);
+    CHECK(contains(message, c.message_part));
+  }
 }
 
 // A scratch folder removed at the end of the test.
@@ -184,12 +204,7 @@ TEST_CASE("a misspelt dtype names the file, the field path and the choices", "[t
 }
 
 TEST_CASE("validation: every broken field is named", "[task]") {
-  struct Case {
-    const char* what;
-    void (*edit)(detail::Json&);
-    const char* message_part;
-  };
-  const Case cases[] = {
+  const BrokenField cases[] = {
       {"unknown field", [](detail::Json& m) { m["sise"] = 1; }, "m.json: sise: unknown field"},
       {"unknown tensor field", [](detail::Json& m) { m["tensors"][0]["dtpye"] = "float32"; }, "tensors[0].dtpye: unknown field"},
       {"wrong schema", [](detail::Json& m) { m["schema"] = "kernelsmith.task/2"; }, "schema: expected \"kernelsmith.task/1\""},
@@ -208,7 +223,7 @@ TEST_CASE("validation: every broken field is named", "[task]") {
       {"normal without spread", [](detail::Json& m) { m["tensors"][0]["distribution"] = {{"kind", "normal"}, {"a", 0}, {"b", 0}}; }, "tensors[0].distribution.b: expected a standard deviation > 0"},
       {"empty uniform", [](detail::Json& m) { m["tensors"][0]["distribution"] = {{"kind", "uniform"}, {"a", 1}, {"b", 1}}; }, "expected a < b"},
       {"unknown distribution", [](detail::Json& m) { m["tensors"][0]["distribution"] = {{"kind", "gauss"}}; }, "distribution.kind: expected one of normal, uniform, integers"},
-      {"integer input needs integers", [](detail::Json& m) { m["tensors"][0]["dtype"] = "int32"; }, "needs the \"integers\" distribution"},
+      {"integer input needs integers", [](detail::Json& m) { m["tensors"][0]["dtype"] = "int32"; }, "needs the \"integers\" or \"constant\" distribution"},
       {"uint8 range", [](detail::Json& m) { m["tensors"][0]["dtype"] = "uint8"; m["tensors"][0]["distribution"] = {{"kind", "integers"}, {"a", -1}, {"b", 3}}; }, "does not fit uint8"},
       {"bad work", [](detail::Json& m) { m["work"]["bytes"] = "8 * Q"; }, "work.bytes: under the sizes \"timing\": expression \"8 * Q\": unknown identifier \"Q\""},
       {"negative tolerance", [](detail::Json& m) { m["tolerance"] = {{"atol", -1}, {"rtol", 0}}; }, "tolerance.atol: expected a finite number >= 0"},
@@ -227,14 +242,7 @@ TEST_CASE("validation: every broken field is named", "[task]") {
       {"more elements than the limit", [](detail::Json& m) { m["tensors"][0]["shape"] = {"N", "N", "N", "N", "N", "N", "2"}; },
        "is 2305843009213693952 elements"},
   };
-  for (const auto& c : cases) {
-    INFO(c.what);
-    auto manifest = minimal_manifest();
-    c.edit(manifest);
-    const std::string message = validation_message(manifest);
-    INFO(message);
-    CHECK(contains(message, c.message_part));
-  }
+  check_broken_fields(cases, minimal_manifest);
   // Not JSON at all.
   try {
     Task::from_json("{\"schema\": ", "broken.json");
@@ -347,4 +355,238 @@ TEST_CASE("a task built in code validates like a manifest", "[task]") {
   } catch (const ValidationError& error) {
     CHECK(contains(error.what(), "code: tensors[1].shape[1]"));
   }
+}
+
+namespace {
+
+// A KernelBench-format problem: a Linear layer whose weight and bias become task inputs.
+constexpr const char* kLinearProblem = R"py(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.gemm = nn.Linear(dim, dim)
+
+    def forward(self, x, alpha):
+        return self.gemm(x) * alpha
+
+batch_size = 16
+dim = 32
+
+def get_inputs():
+    return [torch.rand(batch_size, dim), 2.0]
+
+def get_init_inputs():
+    return [dim]
+)py";
+
+// A task whose expected outputs come from kLinearProblem, with no reference.
+detail::Json oracle_manifest() {
+  return detail::Json::parse(R"json({
+    "schema": "kernelsmith.task/1",
+    "name": "linear_scaled",
+    "sizes": {"batch_size": 16, "dim": 32},
+    "check_sizes": [{"name": "odd", "sizes": {"batch_size": 3, "dim": 5}}],
+    "tensors": [
+      {"name": "x", "dtype": "float32", "shape": ["batch_size", "dim"], "role": "input",
+       "distribution": {"kind": "uniform", "a": 0, "b": 1}},
+      {"name": "alpha", "dtype": "float32", "shape": [], "role": "input", "distribution": {"kind": "constant", "a": 2}},
+      {"name": "gemm_weight", "dtype": "float32", "shape": ["dim", "dim"], "role": "input"},
+      {"name": "gemm_bias", "dtype": "float32", "shape": ["dim"], "role": "input"},
+      {"name": "out", "dtype": "float32", "shape": ["batch_size", "dim"], "role": "output"}
+    ],
+    "work": {"flops": "2 * batch_size * dim * dim", "bytes": "4 * (2 * batch_size * dim + dim * dim + dim)"},
+    "oracle": {
+      "kind": "pytorch",
+      "module": "problem.py",
+      "constants": {"batch_size": "batch_size", "dim": "dim"},
+      "forward": ["x", "alpha"],
+      "parameters": {"gemm.weight": "gemm_weight", "gemm.bias": "gemm_bias"},
+      "outputs": ["out"],
+      "casts": {"alpha": "python_float"},
+      "seed": 7,
+      "training": false,
+      "baselines": ["eager", "compile"]
+    }
+  })json");
+}
+
+detail::Json inline_oracle_manifest() {
+  auto manifest = oracle_manifest();
+  manifest["oracle"]["module"] = {{"source", kLinearProblem}, {"path", "problem.py"}};
+  return manifest;
+}
+
+}  // namespace
+
+TEST_CASE("an oracle task loads from a folder, with no references, and survives the round trip", "[task][oracle]") {
+  TempDir temp;
+  write_file(temp.path / "task.json", oracle_manifest().dump(2));
+  write_file(temp.path / "problem.py", kLinearProblem);
+  const Task task = Task::load(temp.path.string());
+  CHECK(task.references.empty());
+  REQUIRE(task.oracle.has_value());
+  const PytorchOracle& oracle = *task.oracle;
+  CHECK(oracle.kind == "pytorch");
+  CHECK(oracle.module.language == "python");
+  CHECK(oracle.module.source == kLinearProblem);
+  CHECK(oracle.module.path == (temp.path / "problem.py").string());
+  CHECK(oracle.constants == std::map<std::string, std::string>{{"batch_size", "batch_size"}, {"dim", "dim"}});
+  CHECK(oracle.forward == std::vector<std::string>{"x", "alpha"});
+  CHECK(oracle.parameters ==
+        std::map<std::string, std::string>{{"gemm.bias", "gemm_bias"}, {"gemm.weight", "gemm_weight"}});
+  CHECK(oracle.outputs == std::vector<std::string>{"out"});
+  CHECK(oracle.casts == std::map<std::string, std::string>{{"alpha", "python_float"}});
+  CHECK(oracle.seed == 7);
+  CHECK_FALSE(oracle.training);
+  CHECK(oracle.baselines == std::vector<std::string>{"eager", "compile"});
+  CHECK(task.tensor("alpha").distribution.kind == "constant");
+  CHECK(task.tensor("alpha").distribution.a == 2.0);
+
+  // to_json writes the module inline, so the copy needs no folder.
+  const std::string json = task.to_json();
+  const detail::Json document = detail::Json::parse(json);
+  CHECK(document["oracle"]["module"]["source"] == kLinearProblem);
+  CHECK_FALSE(document["tensors"][1]["distribution"].contains("b"));  // a constant has no b
+  const Task copy = Task::from_json(json, "copy");
+  CHECK(copy.to_json() == json);
+  REQUIRE(copy.oracle.has_value());
+  CHECK(copy.oracle->module.source == oracle.module.source);
+  CHECK(copy.oracle->module.path == oracle.module.path);
+  CHECK(copy.oracle->forward == oracle.forward);
+  CHECK(copy.oracle->parameters == oracle.parameters);
+  CHECK(copy.oracle->casts == oracle.casts);
+  CHECK(copy.oracle->seed == 7);
+  CHECK(copy.oracle->baselines == oracle.baselines);
+
+  // Defaults: seed 42, training mode, every baseline.
+  auto defaults = inline_oracle_manifest();
+  for (const char* field : {"seed", "training", "baselines", "casts", "constants", "parameters"}) {
+    defaults["oracle"].erase(field);
+  }
+  defaults["oracle"]["forward"] = {"x", "alpha", "gemm_weight", "gemm_bias"};
+  const Task plain = Task::from_json(defaults.dump());
+  CHECK(plain.oracle->seed == 42);
+  CHECK(plain.oracle->training);
+  CHECK(plain.oracle->baselines == std::vector<std::string>{"eager", "compile", "compile_max_autotune"});
+  CHECK(plain.oracle->module.path == "problem.py");
+}
+
+TEST_CASE("a task may have both references and an oracle, and seeds need no reference with one", "[task][oracle]") {
+  auto manifest = inline_oracle_manifest();
+  manifest["seeds"] = {{"cuda", {{"source", "// @launch k<<<1, 1>>>(x, out)\n"}}}};
+  Task task = Task::from_json(manifest.dump());
+  CHECK(task.seeds.count("cuda") == 1);
+  manifest["references"] = {
+      {"opencl", {{"source", "// @launch k<<<1, 1>>>(x, alpha, gemm_weight, gemm_bias, out)\n__kernel void k() {}\n"}}}};
+  task = Task::from_json(manifest.dump());
+  CHECK(task.references.count("opencl") == 1);
+  CHECK(task.oracle.has_value());
+}
+
+TEST_CASE("oracle validation: every broken field is named", "[task][oracle]") {
+  const BrokenField cases[] = {
+      {"unknown field", [](detail::Json& m) { m["oracle"]["modul"] = "x.py"; }, "m.json: oracle.modul: unknown field"},
+      {"missing module", [](detail::Json& m) { m["oracle"].erase("module"); }, "oracle: missing field \"module\""},
+      {"missing forward", [](detail::Json& m) { m["oracle"].erase("forward"); }, "oracle: missing field \"forward\""},
+      {"missing kind", [](detail::Json& m) { m["oracle"].erase("kind"); }, "oracle: missing field \"kind\""},
+      {"unknown kind", [](detail::Json& m) { m["oracle"]["kind"] = "jax"; }, "oracle.kind: expected \"pytorch\"; got \"jax\""},
+      {"module file without folder", [](detail::Json& m) { m["oracle"]["module"] = "problem.py"; },
+       "oracle.module: \"problem.py\" names a file, but this manifest has no folder"},
+      {"unknown module field", [](detail::Json& m) { m["oracle"]["module"]["text"] = "x"; }, "oracle.module.text: unknown field"},
+      {"empty module", [](detail::Json& m) { m["oracle"]["module"]["source"] = "  \n"; }, "oracle.module: the module's source is empty"},
+      {"module of another language", [](detail::Json& m) { m["oracle"]["module"]["language"] = "cuda"; },
+       "oracle.module.language: expected \"python\""},
+      {"constants not an object", [](detail::Json& m) { m["oracle"]["constants"] = {"dim"}; }, "oracle.constants: expected an object"},
+      {"constant of an unknown size", [](detail::Json& m) { m["oracle"]["constants"]["dim"] = "D"; },
+       "oracle.constants.dim: \"D\" is not a size of the task; its sizes are: batch_size, dim"},
+      {"constant not an identifier", [](detail::Json& m) { m["oracle"]["constants"]["2dim"] = "dim"; },
+       "oracle.constants.2dim: expected a module-level constant's name"},
+      {"no forward inputs", [](detail::Json& m) { m["oracle"]["forward"] = detail::Json::array(); }, "oracle.forward: expected the inputs"},
+      {"unknown forward tensor", [](detail::Json& m) { m["oracle"]["forward"][0] = "z"; }, "oracle.forward[0]: the task has no tensor \"z\""},
+      {"output as forward input", [](detail::Json& m) { m["oracle"]["forward"][0] = "out"; }, "oracle.forward[0]: \"out\" is an output; expected an input"},
+      {"input given twice", [](detail::Json& m) { m["oracle"]["parameters"]["gemm.bias"] = "x"; },
+       "oracle.parameters.gemm.bias: the input \"x\" is already given at oracle.forward[0]"},
+      {"forward input twice", [](detail::Json& m) { m["oracle"]["forward"] = {"x", "x"}; },
+       "oracle.forward[1]: the input \"x\" is already given at oracle.forward[0]"},
+      {"input given nowhere", [](detail::Json& m) { m["oracle"]["parameters"].erase("gemm.bias"); },
+       "oracle: the input \"gemm_bias\" is given to the module nowhere"},
+      {"bad state-dict entry", [](detail::Json& m) { m["oracle"]["parameters"]["gemm weight"] = m["oracle"]["parameters"]["gemm.weight"]; m["oracle"]["parameters"].erase("gemm.weight"); },
+       "oracle.parameters.gemm weight: expected a state-dict entry"},
+      {"no outputs", [](detail::Json& m) { m["oracle"]["outputs"] = detail::Json::array(); }, "oracle.outputs: expected the output tensors"},
+      {"input as output", [](detail::Json& m) { m["oracle"]["outputs"] = {"x"}; }, "oracle.outputs[0]: \"x\" is an input; expected an output"},
+      {"unknown output", [](detail::Json& m) { m["oracle"]["outputs"] = {"y"}; }, "oracle.outputs[0]: the task has no tensor \"y\""},
+      {"output twice", [](detail::Json& m) { m["oracle"]["outputs"] = {"out", "out"}; }, "oracle.outputs[1]: the output \"out\" is listed twice"},
+      {"output missing", [](detail::Json& m) {
+         m["tensors"].push_back({{"name", "out2"}, {"dtype", "float32"}, {"shape", {"dim"}}, {"role", "output"}});
+       }, "oracle.outputs: the output \"out2\" is missing"},
+      {"unknown cast", [](detail::Json& m) { m["oracle"]["casts"]["alpha"] = "double"; },
+       "oracle.casts.alpha: expected one of bool, python_float, python_int; got \"double\""},
+      {"cast of an output", [](detail::Json& m) { m["oracle"]["casts"]["out"] = "bool"; }, "oracle.casts.out: \"out\" is not an input tensor"},
+      {"bool cast of float", [](detail::Json& m) { m["oracle"]["casts"]["x"] = "bool"; },
+       "oracle.casts.x: a bool cast needs a uint8 tensor of 0 and 1; \"x\" is float32"},
+      {"python_float of a tensor", [](detail::Json& m) { m["oracle"]["casts"]["x"] = "python_float"; },
+       "oracle.casts.x: python_float needs a tensor of shape [] (one value); \"x\" has rank 2"},
+      {"python_int of a float", [](detail::Json& m) { m["oracle"]["casts"]["alpha"] = "python_int"; },
+       "oracle.casts.alpha: python_int needs an integer dtype; \"alpha\" is float32"},
+      {"python_float of a parameter", [](detail::Json& m) {
+         m["oracle"]["forward"] = {"x"};
+         m["oracle"]["parameters"]["scale"] = "alpha";
+       }, "oracle.casts.alpha: python_float makes a forward argument; \"alpha\" is not in \"forward\""},
+      {"negative seed", [](detail::Json& m) { m["oracle"]["seed"] = -1; }, "oracle.seed: expected a seed >= 0; got -1"},
+      {"seed not an integer", [](detail::Json& m) { m["oracle"]["seed"] = 4.5; }, "oracle.seed: expected an integer"},
+      {"training not a boolean", [](detail::Json& m) { m["oracle"]["training"] = "yes"; }, "oracle.training: expected"},
+      {"unknown baseline", [](detail::Json& m) { m["oracle"]["baselines"] = {"eager", "tensorrt"}; },
+       "oracle.baselines[1]: expected one of eager, compile, compile_max_autotune; got \"tensorrt\""},
+      {"baseline twice", [](detail::Json& m) { m["oracle"]["baselines"] = {"eager", "eager"}; },
+       "oracle.baselines[1]: \"eager\" is listed twice"},
+      {"neither references nor oracle", [](detail::Json& m) { m.erase("oracle"); },
+       "references: expected at least one reference, e.g. {\"cuda\": \"reference.cu\"}, or an \"oracle\""},
+  };
+  check_broken_fields(cases, inline_oracle_manifest);
+}
+
+TEST_CASE("an oracle given in code is validated like one read from a manifest", "[task][oracle]") {
+  Task task = Task::from_json(inline_oracle_manifest().dump());
+  task.oracle->module.language = "";
+  try {
+    task.validate("code");
+    FAIL("expected ValidationError");
+  } catch (const ValidationError& error) {
+    CHECK(contains(error.what(), "code: oracle.module: expected a Python module (language \"python\")"));
+  }
+  task.oracle->module.language = "python";
+  task.oracle->kind = "";
+  try {
+    task.validate("code");
+    FAIL("expected ValidationError");
+  } catch (const ValidationError& error) {
+    CHECK(contains(error.what(), "code: oracle.kind: expected \"pytorch\""));
+  }
+}
+
+TEST_CASE("the task content key covers the oracle: its module and every field", "[task][oracle]") {
+  const Task base = Task::from_json(inline_oracle_manifest().dump());
+  const std::string key = detail::task_content_key(base);
+  CHECK(detail::task_content_key(Task::from_json(base.to_json())) == key);
+  std::vector<std::pair<const char*, void (*)(PytorchOracle&)>> edits = {
+      {"module source", [](PytorchOracle& o) { o.module.source += "\n# changed\n"; }},
+      {"constants", [](PytorchOracle& o) { o.constants.erase("dim"); }},
+      {"forward order", [](PytorchOracle& o) { std::swap(o.forward[0], o.forward[1]); }},
+      {"parameters", [](PytorchOracle& o) { std::swap(o.parameters["gemm.weight"], o.parameters["gemm.bias"]); }},
+      {"casts", [](PytorchOracle& o) { o.casts.clear(); }},
+      {"seed", [](PytorchOracle& o) { o.seed = 43; }},
+      {"training", [](PytorchOracle& o) { o.training = true; }},
+      {"baselines", [](PytorchOracle& o) { o.baselines = {"eager"}; }},
+  };
+  for (const auto& [what, edit] : edits) {
+    INFO(what);
+    Task changed = base;
+    edit(*changed.oracle);
+    CHECK(detail::task_content_key(changed) != key);
+  }
+  Task without = base;
+  without.oracle.reset();
+  CHECK(detail::task_content_key(without) != key);
 }
