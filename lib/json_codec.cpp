@@ -471,6 +471,9 @@ IntegrityReport read_integrity(const JsonField& f) {
 
 }  // namespace
 
+Json timing_report_to_json(const TimingReport& timing) { return timing_json(timing); }
+TimingReport timing_report_from_json(const JsonField& field) { return read_timing(field); }
+
 Json evaluation_to_json(const Evaluation& e) {
   Json json;
   json["schema"] = kEvaluationSchema;

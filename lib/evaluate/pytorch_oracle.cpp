@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "detail/python_helper.hpp"
+#include "json_codec.hpp"
 
 namespace kernelsmith::detail {
 namespace {
@@ -21,27 +22,6 @@ namespace fs = std::filesystem;
 std::atomic<std::int64_t>& request_counter() {
   static std::atomic<std::int64_t> counter{0};
   return counter;
-}
-
-TimingReport timing_from_helper(const Json& json) {
-  TimingReport report;
-  report.mode = json_value_or<std::string>(json, "mode", "screen");
-  report.median_ms = json_value_or<double>(json, "median_ms", 0.0);
-  report.mean_ms = json_value_or<double>(json, "mean_ms", 0.0);
-  report.min_ms = json_value_or<double>(json, "min_ms", 0.0);
-  report.noise = json_value_or<double>(json, "noise", 0.0);
-  report.samples = json_value_or<int>(json, "samples", 0);
-  report.converged = json_value_or<bool>(json, "converged", false);
-  report.host_ms = json_value_or<double>(json, "host_ms", 0.0);
-  report.l2_flushed = json_value_or<bool>(json, "l2_flushed", false);
-  if (const auto kernels = json.find("kernels"); kernels != json.end() && kernels->is_array()) {
-    for (const auto& kernel : *kernels) {
-      report.kernels.push_back({json_value_or<std::string>(kernel, "name", ""),
-                                json_value_or<double>(kernel, "median_ms", 0.0),
-                                json_value_or<double>(kernel, "share", 0.0)});
-    }
-  }
-  return report;
 }
 
 Bytes read_file_bytes(const std::string& path, std::size_t expected, const std::string& tensor) {
@@ -201,7 +181,7 @@ OracleBaseline PytorchOracleClient::time(const Json& problem, const std::string&
     const Json reply = request(body);
     remove_files();
     if (json_value_or<bool>(reply, "ok", false)) {
-      result.timing = timing_from_helper(reply.at("timing"));
+      result.timing = timing_report_from_json(JsonField(reply.at("timing"), "<the PyTorch oracle's reply>", "timing"));
       result.compile_seconds = json_value_or<double>(reply, "compile_seconds", 0.0);
     } else {
       result.error = json_value_or<std::string>(reply, "message", "the oracle failed without saying why");

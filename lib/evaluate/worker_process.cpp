@@ -227,8 +227,8 @@ int worker_main(int argc, char** argv) {
           send_json(channel, {{"type", "peaks"}, {"gbps", peaks.gbps}, {"gflops", peaks.gflops}});
         } else if (type == "prepare") {
           const Task& task = task_of(request, static_cast<std::int64_t>(payload->size()));
-          harness.prepare(task, evaluator_options_from_json(request.at("options")));
-          send_json(channel, {{"type", "prepared"}});
+          const double oracle_seconds = harness.prepare(task, evaluator_options_from_json(request.at("options")));
+          send_json(channel, {{"type", "prepared"}, {"oracle_seconds", oracle_seconds}});
         } else if (type == "evaluate") {
           const Task& task = task_of(request, static_cast<std::int64_t>(payload->size()));
           task_copy = task;
