@@ -450,6 +450,7 @@ def bind_plan(candidate: BenchCandidate, device: Any) -> BoundPlan:
 
 def make_tensors(task: BenchTask, plan: BoundPlan, seed: int):
     import torch
+    from task_inputs import draw_input
 
     generator = torch.Generator(device="cuda")
     generator.manual_seed(seed)
@@ -460,14 +461,7 @@ def make_tensors(task: BenchTask, plan: BoundPlan, seed: int):
         if spec.role == "output":
             tensors[spec.name] = torch.empty(shape, dtype=dtype, device="cuda")
             continue
-        kind = spec.distribution.get("kind", "normal")
-        a, b = float(spec.distribution.get("a", 0.0)), float(spec.distribution.get("b", 1.0))
-        if kind == "integers":
-            tensors[spec.name] = torch.randint(int(a), int(b) + 1, shape, generator=generator, device="cuda").to(dtype)
-        elif kind == "uniform":
-            tensors[spec.name] = (torch.rand(shape, generator=generator, device="cuda") * (b - a) + a).to(dtype)
-        else:
-            tensors[spec.name] = (torch.randn(shape, generator=generator, device="cuda") * b + a).to(dtype)
+        tensors[spec.name] = draw_input(torch, spec.distribution, shape, dtype, generator, "cuda")
     for name, dtype, count in plan.workspaces:
         tensors[name] = torch.zeros(max(count, 1), dtype=getattr(torch, TORCH_DTYPES[dtype]), device="cuda")
     return tensors

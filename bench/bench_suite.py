@@ -111,6 +111,7 @@ def evaluate_expression(expression: str, sizes: Dict[str, int]) -> int:
 
 def make_inputs(manifest: Dict[str, Any], seed: int) -> Dict[str, Any]:
     import torch
+    from task_inputs import draw_input
 
     generator = torch.Generator(device="cuda")
     generator.manual_seed(seed)
@@ -122,14 +123,7 @@ def make_inputs(manifest: Dict[str, Any], seed: int) -> Dict[str, Any]:
         shape = [evaluate_expression(e, sizes) for e in spec["shape"]]
         dtype = getattr(torch, TORCH_DTYPES[spec.get("dtype", "float32")])
         dist = spec.get("distribution", {"kind": "normal", "a": 0.0, "b": 1.0})
-        a, b = float(dist.get("a", 0.0)), float(dist.get("b", 1.0))
-        if dist.get("kind") == "integers":
-            value = torch.randint(int(a), int(b) + 1, shape, generator=generator, device="cuda")
-        elif dist.get("kind") == "uniform":
-            value = torch.rand(shape, generator=generator, device="cuda") * (b - a) + a
-        else:
-            value = torch.randn(shape, generator=generator, device="cuda") * b + a
-        tensors[spec["name"]] = value.to(dtype).contiguous()
+        tensors[spec["name"]] = draw_input(torch, dist, shape, dtype, generator, "cuda")
     return tensors
 
 

@@ -88,10 +88,23 @@ std::string format_sizes(const SizeMap& sizes) {
 }
 
 std::string format_distribution(const Distribution& d) {
-  if (d.kind == "normal") return fmt::format("normal(mean {:g}, stddev {:g})", d.a, d.b);
-  if (d.kind == "uniform") return fmt::format("uniform [{:g}, {:g})", d.a, d.b);
-  if (d.kind == "integers") return fmt::format("integers in [{:g}, {:g}]", d.a, d.b);
-  return fmt::format("{}({:g}, {:g})", d.kind, d.a, d.b);
+  std::string values;
+  if (d.kind == "normal") {
+    values = fmt::format("normal(mean {:g}, stddev {:g})", d.a, d.b);
+  } else if (d.kind == "uniform") {
+    values = fmt::format("uniform [{:g}, {:g})", d.a, d.b);
+  } else if (d.kind == "integers") {
+    values = fmt::format("integers in [{:g}, {:g}]", d.a, d.b);
+  } else if (d.kind == "constant") {
+    values = fmt::format("constant {:g}", d.a);
+  } else {
+    values = fmt::format("{}({:g}, {:g})", d.kind, d.a, d.b);
+  }
+  if (d.structure == "symmetric") return values + ", symmetric in the last two dimensions";
+  if (d.structure == "lower_triangular") return values + ", lower triangular (zero above the diagonal)";
+  if (d.structure == "upper_triangular") return values + ", upper triangular (zero below the diagonal)";
+  if (d.structure == "probability_rows") return values + ", then each row (last dimension) softmaxed: positive, sum 1";
+  return values;
 }
 
 // Keeps the head and the tail of a long text (where compilers and checkers put what matters) and cuts

@@ -514,14 +514,22 @@ std::vector<SizeConfig> Task::all_size_configs() const {
   return configs;
 }
 
-std::int64_t Task::element_count(const TensorSpec& spec, const SizeMap& sizes) const {
-  std::int64_t count = 1;
+std::vector<std::int64_t> Task::extents(const TensorSpec& spec, const SizeMap& sizes) const {
+  std::vector<std::int64_t> result;
   for (const auto& dim : spec.shape) {
     const std::int64_t extent = evaluate_expression(dim, sizes);
     if (extent < 0) {
       throw ValidationError(fmt::format("task {}: tensor {}: the extent \"{}\" is negative ({})", name, spec.name, dim,
                                         extent));
     }
+    result.push_back(extent);
+  }
+  return result;
+}
+
+std::int64_t Task::element_count(const TensorSpec& spec, const SizeMap& sizes) const {
+  std::int64_t count = 1;
+  for (const std::int64_t extent : extents(spec, sizes)) {
     if (__builtin_mul_overflow(count, extent, &count)) {
       throw ValidationError(fmt::format("task {}: tensor {}: the element count overflows int64", name, spec.name));
     }

@@ -163,6 +163,8 @@ struct KERNELSMITH_API Task {
   std::vector<std::string> languages() const;
   /// The timing configuration first, then the check configurations.
   std::vector<SizeConfig> all_size_configs() const;
+  /// The extent of each dimension of a tensor under the given sizes ({} for a tensor of shape []).
+  std::vector<std::int64_t> extents(const TensorSpec& tensor, const SizeMap& sizes) const;
   /// Number of elements of a tensor under the given sizes.
   std::int64_t element_count(const TensorSpec& tensor, const SizeMap& sizes) const;
   Tolerance tolerance_for(DType dtype) const;

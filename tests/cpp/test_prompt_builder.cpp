@@ -338,3 +338,18 @@ TEST_CASE("a Triton prompt from a CUDA parent asks for its Triton version", "[pr
   maca.parent.language = "maca";
   CHECK(contains(PromptBuilder().build(maca, EditMode::full).messages[1].content, "REFERENCE-SOURCE"));
 }
+
+TEST_CASE("the prompt describes constant inputs and structured inputs", "[prompt_builder]") {
+  MutationRequest request = sample_request();
+  Task task = matmul_task();
+  task.tensors[0].distribution = {"normal", 0.0, 1.0, "symmetric"};
+  task.tensors[1].distribution = {"uniform", 0.0, 1.0, "probability_rows"};
+  TensorSpec alpha{"alpha", DType::float32, {}, TensorRole::input, {"constant", 0.5, 1.0}};
+  task.tensors.insert(task.tensors.begin() + 2, alpha);
+  request.shared_task = std::make_shared<const Task>(task);
+  const std::string user = PromptBuilder().build(request, EditMode::full).messages[1].content;
+  CHECK(contains(user, "- A: float32[M, K], input, values normal(mean 0, stddev 1), symmetric in the last two dimensions"));
+  CHECK(contains(user, "- B: float32[K, N], input, values uniform [0, 1), then each row (last dimension) softmaxed: "
+                       "positive, sum 1"));
+  CHECK(contains(user, "- alpha: float32[], input, values constant 0.5"));
+}

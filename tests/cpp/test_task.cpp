@@ -222,7 +222,31 @@ TEST_CASE("validation: every broken field is named", "[task]") {
       {"duplicate config", [](detail::Json& m) { m["check_sizes"][0]["name"] = "timing"; }, "check_sizes[0].name: the name \"timing\" is used twice"},
       {"normal without spread", [](detail::Json& m) { m["tensors"][0]["distribution"] = {{"kind", "normal"}, {"a", 0}, {"b", 0}}; }, "tensors[0].distribution.b: expected a standard deviation > 0"},
       {"empty uniform", [](detail::Json& m) { m["tensors"][0]["distribution"] = {{"kind", "uniform"}, {"a", 1}, {"b", 1}}; }, "expected a < b"},
-      {"unknown distribution", [](detail::Json& m) { m["tensors"][0]["distribution"] = {{"kind", "gauss"}}; }, "distribution.kind: expected one of normal, uniform, integers"},
+      {"unknown distribution", [](detail::Json& m) { m["tensors"][0]["distribution"] = {{"kind", "gauss"}}; }, "distribution.kind: expected one of normal, uniform, integers, constant; got \"gauss\""},
+      {"constant with b", [](detail::Json& m) { m["tensors"][0]["distribution"] = {{"kind", "constant"}, {"a", 2}, {"b", 3}}; },
+       "tensors[0].distribution.b: a constant distribution has only a (the value); remove b (got 3)"},
+      {"fractional integer constant", [](detail::Json& m) { m["tensors"][0]["dtype"] = "int8"; m["tensors"][0]["distribution"] = {{"kind", "constant"}, {"a", 1.5}}; },
+       "tensors[0].distribution.a: the int8 input x needs an integer constant in [-128, 127]; got 1.5"},
+      {"integer constant out of range", [](detail::Json& m) { m["tensors"][0]["dtype"] = "uint8"; m["tensors"][0]["distribution"] = {{"kind", "constant"}, {"a", 256}}; },
+       "tensors[0].distribution.a: the uint8 input x needs an integer constant in [0, 255]; got 256"},
+      {"unknown structure", [](detail::Json& m) { m["tensors"][0]["distribution"] = {{"kind", "normal"}, {"structure", "diagonal"}}; },
+       "tensors[0].distribution.structure: expected one of none, symmetric, lower_triangular, upper_triangular, probability_rows; got \"diagonal\""},
+      {"unknown distribution field", [](detail::Json& m) { m["tensors"][0]["distribution"] = {{"kind", "normal"}, {"structur", "symmetric"}}; },
+       "tensors[0].distribution.structur: unknown field"},
+      {"symmetric vector", [](detail::Json& m) { m["tensors"][0]["distribution"] = {{"kind", "normal"}, {"structure", "symmetric"}}; },
+       "tensors[0].distribution.structure: symmetric needs a tensor of rank >= 2 (it applies to the last two dimensions); x has rank 1"},
+      {"triangular on a non-square shape in one configuration", [](detail::Json& m) {
+         m["sizes"] = {{"N", 8}, {"M", 8}};
+         m["check_sizes"][0]["sizes"] = {{"N", 7}, {"M", 5}};
+         m["tensors"][0]["shape"] = {"2", "N", "M"};
+         m["tensors"][0]["distribution"] = {{"kind", "normal"}, {"structure", "lower_triangular"}};
+       }, "tensors[0].distribution.structure: lower_triangular needs square last two dimensions; x has 7 x 5 (\"N\" x \"M\") under the sizes \"odd\""},
+      {"probability rows of integers", [](detail::Json& m) { m["tensors"][0]["dtype"] = "int32"; m["tensors"][0]["distribution"] = {{"kind", "integers"}, {"a", 0}, {"b", 3}, {"structure", "probability_rows"}}; },
+       "tensors[0].distribution.structure: probability_rows needs a floating-point dtype; x is int32"},
+      {"probability rows of a scalar", [](detail::Json& m) { m["tensors"][0]["shape"] = detail::Json::array(); m["tensors"][0]["distribution"] = {{"kind", "normal"}, {"structure", "probability_rows"}}; },
+       "tensors[0].distribution.structure: probability_rows needs a tensor of rank >= 1 (its rows are the last dimension); x has shape []"},
+      {"structure of an output", [](detail::Json& m) { m["tensors"][1]["distribution"] = {{"kind", "normal"}, {"structure", "probability_rows"}}; },
+       "tensors[1].distribution.structure: y is an output: a structure shapes the values of inputs only"},
       {"integer input needs integers", [](detail::Json& m) { m["tensors"][0]["dtype"] = "int32"; }, "needs the \"integers\" or \"constant\" distribution"},
       {"uint8 range", [](detail::Json& m) { m["tensors"][0]["dtype"] = "uint8"; m["tensors"][0]["distribution"] = {{"kind", "integers"}, {"a", -1}, {"b", 3}}; }, "does not fit uint8"},
       {"bad work", [](detail::Json& m) { m["work"]["bytes"] = "8 * Q"; }, "work.bytes: under the sizes \"timing\": expression \"8 * Q\": unknown identifier \"Q\""},
@@ -301,6 +325,7 @@ TEST_CASE("to_json is self-contained and from_json reads it back unchanged", "[t
       CHECK(copy.tensors[i].shape == original.tensors[i].shape);
       CHECK(copy.tensors[i].role == original.tensors[i].role);
       CHECK(copy.tensors[i].distribution.kind == original.tensors[i].distribution.kind);
+      CHECK(copy.tensors[i].distribution.structure == original.tensors[i].distribution.structure);
       CHECK(copy.tensors[i].distribution.a == original.tensors[i].distribution.a);
       CHECK(copy.tensors[i].distribution.b == original.tensors[i].distribution.b);
     }
@@ -589,4 +614,35 @@ TEST_CASE("the task content key covers the oracle: its module and every field", 
   Task without = base;
   without.oracle.reset();
   CHECK(detail::task_content_key(without) != key);
+}
+
+TEST_CASE("constant distributions and structures survive the round trip", "[task]") {
+  auto manifest = minimal_manifest();
+  manifest["sizes"] = {{"N", 16}};
+  manifest["check_sizes"][0]["sizes"] = {{"N", 5}};
+  manifest["tensors"][0]["shape"] = {"N", "N"};
+  manifest["tensors"][0]["distribution"] = {{"kind", "uniform"}, {"a", -1}, {"b", 1}, {"structure", "symmetric"}};
+  manifest["tensors"].push_back({{"name", "p"}, {"dtype", "float16"}, {"shape", {"3", "N"}}, {"role", "input"},
+                                 {"distribution", {{"kind", "normal"}, {"structure", "probability_rows"}}}});
+  manifest["tensors"].push_back({{"name", "mask"}, {"dtype", "uint8"}, {"shape", {"N", "N"}}, {"role", "input"},
+                                 {"distribution", {{"kind", "constant"}, {"a", 1}, {"b", 1}, {"structure", "lower_triangular"}}}});
+  const Task task = Task::from_json(manifest.dump());
+  CHECK(task.tensor("x").distribution.structure == "symmetric");
+  CHECK(task.tensor("p").distribution.structure == "probability_rows");
+  CHECK(task.tensor("y").distribution.structure == "none");
+  CHECK(task.tensor("mask").distribution.kind == "constant");
+  CHECK(task.tensor("mask").distribution.a == 1.0);
+  const detail::Json written = detail::Json::parse(task.to_json());
+  CHECK(written["tensors"][0]["distribution"]["structure"] == "symmetric");
+  CHECK_FALSE(written["tensors"][1]["distribution"].contains("structure"));  // "none" is not written
+  CHECK(written["tensors"][3]["distribution"] == detail::Json::parse(R"({"kind": "constant", "a": 1.0, "structure": "lower_triangular"})"));
+  const Task copy = Task::from_json(task.to_json());
+  CHECK(copy.to_json() == task.to_json());
+  for (const auto& tensor : task.tensors) {
+    INFO(tensor.name);
+    CHECK(copy.tensor(tensor.name).distribution.kind == tensor.distribution.kind);
+    CHECK(copy.tensor(tensor.name).distribution.a == tensor.distribution.a);
+    CHECK(copy.tensor(tensor.name).distribution.b == tensor.distribution.b);
+    CHECK(copy.tensor(tensor.name).distribution.structure == tensor.distribution.structure);
+  }
 }

@@ -167,7 +167,7 @@ int check_source(Backend& backend, const Task& task, const std::string& label, c
         continue;
       }
       const std::uint64_t seed = detail::mix_seed(name_seed(task.name + "/" + config.name), i);
-      inputs.push_back(detail::generate_input(spec, count, detail::InputKind::random, seed));
+      inputs.push_back(detail::generate_input(spec, task.extents(spec, config.sizes), detail::InputKind::random, seed));
       input_values.push_back(to_doubles(spec.dtype, inputs.back(), count));
     }
     std::vector<Bytes> results;
