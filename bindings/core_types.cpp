@@ -551,7 +551,7 @@ void bind_evaluation(py::module_& m) {
       .def("__repr__", [](const IntegrityReport& i) { return "IntegrityReport(flags=" + list_repr(i.flags) + ")"; });
 
   py::class_<Evaluation>(m, "Evaluation",
-                         "The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/2 "
+                         "The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/3 "
                          "(docs/evaluation-schema.md).")
       .def(py::init<>())
       .def_readwrite("candidate_id", &Evaluation::candidate_id, "Id of the evaluated candidate.")
@@ -563,16 +563,29 @@ void bind_evaluation(py::module_& m) {
       .def_readwrite("compile", &Evaluation::compile, "The compile stage.")
       .def_readwrite("correctness", &Evaluation::correctness, "Correctness checks, or None when they did not run.")
       .def_readwrite("timing", &Evaluation::timing, "The candidate's timing, or None.")
-      .def_readwrite("baseline_timing", &Evaluation::baseline_timing, "The reference's timing, or None.")
-      .def_readwrite("speedup", &Evaluation::speedup, "Baseline median over the candidate's (> 1 is faster).")
+      .def_readwrite("baseline_timing", &Evaluation::baseline_timing,
+                     "The timing of the baseline speedup is against: the reference kernel's, or PyTorch eager's for a "
+                     "task with a PyTorch oracle; None when not timed.")
+      .def_readwrite("speedup", &Evaluation::speedup,
+                     "Baseline median over the candidate's (> 1 is faster): over the reference kernel, or over PyTorch "
+                     "eager for a task with a PyTorch oracle.")
+      .def_readwrite("baselines", &Evaluation::baselines,
+                     "Every baseline timed, by name (dict of TimingReport): 'reference' (the reference kernel), or for "
+                     "a task with a PyTorch oracle 'eager', 'compile' (torch.compile) and 'compile_max_autotune' "
+                     "(torch.compile, mode='max-autotune-no-cudagraphs').")
+      .def_readwrite("speedups", &Evaluation::speedups,
+                     "The candidate's speedup over each baseline, by name (baseline median over the candidate's); 0 "
+                     "for a baseline that could not be timed.")
+      .def_readwrite("baseline_errors", &Evaluation::baseline_errors,
+                     "Why a baseline could not be timed (torch.compile unavailable, an Inductor error), by name.")
       .def_readwrite("sol", &Evaluation::sol, "Speed of light, or None.")
       .def_readwrite("integrity", &Evaluation::integrity, "Integrity flags.")
       .def_readwrite("fitness", &Evaluation::fitness, "Scalar for selection.")
       .def_readwrite("wall_seconds", &Evaluation::wall_seconds, "Wall time of the whole evaluation.")
       .def_readwrite("stage_seconds", &Evaluation::stage_seconds,
-                     "Seconds by stage: compile, reference, load, correctness, timing, baseline, overhead.")
+                     "Seconds by stage: compile, reference, load, correctness, timing, baseline, oracle, overhead.")
       .def_property_readonly("ok", &Evaluation::ok, "True when status is Status.ok.")
-      .def("to_json", &Evaluation::to_json, "JSON under the schema kernelsmith.evaluation/2.")
+      .def("to_json", &Evaluation::to_json, "JSON under the schema kernelsmith.evaluation/3.")
       .def_static("from_json", &Evaluation::from_json, py::arg("json_text"), py::arg("origin") = "<evaluation>",
                   "Parses evaluation JSON; raises ValidationError naming the field.")
       .def("to_prompt_text", &Evaluation::to_prompt_text,

@@ -5,6 +5,7 @@
 
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
+#include "kernelsmith/python_helpers.hpp"
 #include "kernelsmith/triton.hpp"
 
 namespace py = pybind11;
@@ -112,9 +113,14 @@ void bind_devices(py::module_& m) {
   m.def("triton_status", &triton_status, py::call_guard<py::gil_scoped_release>(),
         "Whether Triton candidates can be compiled here: asks a compile helper (started once, then kept) whether "
         "triton imports. Never raises.");
+  m.def("set_helper_python", &set_helper_python, py::arg("python"),
+        "The Python interpreter of kernelsmith's helper processes (the Triton compile helpers, the PyTorch oracle) "
+        "when $KERNELSMITH_PYTHON is not set; importing kernelsmith sets it to sys.executable.");
+  m.def("helper_python", &helper_python,
+        "The interpreter the helper processes run now: $KERNELSMITH_PYTHON, the one set_helper_python() set, or "
+        "'/usr/bin/env python3'.");
   m.def("set_triton_python", &set_triton_python, py::arg("python"),
-        "The Python interpreter the Triton compile helpers run when $KERNELSMITH_PYTHON is not set; importing "
-        "kernelsmith sets it to sys.executable.");
+        "The older name of set_helper_python: the interpreter of every helper process.");
   m.def("devices_json", [] { return to_json(devices()); }, py::call_guard<py::gil_scoped_release>(),
         "devices() as a JSON document (schema kernelsmith.devices/1).");
 }

@@ -88,6 +88,10 @@ void bind_evaluator(py::module_& m) {
                      "per evaluation; past it the worker is killed and the status is 'timeout'")
       .def_readwrite("compile_timeout_seconds", &EvaluatorOptions::compile_timeout_seconds,
                      "Longest a compile may take, in seconds.")
+      .def_readwrite("oracle_timeout_seconds", &EvaluatorOptions::oracle_timeout_seconds,
+                     "Longest one request to the PyTorch oracle's helper may take, in seconds (the expected outputs "
+                     "of one case, or timing one baseline: torch.compile max-autotune compiles for minutes on a "
+                     "GPU); past it the helper is killed.")
       .def_readwrite("compile_threads", &EvaluatorOptions::compile_threads, "0: all hardware threads")
       .def_readwrite("isolate", &EvaluatorOptions::isolate,
                      "run candidates in a worker process (False runs them in this process, for debugging)")

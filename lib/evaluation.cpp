@@ -1,4 +1,4 @@
-// Evaluation: JSON round trip under the schema "kernelsmith.evaluation/2" (docs/evaluation-schema.md)
+// Evaluation: JSON round trip under the schema "kernelsmith.evaluation/3" (docs/evaluation-schema.md)
 // and the concise text an LLM reads as feedback.
 #include "kernelsmith/evaluation.hpp"
 
@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "detail/json_util.hpp"
 #include "json_codec.hpp"
@@ -71,16 +73,39 @@ void append_first_failure(std::ostringstream& out, const CorrectnessReport& repo
   out << fmt::format("Checks passed: {} of {}.\n", passed, report.checks.size());
 }
 
+// The PyTorch baselines of a task with an oracle, in the order the docs list them.
+void append_pytorch_speedups(std::ostringstream& out, const Evaluation& evaluation) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"eager", "PyTorch eager"}, {"compile", "torch.compile"}, {"compile_max_autotune", "torch.compile max-autotune"}};
+  std::vector<std::string> parts;
+  for (const auto& [name, label] : kNames) {
+    const auto timing = evaluation.baselines.find(name);
+    const auto speedup = evaluation.speedups.find(name);
+    const auto error = evaluation.baseline_errors.find(name);
+    if (timing != evaluation.baselines.end() && speedup != evaluation.speedups.end()) {
+      parts.push_back(fmt::format("{:.3g}x over {} ({:.4g} ms)", speedup->second, label, timing->second.median_ms));
+    } else if (error != evaluation.baseline_errors.end()) {
+      parts.push_back(fmt::format("{} not timed ({})", label, error->second.substr(0, 120)));
+    }
+  }
+  if (parts.empty()) return;
+  out << "Speedup: ";
+  for (std::size_t i = 0; i < parts.size(); ++i) out << (i == 0 ? "" : "; ") << parts[i];
+  out << ".\n";
+}
+
 void append_timing(std::ostringstream& out, const Evaluation& evaluation) {
   const TimingReport& t = *evaluation.timing;
   out << fmt::format("Time: {:.4g} ms median \u00b1 {:.2g}% noise ({} samples, {} mode{}{})", t.median_ms,
                      t.noise * 100.0, t.samples, t.mode.empty() ? "?" : t.mode, t.l2_flushed ? ", cold L2" : ", warm L2",
                      t.converged ? "" : ", noise target not reached");
-  if (evaluation.baseline_timing) {
-    out << fmt::format("; baseline {:.4g} ms", evaluation.baseline_timing->median_ms);
+  const bool pytorch = evaluation.baselines.count("eager") > 0 || evaluation.baseline_errors.count("eager") > 0;
+  if (!pytorch) {
+    if (evaluation.baseline_timing) out << fmt::format("; baseline {:.4g} ms", evaluation.baseline_timing->median_ms);
+    if (evaluation.speedup > 0) out << fmt::format("; speedup {:.3g}x over the baseline", evaluation.speedup);
   }
-  if (evaluation.speedup > 0) out << fmt::format("; speedup {:.3g}x over the baseline", evaluation.speedup);
   out << ".\n";
+  if (pytorch) append_pytorch_speedups(out, evaluation);
   if (evaluation.sol) {
     const SpeedOfLight& s = *evaluation.sol;
     out << fmt::format(

@@ -105,6 +105,7 @@ Json evaluator_options_to_json(const EvaluatorOptions& o) {
           {"suspicious_speedup", o.suspicious_speedup},
           {"deadline_seconds", o.deadline_seconds},
           {"compile_timeout_seconds", o.compile_timeout_seconds},
+          {"oracle_timeout_seconds", o.oracle_timeout_seconds},
           {"compile_threads", o.compile_threads},
           {"isolate", o.isolate},
           {"cache_dir", o.cache_dir},
@@ -134,6 +135,7 @@ EvaluatorOptions evaluator_options_from_json(const Json& j) {
   o.suspicious_speedup = j.at("suspicious_speedup").get<double>();
   o.deadline_seconds = j.at("deadline_seconds").get<double>();
   o.compile_timeout_seconds = j.at("compile_timeout_seconds").get<double>();
+  o.oracle_timeout_seconds = j.at("oracle_timeout_seconds").get<double>();
   o.compile_threads = j.at("compile_threads").get<int>();
   o.isolate = j.at("isolate").get<bool>();
   o.cache_dir = j.at("cache_dir").get<std::string>();
@@ -469,6 +471,9 @@ IntegrityReport read_integrity(const JsonField& f) {
 
 }  // namespace
 
+Json timing_report_to_json(const TimingReport& timing) { return timing_json(timing); }
+TimingReport timing_report_from_json(const JsonField& field) { return read_timing(field); }
+
 Json evaluation_to_json(const Evaluation& e) {
   Json json;
   json["schema"] = kEvaluationSchema;
@@ -483,6 +488,13 @@ Json evaluation_to_json(const Evaluation& e) {
   json["timing"] = e.timing ? timing_json(*e.timing) : Json(nullptr);
   json["baseline_timing"] = e.baseline_timing ? timing_json(*e.baseline_timing) : Json(nullptr);
   json["speedup"] = json_number(e.speedup);
+  Json baselines = Json::object();
+  for (const auto& [name, timing] : e.baselines) baselines[name] = timing_json(timing);
+  json["baselines"] = baselines;
+  Json speedups = Json::object();
+  for (const auto& [name, speedup] : e.speedups) speedups[name] = json_number(speedup);
+  json["speedups"] = speedups;
+  json["baseline_errors"] = e.baseline_errors;
   json["sol"] = e.sol ? sol_json(*e.sol) : Json(nullptr);
   json["integrity"] = Json{{"flags", e.integrity.flags},
                            {"deterministic", e.integrity.deterministic},
@@ -498,11 +510,13 @@ Json evaluation_to_json(const Evaluation& e) {
 
 Evaluation evaluation_from_json(const JsonField& root) {
   root.expect_object({"schema", "candidate_id", "task", "backend", "device", "status", "message", "compile",
-                      "correctness", "timing", "baseline_timing", "speedup", "sol", "integrity", "fitness",
-                      "wall_seconds", "stage_seconds"});
+                      "correctness", "timing", "baseline_timing", "speedup", "baselines", "speedups",
+                      "baseline_errors", "sol", "integrity", "fitness", "wall_seconds", "stage_seconds"});
   const JsonField schema = root["schema"];
-  if (schema.string() != kEvaluationSchema && schema.string() != kEvaluationSchemaV1) {
-    schema.fail_expected(fmt::format("\"{}\" (or the older \"{}\")", kEvaluationSchema, kEvaluationSchemaV1));
+  if (schema.string() != kEvaluationSchema && schema.string() != kEvaluationSchemaV2 &&
+      schema.string() != kEvaluationSchemaV1) {
+    schema.fail_expected(fmt::format("\"{}\" (or the older \"{}\" or \"{}\")", kEvaluationSchema,
+                                     kEvaluationSchemaV2, kEvaluationSchemaV1));
   }
   Evaluation evaluation;
   read_field(root, "candidate_id", evaluation.candidate_id);
@@ -523,6 +537,15 @@ Evaluation evaluation_from_json(const JsonField& root) {
   if (auto timing = root.optional("timing")) evaluation.timing = read_timing(*timing);
   if (auto baseline = root.optional("baseline_timing")) evaluation.baseline_timing = read_timing(*baseline);
   read_field(root, "speedup", evaluation.speedup);
+  if (auto baselines = root.optional("baselines")) {
+    for (const auto& [name, timing] : baselines->members()) evaluation.baselines[name] = read_timing(timing);
+  }
+  if (auto speedups = root.optional("speedups")) {
+    for (const auto& [name, speedup] : speedups->members()) evaluation.speedups[name] = speedup.number();
+  }
+  if (auto errors = root.optional("baseline_errors")) {
+    for (const auto& [name, message] : errors->members()) evaluation.baseline_errors[name] = message.string();
+  }
   if (auto sol = root.optional("sol")) evaluation.sol = read_sol(*sol);
   if (auto integrity = root.optional("integrity")) evaluation.integrity = read_integrity(*integrity);
   read_field(root, "fitness", evaluation.fitness);

@@ -57,7 +57,11 @@ Json candidate_to_json(const Candidate& candidate);
 /// Checks the schema, the language and a stated id against the content.
 Candidate candidate_from_json(const JsonField& root);
 
-/// Schema "kernelsmith.evaluation/2" (docs/evaluation-schema.md); version 1 documents are read too.
+/// A timing report as the evaluation schema writes it (the oracle's baselines travel and are cached so).
+Json timing_report_to_json(const TimingReport& timing);
+TimingReport timing_report_from_json(const JsonField& field);
+
+/// Schema "kernelsmith.evaluation/3" (docs/evaluation-schema.md); versions 1 and 2 are read too.
 Json evaluation_to_json(const Evaluation& evaluation);
 Evaluation evaluation_from_json(const JsonField& root);
 

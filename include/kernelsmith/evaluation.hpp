@@ -130,9 +130,20 @@ struct KERNELSMITH_API Evaluation {
   CompileReport compile;
   std::optional<CorrectnessReport> correctness;
   std::optional<TimingReport> timing;
+  /// The baseline `speedup` is against: the reference kernel's timing, or PyTorch eager's for a task with
+  /// a PyTorch oracle (KernelBench's convention).
   std::optional<TimingReport> baseline_timing;
   /// Baseline median time over the candidate's (> 1 is faster). 0 when not timed.
   double speedup = 0.0;
+  /// Every baseline timed, by name: "reference" (the reference kernel), or for a task with a PyTorch
+  /// oracle "eager", "compile" (torch.compile) and "compile_max_autotune" (torch.compile with
+  /// mode="max-autotune-no-cudagraphs"), as far as the task's oracle lists them.
+  std::map<std::string, TimingReport> baselines;
+  /// The candidate's speedup over each baseline: its median over the candidate's; 0 for a baseline that
+  /// could not be timed (baseline_errors says why).
+  std::map<std::string, double> speedups;
+  /// Why a baseline could not be timed (torch.compile unavailable, an Inductor error), by name.
+  std::map<std::string, std::string> baseline_errors;
   std::optional<SpeedOfLight> sol;
   IntegrityReport integrity;
   /// Scalar for selection: speedup when ok, 0 when incorrect, negative for the worse failures.
@@ -142,7 +153,9 @@ struct KERNELSMITH_API Evaluation {
   /// other candidates' device work), "reference" (preparing the task's reference: compile, load, spread
   /// check, baseline timing; charged to the task's first evaluation), "load",
   /// "correctness", "timing" (re-measurement included), "baseline" (the reference's timing, once per
-  /// task and mode) and "overhead" (the worker round trip). Stages that did not run are absent.
+  /// task and mode), "oracle" (the PyTorch oracle's helper: expected outputs and baseline timings of a
+  /// task with an oracle, cached on disk, so mostly on a task's first evaluation) and "overhead" (the
+  /// worker round trip). Stages that did not run are absent.
   std::map<std::string, double> stage_seconds;
 
   bool ok() const { return status == Status::ok; }
@@ -155,8 +168,10 @@ struct KERNELSMITH_API Evaluation {
   std::string to_prompt_text() const;
 };
 
-/// Version 2 added stage_seconds; documents of version 1 are still read.
-inline constexpr const char* kEvaluationSchema = "kernelsmith.evaluation/2";
+/// Version 3 added baselines, speedups and baseline_errors; version 2 stage_seconds. Documents of
+/// versions 1 and 2 are still read.
+inline constexpr const char* kEvaluationSchema = "kernelsmith.evaluation/3";
+inline constexpr const char* kEvaluationSchemaV2 = "kernelsmith.evaluation/2";
 inline constexpr const char* kEvaluationSchemaV1 = "kernelsmith.evaluation/1";
 
 /// The fitness a status gets when it has no timing: incorrect 0, runtime_error -0.25,

@@ -70,6 +70,10 @@ struct EvaluatorOptions {
   /// Per-evaluation deadline for the worker (load, checks and timing together).
   double deadline_seconds = 60.0;
   double compile_timeout_seconds = 60.0;
+  /// Longest one request to the PyTorch oracle's helper may take (a task with an oracle: the expected
+  /// outputs of one case, or the timing of one baseline, whose torch.compile with max-autotune compiles
+  /// for minutes on a GPU). Past it the helper is killed: the task fails, or that baseline is not timed.
+  double oracle_timeout_seconds = 1800.0;
   int compile_threads = 0;  ///< 0: hardware threads
   /// Run the harness in a worker process (crash and hang isolation). false runs in-process (debugging).
   bool isolate = true;

@@ -17,6 +17,7 @@
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/evaluator.hpp"
 #include "kernelsmith/kernel_runner.hpp"
+#include "kernelsmith/python_helpers.hpp"
 #include "kernelsmith/triton.hpp"
 #include "kernelsmith/mutator.hpp"
 #include "kernelsmith/param_mutator.hpp"

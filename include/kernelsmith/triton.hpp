@@ -2,10 +2,10 @@
 // `triton` Python package, in helper processes that run kernelsmith's triton_compile.py, and launched by
 // the CUDA backend like any other kernel. The candidate's file is executed only in those helpers.
 //
-// The helpers run the Python interpreter named by $KERNELSMITH_PYTHON, else the one set_triton_python()
-// names (the Python package names its own interpreter when it is imported), else `python3` on the PATH;
-// the script is $KERNELSMITH_TRITON_HELPER, else triton_compile.py beside the library (the wheel) or in
-// the source tree (an uninstalled build).
+// The helpers run the Python interpreter of every helper process (python_helpers.hpp: $KERNELSMITH_PYTHON,
+// else the one set_helper_python() names, else `python3` on the PATH); the script is
+// $KERNELSMITH_TRITON_HELPER, else triton_compile.py beside the library (the wheel) or in the source tree
+// (an uninstalled build).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/export.hpp"
+#include "kernelsmith/python_helpers.hpp"
 #include "kernelsmith/task.hpp"
 
 namespace kernelsmith {
@@ -57,8 +58,8 @@ KERNELSMITH_API std::vector<TritonKernelSpec> triton_kernel_specs(const Task& ta
 /// cannot start is a reason.
 KERNELSMITH_API TritonStatus triton_status();
 
-/// The Python interpreter the helpers run when $KERNELSMITH_PYTHON is not set. Helpers already running
-/// keep theirs.
+/// The older name of set_helper_python (python_helpers.hpp): the interpreter of every Python helper, the
+/// PyTorch oracle's too.
 KERNELSMITH_API void set_triton_python(const std::string& python);
 
 }  // namespace kernelsmith

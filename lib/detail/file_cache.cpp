@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace kernelsmith::detail {
 
@@ -33,6 +35,10 @@ std::optional<std::string> read_whole_file(const std::string& path) {
 }
 
 bool write_cache_file(const std::string& path, const std::string& contents) {
+  return write_cache_file(path, std::vector<FilePart>{{contents.data(), contents.size()}});
+}
+
+bool write_cache_file(const std::string& path, const std::vector<FilePart>& parts) {
   namespace fs = std::filesystem;
   static std::atomic<unsigned> counter{0};
   std::error_code error;
@@ -46,7 +52,9 @@ bool write_cache_file(const std::string& path, const std::string& contents) {
   {
     std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
     if (!stream) return false;
-    stream.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    for (const FilePart& part : parts) {
+      stream.write(static_cast<const char*>(part.data), static_cast<std::streamsize>(part.size));
+    }
     stream.flush();
     if (!stream) {
       fs::remove(temporary, error);
@@ -59,6 +67,41 @@ bool write_cache_file(const std::string& path, const std::string& contents) {
     return false;
   }
   return true;
+}
+
+void prune_cache_folder(const std::string& folder, std::uintmax_t max_bytes) {
+  namespace fs = std::filesystem;
+  struct Entry {
+    fs::path path;
+    fs::file_time_type used;
+    std::uintmax_t size;
+  };
+  std::vector<Entry> entries;
+  std::uintmax_t total = 0;
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    std::error_code entry_error;
+    if (!it->is_regular_file(entry_error) || entry_error) continue;
+    const std::uintmax_t size = it->file_size(entry_error);
+    const fs::file_time_type used = it->last_write_time(entry_error);
+    if (entry_error) continue;  // removed by another process meanwhile
+    entries.push_back({it->path(), used, size});
+    total += size;
+  }
+  if (total <= max_bytes) return;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  const std::uintmax_t target = max_bytes / 10 * 9;
+  for (const Entry& entry : entries) {
+    if (total <= target) break;
+    std::error_code remove_error;
+    fs::remove(entry.path, remove_error);
+    total -= entry.size;
+  }
+}
+
+void mark_cache_file_used(const std::string& path) {
+  std::error_code error;
+  std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), error);
 }
 
 }  // namespace kernelsmith::detail

@@ -26,6 +26,15 @@ std::string describe_json(const Json& value);
 /// JSON has no NaN or infinity: those are written as the strings "nan", "inf" and "-inf".
 Json json_number(double value);
 
+/// `json[key]` as a T, or `fallback` when the key is missing or null (helper replies, where optional
+/// fields are left out). Throws nlohmann::json::exception for a value of another type.
+template <typename T>
+T json_value_or(const Json& json, const char* key, T fallback) {
+  const auto found = json.find(key);
+  if (found == json.end() || found->is_null()) return fallback;
+  return found->template get<T>();
+}
+
 /// A value inside a document, with the way to it.
 class JsonField {
  public:

@@ -126,6 +126,9 @@ void validate_options(const EvaluatorOptions& options) {
   if (!(options.suspicious_speedup > 0.0)) fail("suspicious_speedup must be > 0");
   if (!(options.deadline_seconds > 0.0)) fail(fmt::format("deadline_seconds must be > 0; got {}", options.deadline_seconds));
   if (!(options.compile_timeout_seconds > 0.0)) fail("compile_timeout_seconds must be > 0");
+  if (!(options.oracle_timeout_seconds > 0.0)) {
+    fail(fmt::format("oracle_timeout_seconds must be > 0; got {}", options.oracle_timeout_seconds));
+  }
   if (options.compile_threads < 0) fail("compile_threads must be 0 (all hardware threads) or more");
   if (options.device < 0) fail(fmt::format("device must be 0 or more; got {}", options.device));
 }

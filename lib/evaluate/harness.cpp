@@ -72,12 +72,17 @@ DevicePeaks Harness::peaks(bool measure) {
   }
 }
 
-void Harness::prepare(const Task& task, const EvaluatorOptions& options) {
+double Harness::prepare(const Task& task, const EvaluatorOptions& options) {
   const Candidate none;
   EvaluationRun run(backend_, *state_, task, none, options);
+  run.take_oracle_seconds();
+  const std::string mode = options.mode == "strict" ? "strict" : "screen";
   ReferenceState& reference = run.reference(reference_key(task, backend_.language()));
   run.check_reference_spread(reference);
-  run.baseline(reference, options.mode == "strict" ? "strict" : "screen");
+  run.prepare_cases(reference);
+  run.baseline(reference, mode);
+  if (reference.oracle) run.oracle_baselines(reference, mode);
+  return run.take_oracle_seconds();
 }
 
 Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const ProgramSet& programs,
@@ -106,12 +111,17 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
   }
 
   auto stage_start = Clock::now();
+  EvaluationRun run(backend_, *state_, task, candidate, options);
+  run.take_oracle_seconds();
+  // The oracle's helper time, within whichever stage asked for it, is its own stage.
   auto end_stage = [&](const char* stage) {
     const auto now = Clock::now();
-    evaluation.stage_seconds[stage] += std::chrono::duration<double>(now - stage_start).count();
+    const double elapsed = std::chrono::duration<double>(now - stage_start).count();
+    const double in_oracle = std::min(run.take_oracle_seconds(), elapsed);
+    if (in_oracle > 0.0) evaluation.stage_seconds["oracle"] += in_oracle;
+    evaluation.stage_seconds[stage] += elapsed - in_oracle;
     stage_start = now;
   };
-  EvaluationRun run(backend_, *state_, task, candidate, options);
   ReferenceState& reference = run.reference(reference_key(task, backend_.language()));
   run.check_reference_spread(reference);
   end_stage("reference");
@@ -206,6 +216,9 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
       }
     }
 
+    run.record_baselines(reference, mode, evaluation);
+    end_stage("baseline");
+
     const DevicePeaks device_peaks = peaks(state_->measure_peaks);
     SpeedOfLight sol;
     sol.flops = task.flops(timing_config.sizes);
@@ -223,8 +236,9 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     evaluation.sol = sol;
 
     const TimingReport& final_timing = *evaluation.timing;
-    return finish(Status::ok, fmt::format("{:.3f}x the reference's speed ({:.4g} ms vs {:.4g} ms, noise {:.1f}%){}",
-                                          evaluation.speedup, final_timing.median_ms,
+    return finish(Status::ok, fmt::format("{:.3f}x {} speed ({:.4g} ms vs {:.4g} ms, noise {:.1f}%){}",
+                                          evaluation.speedup, reference.oracle ? "PyTorch eager's" : "the reference's",
+                                          final_timing.median_ms,
                                           evaluation.baseline_timing->median_ms, final_timing.noise * 100.0,
                                           unconfirmed));
   } catch (const TaskError&) {

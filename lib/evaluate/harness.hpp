@@ -41,9 +41,10 @@ class Harness {
                       const EvaluatorOptions& options);
 
   /// Compiles and loads the task's reference, checks that its output varies, and times the baseline
-  /// for options.mode, so that a later evaluate() spends its time on the candidate alone. Throws
-  /// TaskError, DeviceFault.
-  void prepare(const Task& task, const EvaluatorOptions& options);
+  /// for options.mode, so that a later evaluate() spends its time on the candidate alone. A task with a
+  /// PyTorch oracle has every correctness case's expected outputs computed and all its baselines timed.
+  /// Returns the seconds spent in the oracle's helper. Throws TaskError, DeviceFault.
+  double prepare(const Task& task, const EvaluatorOptions& options);
 
   /// The device's peaks from memory or the disk cache; measured now when missing and `measure` is set.
   /// Returns zeros when unknown.

@@ -64,14 +64,9 @@ ReferenceState& EvaluationRun::reference(const std::string& key) {
   for (auto& existing : state_.references) {
     if (existing->key == key) return *existing;
   }
-  if (task_.oracle) {
-    // The oracle, when present, is the correctness oracle and the baseline for every backend; using a
-    // reference kernel instead would report checks and speedups against something else.
-    throw TaskError(fmt::format("task {}: its expected outputs come from a PyTorch oracle (\"oracle\" in its "
-                                "manifest), and the PyTorch oracle is not available in this build of kernelsmith: "
-                                "evaluate a task with reference kernels instead",
-                                task_.name));
-  }
+  // The oracle, when present, is the correctness oracle and the baseline for every backend; the
+  // references then serve as examples only.
+  if (task_.oracle) return oracle_reference(key);
   const auto source = task_.references.find(backend_.language());
   if (source == task_.references.end()) {
     throw TaskError(fmt::format("task {} has no {} reference, which the {} backend needs as the correctness oracle "
@@ -96,8 +91,12 @@ ReferenceState& EvaluationRun::reference(const std::string& key) {
     throw TaskError(fmt::format("task {}: its {} reference{} cannot run on {}: {}", task_.name, backend_.language(),
                                 reference_file_label(task_, backend_.language()), backend_.device().name, e.what()));
   }
+  return keep(std::move(state));
+}
+
+ReferenceState& EvaluationRun::keep(std::unique_ptr<ReferenceState> reference) {
   if (state_.references.size() >= kReferenceTasksKept) state_.references.pop_front();
-  state_.references.push_back(std::move(state));
+  state_.references.push_back(std::move(reference));
   return *state_.references.back();
 }
 
@@ -119,6 +118,18 @@ std::shared_ptr<const CaseData> EvaluationRun::reference_case(ReferenceState& re
     const TensorSpec& tensor = task_.tensors[buffer.tensor_index];
     data.inputs.push_back(
         generate_input(tensor, task_.extents(tensor, config.sizes), kind, mix_seed(seed, buffer.tensor_index)));
+  }
+  if (reference.oracle) {
+    data.expected = oracle_outputs(reference, config, key, data.inputs);
+    if (user != nullptr) {
+      std::size_t output = 0;
+      for (const BufferSpec& buffer : plan.buffers) {
+        if (buffer.role != BufferSpec::Role::output) continue;
+        if (user->expected.count(buffer.name) > 0) data.expected[output] = *user->expected.at(buffer.name);
+        ++output;
+      }
+    }
+    return state_.cases.insert(key, std::move(data));
   }
   try {
     DeviceBuffers buffers(backend_, state_.pool, plan.buffers);
@@ -172,14 +183,40 @@ void EvaluationRun::check_reference_spread(ReferenceState& reference) {
     const double spread = relative_spread(tensor.dtype, buffers, count);
     if (spread < kNearConstantSpread) {
       throw TaskError(fmt::format(
-          "task {}: the reference output {} is near-constant on random inputs (relative spread {:.3g} over {} "
+          "task {}: the {} output {} is near-constant on random inputs (relative spread {:.3g} over {} "
           "trials of the sizes '{}'): a wrong kernel could pass the tolerance; change the task's input "
           "distributions or its computation",
-          task_.name, tensor.name, spread, cases, config.name));
+          task_.name, reference.oracle ? "PyTorch module's" : "reference", tensor.name, spread, cases, config.name));
     }
     ++output;
   }
   reference.spread_checked = true;
+}
+
+std::vector<std::pair<InputKind, int>> EvaluationRun::correctness_cases(const SizeConfig& config, bool timing_sizes,
+                                                                       bool user_pass) const {
+  // The timing sizes are the largest, where each case costs the most. Screen mode runs fewer cases
+  // there; the check sizes get every kind of input in both modes.
+  const bool strict = options_.mode == "strict";
+  std::vector<std::pair<InputKind, int>> cases;
+  const int trials_at_timing_sizes = strict ? options_.correctness_trials : options_.screen_correctness_trials;
+  const int random_trials = timing_sizes ? std::max(trials_at_timing_sizes, 1) : 1;
+  if (user_pass) {
+    // In this pass the second member is the index of the data case in task_.cases.
+    for (std::size_t u = 0; u < task_.cases.size(); ++u) {
+      if (task_.cases[u].sizes == config.name) cases.emplace_back(InputKind::random, static_cast<int>(u));
+    }
+    return cases;
+  }
+  for (int trial = 0; trial < random_trials; ++trial) cases.emplace_back(InputKind::random, trial);
+  if (options_.adversarial_inputs && (!timing_sizes || strict || options_.screen_adversarial_timing_sizes)) {
+    for (InputKind kind : adversarial_input_kinds()) cases.emplace_back(kind, 0);
+  }
+  return cases;
+}
+
+std::uint64_t EvaluationRun::correctness_seed(const SizeConfig& config, InputKind kind, int trial) const {
+  return case_seed(options_.seed, config.name, kind, trial);
 }
 
 CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
@@ -196,30 +233,12 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
     const SizeConfig& config = configs[ci];
     const BoundPlan& plan = bound.at(config.name);
     const BoundPlan& second_plan = reversed != nullptr ? reversed->at(config.name) : plan;
-    // configs[0] is the timing sizes: the largest, where each case costs the most. Screen mode runs
-    // fewer cases there; the check sizes get every kind of input in both modes.
-    const bool strict = options_.mode == "strict";
-    const bool timing_sizes = ci == 0;
-    std::vector<std::pair<InputKind, int>> cases;
-    const int trials_at_timing_sizes = strict ? options_.correctness_trials : options_.screen_correctness_trials;
-    const int random_trials = timing_sizes ? std::max(trials_at_timing_sizes, 1) : 1;
-    if (user_pass) {
-      // In this pass the second member is the index of the data case in task_.cases.
-      for (std::size_t u = 0; u < task_.cases.size(); ++u) {
-        if (task_.cases[u].sizes == config.name) cases.emplace_back(InputKind::random, static_cast<int>(u));
-      }
-      if (cases.empty()) continue;
-    } else {
-      for (int trial = 0; trial < random_trials; ++trial) cases.emplace_back(InputKind::random, trial);
-    }
-    if (!user_pass && options_.adversarial_inputs &&
-        (!timing_sizes || strict || options_.screen_adversarial_timing_sizes)) {
-      for (InputKind kind : adversarial_input_kinds()) cases.emplace_back(kind, 0);
-    }
+    const std::vector<std::pair<InputKind, int>> cases = correctness_cases(config, ci == 0, user_pass);
+    if (cases.empty()) continue;
     DeviceBuffers buffers(backend_, state_.pool, plan.buffers);
     for (const auto& [kind, trial] : cases) {
       const DataCase* user = user_pass ? &task_.cases[static_cast<std::size_t>(trial)] : nullptr;
-      const std::uint64_t seed = user != nullptr ? 0 : case_seed(options_.seed, config.name, kind, trial);
+      const std::uint64_t seed = user != nullptr ? 0 : correctness_seed(config, kind, trial);
       const std::shared_ptr<const CaseData> held = reference_case(reference, config, kind, seed, user);
       const CaseData& data = *held;
       CorrectnessCheck check;
@@ -342,6 +361,12 @@ CacheFlusher& EvaluationRun::flusher() {
 }
 
 TimingSettings EvaluationRun::settings(const std::string& mode) {
+  TimingSettings settings = timing_rules(mode);
+  if (options_.flush_l2) settings.flusher = &flusher();
+  return settings;
+}
+
+TimingSettings EvaluationRun::timing_rules(const std::string& mode) const {
   // "remeasure" confirms a suspicious speedup: strict mode's rules, but at most max_samples samples. It
   // checks a ratio above suspicious_speedup, for which a thousand samples are plenty; sampling a whole
   // strict budget on both sides would multiply the cost of screening fast candidates.
@@ -355,7 +380,6 @@ TimingSettings EvaluationRun::settings(const std::string& mode) {
                                                : options_.max_samples;
   settings.budget_seconds = strict ? options_.strict_budget_seconds : options_.screen_budget_seconds;
   settings.share_samples = strict ? 5 : 3;
-  if (options_.flush_l2) settings.flusher = &flusher();
   return settings;
 }
 
@@ -501,6 +525,15 @@ TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const TimingCases& 
 TimingReport EvaluationRun::baseline(ReferenceState& reference, const std::string& mode) {
   const auto found = reference.baseline.find(mode);
   if (found != reference.baseline.end()) return found->second;
+  if (reference.oracle) {
+    const OracleBaseline eager = oracle_baselines(reference, mode).at("eager");
+    if (!eager.timing) {
+      throw TaskError(fmt::format("task {}: timing its PyTorch module (the eager baseline, which speedups are "
+                                  "against) failed: {}",
+                                  task_.name, eager.error));
+    }
+    return reference.baseline[mode] = *eager.timing;
+  }
   const SizeConfig& config = task_.timing_sizes;
   TimingReport report;
   try {

@@ -18,7 +18,9 @@
 #include "evaluate/device_memory.hpp"
 #include "evaluate/device_peaks.hpp"
 #include "evaluate/host_tensors.hpp"
+#include "evaluate/oracle_cache.hpp"
 #include "evaluate/plan_binding.hpp"
+#include "evaluate/pytorch_oracle.hpp"
 #include "evaluate/timing.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/candidate.hpp"
@@ -86,13 +88,21 @@ constexpr int kTimingInputSets = 3;
 using TimingCases = std::vector<std::shared_ptr<const CaseData>>;
 
 /// A task's reference, compiled, loaded and bound to every size configuration: kept across
-/// evaluations of the same task, with its baseline timings.
+/// evaluations of the same task, with its baseline timings. For a task with a PyTorch oracle there is no
+/// kernel: `bound` holds each configuration's buffers only, and the oracle computes the outputs.
 struct ReferenceState {
   std::string key;
   std::vector<DeviceModule> modules;
   std::map<std::string, BoundPlan> bound;  ///< by size configuration name
   bool spread_checked = false;
   std::map<std::string, TimingReport> baseline;  ///< by timing mode
+  bool oracle = false;
+  std::string content_key;  ///< the task's content key (oracle tasks: the disk cache's keys)
+  OracleVersion oracle_version;
+  /// The PyTorch baselines by "<baseline>|<timing mode>".
+  std::map<std::string, OracleBaseline> oracle_baselines;
+  /// Correctness cases whose expected outputs were computed ahead (prepare_cases), by timing mode.
+  std::map<std::string, bool> cases_prepared;
 };
 
 /// What a harness keeps across evaluations: loaded references, reference outputs, device memory,
@@ -107,6 +117,8 @@ struct HarnessState {
   BufferPool pool;
   std::deque<std::unique_ptr<ReferenceState>> references;
   std::unique_ptr<CacheFlusher> flusher;  // built on the first timed sample
+  std::unique_ptr<PytorchOracleClient> oracle;      // started by the first task with an oracle
+  std::unique_ptr<OracleDiskCache> oracle_cache;  // its expected outputs and baselines on disk
 };
 
 /// Everything one evaluation needs; the stages are its methods.
@@ -133,11 +145,45 @@ class EvaluationRun {
   /// problem is described there.
   TimingReport time_plan(const BoundPlan& plan, const TimingCases& cases, const std::string& mode,
                          std::string* timed_output_problem);
+  /// The baseline `speedup` is against: the reference's timing, or PyTorch eager's for an oracle task.
   TimingReport baseline(ReferenceState& reference, const std::string& mode);
+
+  /// The correctness cases of one size configuration, (input kind, trial) each: random trials and the
+  /// adversarial kinds; in the user pass, (random, index into task.cases) for the caller's data cases.
+  std::vector<std::pair<InputKind, int>> correctness_cases(const SizeConfig& config, bool timing_sizes,
+                                                           bool user_pass) const;
+  std::uint64_t correctness_seed(const SizeConfig& config, InputKind kind, int trial) const;
+
+  // A task with a PyTorch oracle (oracle_protocol.cpp).
+
+  /// Every PyTorch baseline of an oracle task for a timing mode, eager first (timed whether the task
+  /// lists it or not: speedup is against it); cached in memory and on disk.
+  std::map<std::string, OracleBaseline> oracle_baselines(ReferenceState& reference, const std::string& mode);
+  /// Computes the expected outputs of every correctness case an evaluation under these options checks,
+  /// so that evaluations (under their deadline) find them cached. Oracle tasks only.
+  void prepare_cases(ReferenceState& reference);
+  /// Seconds spent in the oracle's helper since the last call (the "oracle" stage).
+  double take_oracle_seconds();
+  /// Fills evaluation.baselines, speedups and baseline_errors from its timing and baseline_timing.
+  void record_baselines(ReferenceState& reference, const std::string& mode, Evaluation& evaluation);
 
  private:
   CacheFlusher& flusher();
+  /// The mode's sampling rules, without the cache flusher.
+  TimingSettings timing_rules(const std::string& mode) const;
   TimingSettings settings(const std::string& mode);
+
+  /// Keeps a prepared reference in the harness state (the last few tasks').
+  ReferenceState& keep(std::unique_ptr<ReferenceState> reference);
+  ReferenceState& oracle_reference(const std::string& key);
+  PytorchOracleClient& oracle();
+  OracleDiskCache& oracle_cache();
+  /// The oracle's expected outputs (task order) for one case's inputs (task order); `case_key` names the
+  /// case among the task's (configuration, input kind, seed, or data case).
+  std::vector<Bytes> oracle_outputs(ReferenceState& reference, const SizeConfig& config, const std::string& case_key,
+                                    const std::vector<Bytes>& inputs);
+  /// A TaskError naming the task for a failure the oracle reported.
+  [[noreturn]] void oracle_failed(const OracleFailure& failure, const std::string& doing) const;
 
   Backend& backend_;
   HarnessState& state_;

@@ -35,6 +35,7 @@
 #include "detail/child_process.hpp"
 #include "detail/dynamic_library.hpp"
 #include "detail/file_cache.hpp"
+#include "detail/python_helper.hpp"
 #include "evaluate/task_key.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
@@ -107,7 +108,7 @@ void WorkerClient::start() {
     ::unlink(log_path.c_str());
     throw Error(fmt::format("socketpair for the worker failed: {}", std::strerror(errno)));
   }
-  const std::vector<std::string> arguments = {executable,
+  std::vector<std::string> arguments = {executable,
                                               "--backend",
                                               settings_.backend,
                                               "--device",
@@ -122,6 +123,11 @@ void WorkerClient::start() {
                                               std::to_string(settings_.task_cache_entries),
                                               "--task-cache-bytes",
                                               std::to_string(settings_.task_cache_bytes)};
+  // The Python helpers the worker starts (the PyTorch oracle) run the interpreter this process set
+  // (set_helper_python); $KERNELSMITH_PYTHON reaches the worker through its environment.
+  if (const std::string python = configured_helper_python(); !python.empty()) {
+    arguments.insert(arguments.end(), {"--python", python});
+  }
   const int child_end = sockets[1];
   // The protocol socket arrives as stdin; the worker moves it away at once. Everything the worker and
   // its driver print goes to the log file, whose tail explains a crash.
@@ -261,10 +267,14 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
   // Preparing a task (its reference compiled and loaded, its outputs checked for spread, the baseline
   // timed) is charged to the first evaluation of the task, as its "reference" stage.
   double prepare_seconds = 0.0;
+  double oracle_seconds = 0.0;
   const std::string prepared_key = task_key + "\n" + options.mode;
   if (prepared_.count(prepared_key) == 0) {
     const auto prepare_started = std::chrono::steady_clock::now();
-    const double seconds = std::max(120.0, options.deadline_seconds);
+    double seconds = std::max(120.0, options.deadline_seconds);
+    // A PyTorch oracle computes every case's expected outputs and times its baselines here, each request
+    // under its own timeout (torch.compile's max-autotune takes minutes on a GPU).
+    if (task.oracle) seconds += options.oracle_timeout_seconds * static_cast<double>(2 + task.oracle->baselines.size());
     const auto reply = task_round_trip({{"type", "prepare"}, {"options", evaluator_options_to_json(options)}}, seconds);
     if (!reply) {
       throw TaskError(timed_out ? fmt::format("task {}: preparing its reference (compile, reference runs, baseline "
@@ -277,6 +287,7 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
     if (reply->at("type") == "error") forward_error(*reply);
     prepared_.insert(prepared_key);
     prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - prepare_started).count();
+    oracle_seconds = std::min(prepare_seconds, reply->value("oracle_seconds", 0.0));
   }
 
   Json program_documents = Json::object();
@@ -298,7 +309,8 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
   }
   if (reply->at("type") == "error") forward_error(*reply);
   Evaluation evaluation = evaluation_from_json(JsonField(reply->at("evaluation"), "<worker reply>", "evaluation"));
-  if (prepare_seconds > 0.0) evaluation.stage_seconds["reference"] += prepare_seconds;
+  if (prepare_seconds > 0.0) evaluation.stage_seconds["reference"] += prepare_seconds - oracle_seconds;
+  if (oracle_seconds > 0.0) evaluation.stage_seconds["oracle"] += oracle_seconds;
   if (reply->value("exiting", false)) {
     // The device context is lost: this worker is finished; the next evaluation starts another.
     reap_child(process_->pid, 5.0);

@@ -38,6 +38,7 @@
 #include "evaluate/task_key.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/python_helpers.hpp"
 
 extern char** environ;
 
@@ -53,6 +54,7 @@ struct WorkerArguments {
   int protocol = 1;  // a parent that does not pass --protocol predates version 2
   int task_cache_entries = 8;
   std::int64_t task_cache_bytes = std::int64_t(2) << 30;
+  std::string python;  ///< the Python helpers' interpreter, when the parent set one
 };
 
 WorkerArguments parse_arguments(int argc, char** argv) {
@@ -74,6 +76,8 @@ WorkerArguments parse_arguments(int argc, char** argv) {
       arguments.task_cache_entries = std::max(1, std::atoi(value.c_str()));
     } else if (key == "--task-cache-bytes") {
       arguments.task_cache_bytes = std::max<long long>(0, std::atoll(value.c_str()));
+    } else if (key == "--python") {
+      arguments.python = value;
     }
   }
   return arguments;
@@ -189,6 +193,7 @@ int worker_main(int argc, char** argv) {
     }
     return 4;
   }
+  if (!arguments.python.empty()) set_helper_python(arguments.python);
   Harness harness(*backend, resolve_cache_dir(arguments.cache_dir));
   harness.set_measure_peaks(false);
   TaskCache tasks(arguments.task_cache_entries, arguments.task_cache_bytes);
@@ -222,8 +227,8 @@ int worker_main(int argc, char** argv) {
           send_json(channel, {{"type", "peaks"}, {"gbps", peaks.gbps}, {"gflops", peaks.gflops}});
         } else if (type == "prepare") {
           const Task& task = task_of(request, static_cast<std::int64_t>(payload->size()));
-          harness.prepare(task, evaluator_options_from_json(request.at("options")));
-          send_json(channel, {{"type", "prepared"}});
+          const double oracle_seconds = harness.prepare(task, evaluator_options_from_json(request.at("options")));
+          send_json(channel, {{"type", "prepared"}, {"oracle_seconds", oracle_seconds}});
         } else if (type == "evaluate") {
           const Task& task = task_of(request, static_cast<std::int64_t>(payload->size()));
           task_copy = task;

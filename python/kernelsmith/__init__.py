@@ -26,10 +26,11 @@ from kernelsmith._core import (  # noqa: F401  (re-exported API)
 )
 from kernelsmith._core import *  # noqa: F401,F403  (every bound concept)
 
-# Triton candidates are compiled by helper processes running this interpreter, where triton is installed
-# beside kernelsmith (docs/triton.md); $KERNELSMITH_PYTHON overrides it.
+# Triton candidates are compiled, and the PyTorch oracle of KernelBench tasks runs, in helper processes
+# running this interpreter, where triton and torch are installed beside kernelsmith (docs/triton.md,
+# docs/kernelbench.md); $KERNELSMITH_PYTHON overrides it.
 if _sys.executable:
-    set_triton_python(_sys.executable)  # noqa: F405
+    set_helper_python(_sys.executable)  # noqa: F405
 
 # Notebook display and helpers (pure Python; tqdm, pandas and matplotlib are imported only when used).
 from kernelsmith.notebook import Run, candidate_html, evaluation_html, evolve  # noqa: E402,F401

@@ -41,7 +41,6 @@ import contextlib
 import hashlib
 import importlib.util
 import io
-import json
 import os
 import re
 import sys
@@ -649,23 +648,18 @@ def handle(compiler: Compiler, request: Dict[str, Any]) -> Dict[str, Any]:
 def serve(stdin: Any = None, stdout: Any = None, workdir: Optional[str] = None) -> int:
     """Reads JSON requests, one per line, until end of input; writes one JSON reply per line. Candidates
     are written to ``workdir`` (a fresh temporary folder when not given) to be imported."""
-    stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
     compiler = Compiler(workdir)
-    for line in stdin:
-        if not line.strip():
-            continue
-        try:
-            request = json.loads(line)
-            if not isinstance(request, dict):
-                raise ValueError("a request is a JSON object")
-        except ValueError as error:
-            reply = {"ok": False, "stage": "request", "line": None, "message": f"malformed request: {error}"}
-        else:
-            reply = handle(compiler, request)
-        stdout.write(json.dumps(reply) + "\n")
-        stdout.flush()
-    return 0
+    return _helper_io().serve_json_lines(lambda request: handle(compiler, request), stdin, stdout)
+
+
+def _helper_io() -> Any:
+    """The helpers' shared request loop (_helper_io.py beside this file), loaded by path: the helper runs
+    as a script with neither the package nor its folder on sys.path."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_helper_io.py")
+    spec = importlib.util.spec_from_file_location("kernelsmith_helper_io", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

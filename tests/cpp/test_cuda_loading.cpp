@@ -17,36 +17,13 @@
 #include "backend_registry.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
+#include "test_support.hpp"
 
 namespace {
 
 using namespace kernelsmith;
 
-// Sets an environment variable for one scope and restores what was there.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(std::string name, const std::optional<std::string>& value) : name_(std::move(name)) {
-    if (const char* old = std::getenv(name_.c_str())) previous_ = old;
-    if (value) {
-      ::setenv(name_.c_str(), value->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  ~ScopedEnvironment() {
-    if (previous_) {
-      ::setenv(name_.c_str(), previous_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnvironment(const ScopedEnvironment&) = delete;
-  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> previous_;
-};
+using test::ScopedEnvironment;
 
 // Whether this machine has a CUDA driver at all (the development machine has none; GPU machines do).
 bool driver_present() {

@@ -69,6 +69,8 @@ Evaluation full_evaluation() {
   e.timing = make_timing(0.125);
   e.baseline_timing = make_timing(0.5);
   e.speedup = 4.0;
+  e.baselines = {{"reference", make_timing(0.5)}};
+  e.speedups = {{"reference", 4.0}};
   SpeedOfLight s;
   s.flops = 16777216;
   s.bytes = 67125248;
@@ -112,7 +114,7 @@ TEST_CASE("failure fitness orders the failures", "[evaluation]") {
 TEST_CASE("evaluation JSON round trip keeps every field", "[evaluation]") {
   const Evaluation e = full_evaluation();
   const std::string json = e.to_json();
-  CHECK(contains(json, "\"schema\": \"kernelsmith.evaluation/2\""));
+  CHECK(contains(json, "\"schema\": \"kernelsmith.evaluation/3\""));
   const Evaluation c = Evaluation::from_json(json);
   CHECK(c.to_json() == json);
   CHECK(c.candidate_id == e.candidate_id);
@@ -130,6 +132,9 @@ TEST_CASE("evaluation JSON round trip keeps every field", "[evaluation]") {
   CHECK(c.timing->kernels[1].share == 0.25);
   REQUIRE(c.baseline_timing.has_value());
   CHECK(c.baseline_timing->median_ms == 0.5);
+  REQUIRE(c.baselines.size() == 1);
+  CHECK(c.baselines.at("reference").median_ms == 0.5);
+  CHECK(c.speedups == e.speedups);
   REQUIRE(c.sol.has_value());
   CHECK(c.sol->peak_gbps == 3350.0);
   CHECK(c.integrity.flags == std::vector<std::string>{"remeasured"});
@@ -222,6 +227,28 @@ TEST_CASE("prompt text for an ok evaluation carries the numbers", "[evaluation]"
   CHECK(contains(text, "partial_sums 0.09375 ms (75%)"));
   CHECK(contains(text, "final_sum: 40 registers, spills 8 B stored / 12 B loaded"));
   CHECK(contains(text, "Integrity flags: remeasured (re-measured speedup 3.9x)"));
+}
+
+TEST_CASE("an oracle task's evaluation carries its PyTorch baselines through JSON and the prompt", "[evaluation]") {
+  Evaluation e = full_evaluation();
+  e.baselines = {{"eager", make_timing(0.5)}, {"compile", make_timing(0.25)}};
+  e.speedups = {{"eager", 4.0}, {"compile", 2.0}, {"compile_max_autotune", 0.0}};
+  e.baseline_errors = {{"compile_max_autotune", "torch.compile (compile_max_autotune) failed: InductorError"}};
+  const Evaluation c = Evaluation::from_json(e.to_json());
+  CHECK(c.to_json() == e.to_json());
+  REQUIRE(c.baselines.size() == 2);
+  CHECK(c.baselines.at("compile").median_ms == 0.25);
+  CHECK(c.speedups == e.speedups);
+  CHECK(c.baseline_errors == e.baseline_errors);
+  const std::string text = c.to_prompt_text();
+  INFO(text);
+  CHECK(contains(text, "Speedup: 4x over PyTorch eager (0.5 ms); 2x over torch.compile (0.25 ms); torch.compile "
+                       "max-autotune not timed (torch.compile (compile_max_autotune) failed: InductorError)."));
+  CHECK_FALSE(contains(text, "over the baseline"));
+  // Documents of version 2 (no baselines) are still read.
+  const Evaluation v2 = Evaluation::from_json(R"({"schema": "kernelsmith.evaluation/2", "status": "ok", "speedup": 2})");
+  CHECK(v2.speedup == 2.0);
+  CHECK(v2.baselines.empty());
 }
 
 TEST_CASE("prompt text for an incorrect evaluation shows the first failure", "[evaluation]") {

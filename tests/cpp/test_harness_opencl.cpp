@@ -542,38 +542,3 @@ TEST_CASE("compile jobs carry tunables and, when specialised, the sizes", "[harn
   CHECK(std::find(jobs[0].options.defines.begin(), jobs[0].options.defines.end(),
                   std::make_pair(std::string("KS_N"), std::string("4096"))) != jobs[0].options.defines.end());
 }
-
-TEST_CASE("a task whose expected outputs come from a PyTorch oracle is refused with the reason", "[harness][opencl][oracle]") {
-  if (!opencl_available()) {
-    WARN("skipped: no OpenCL device: " << opencl_reason());
-    return;
-  }
-  // The harness task with an oracle in place of its references (and then beside them: the oracle, when
-  // present, is the correctness oracle for every backend).
-  Task task = small_task();
-  PytorchOracle oracle;
-  oracle.module.source = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, a, b):\n        return 2 * a + b\n";
-  oracle.forward = {"a", "b"};
-  oracle.outputs = {"y"};
-  task.oracle = oracle;
-  task.validate("harness task with an oracle");
-  for (const bool with_references : {true, false}) {
-    INFO("with references: " << with_references);
-    if (!with_references) task.references.clear();
-    task.seeds.clear();
-    task.validate("harness task with an oracle");
-    for (const bool isolate : {false, true}) {
-      INFO("isolated: " << isolate);
-      auto evaluator = create_evaluator(fast_options(isolate));
-      try {
-        evaluator->evaluate(task, opencl(kCorrect));
-        FAIL("expected a TaskError");
-      } catch (const TaskError& error) {
-        const std::string message = error.what();
-        INFO(message);
-        CHECK(message.find("task scale_add: its expected outputs come from a PyTorch oracle") != std::string::npos);
-        CHECK(message.find("the PyTorch oracle is not available in this build of kernelsmith") != std::string::npos);
-      }
-    }
-  }
-}

@@ -257,7 +257,7 @@ def test_evaluation_round_trip_and_prompt():
     assert e.ok
     text = e.to_json()
     document = json.loads(text)
-    assert document["schema"] == ks.EVALUATION_SCHEMA == "kernelsmith.evaluation/2"
+    assert document["schema"] == ks.EVALUATION_SCHEMA == "kernelsmith.evaluation/3"
     assert document["status"] == "ok"
     copy = ks.Evaluation.from_json(text)
     assert copy.to_json() == text

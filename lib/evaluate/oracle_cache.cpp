@@ -1,0 +1,100 @@
+#include "evaluate/oracle_cache.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "detail/file_cache.hpp"
+
+namespace kernelsmith::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The first line of an outputs entry: the format, then the byte count of each buffer that follows.
+constexpr const char* kOutputsFormat = "kernelsmith.oracle-outputs/1";
+
+}  // namespace
+
+std::uintmax_t oracle_cache_bytes() {
+  constexpr std::uintmax_t kGiB = std::uintmax_t(1) << 30;
+  if (const char* text = std::getenv("KERNELSMITH_ORACLE_CACHE_GB"); text != nullptr && *text != '\0') {
+    const double gib = std::atof(text);
+    if (gib > 0.0) return static_cast<std::uintmax_t>(gib * static_cast<double>(kGiB));
+  }
+  return 16 * kGiB;
+}
+
+OracleDiskCache::OracleDiskCache(std::string folder, std::uintmax_t max_bytes)
+    : folder_(std::move(folder)), max_bytes_(max_bytes) {}
+
+std::string OracleDiskCache::path(const std::string& key, const char* extension) const {
+  return (fs::path(folder_) / key.substr(0, 2) / (key + extension)).string();
+}
+
+std::optional<std::vector<Bytes>> OracleDiskCache::find_outputs(const std::string& key,
+                                                                const std::vector<std::size_t>& sizes) {
+  if (folder_.empty()) return std::nullopt;
+  const std::string file = path(key, ".bin");
+  std::ifstream stream(file, std::ios::binary);
+  if (!stream) return std::nullopt;
+  std::string header;
+  if (!std::getline(stream, header)) return std::nullopt;
+  std::ostringstream expected;
+  expected << kOutputsFormat;
+  for (const std::size_t size : sizes) expected << ' ' << size;
+  if (header != expected.str()) return std::nullopt;  // another layout: computed again and overwritten
+  std::vector<Bytes> outputs;
+  for (const std::size_t size : sizes) {
+    Bytes bytes(size);
+    if (size > 0 && !stream.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
+      return std::nullopt;
+    }
+    outputs.push_back(std::move(bytes));
+  }
+  mark_cache_file_used(file);
+  return outputs;
+}
+
+void OracleDiskCache::store_outputs(const std::string& key, const std::vector<Bytes>& outputs) {
+  if (folder_.empty()) return;
+  std::string header = kOutputsFormat;
+  std::uintmax_t total = 0;
+  for (const Bytes& bytes : outputs) {
+    header += fmt::format(" {}", bytes.size());
+    total += bytes.size();
+  }
+  header += '\n';
+  std::vector<FilePart> parts{{header.data(), header.size()}};
+  for (const Bytes& bytes : outputs) parts.push_back({bytes.data(), bytes.size()});
+  if (write_cache_file(path(key, ".bin"), parts)) stored(total + header.size());
+}
+
+std::optional<std::string> OracleDiskCache::find_text(const std::string& key) {
+  if (folder_.empty()) return std::nullopt;
+  const std::string file = path(key, ".json");
+  auto text = read_whole_file(file);
+  if (text) mark_cache_file_used(file);
+  return text;
+}
+
+void OracleDiskCache::store_text(const std::string& key, const std::string& text) {
+  if (folder_.empty()) return;
+  if (write_cache_file(path(key, ".json"), text)) stored(text.size());
+}
+
+void OracleDiskCache::stored(std::uintmax_t bytes) {
+  // The folder is walked again after every tenth of the bound written (and after the first entry of
+  // this process): other processes write into it too.
+  if (since_prune_ > 0 && since_prune_ + bytes < max_bytes_ / 10) {
+    since_prune_ += bytes;
+    return;
+  }
+  since_prune_ = bytes;
+  prune_cache_folder(folder_, max_bytes_);
+}
+
+}  // namespace kernelsmith::detail

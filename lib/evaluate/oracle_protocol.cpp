@@ -1,0 +1,271 @@
+// The evaluation protocol's side of a task with a PyTorch oracle (docs/kernelbench.md, "PyTorch oracle
+// and baselines"): expected outputs come from the task's module, run by the oracle helper on the
+// evaluator's inputs, cached in memory (the case cache) and on disk (oracle_cache.hpp); the baselines
+// are PyTorch eager and torch.compile, timed by the helper under the harness's timing protocol.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "detail/sha256.hpp"
+#include "evaluate/protocol.hpp"
+#include "evaluate/task_key.hpp"
+#include "json_codec.hpp"
+#include "kernelsmith/launch_plan.hpp"
+
+namespace kernelsmith::detail {
+namespace {
+
+std::vector<std::int64_t> shape_at(const TensorSpec& tensor, const SizeMap& sizes) {
+  std::vector<std::int64_t> shape;
+  for (const auto& dim : tensor.shape) shape.push_back(evaluate_expression(dim, sizes));
+  return shape;
+}
+
+/// The problem as the helper takes it (pytorch_oracle.py): the module with this configuration's values
+/// for its constants.
+Json problem_json(const Task& task, const SizeConfig& config) {
+  const PytorchOracle& oracle = *task.oracle;
+  Json constants = Json::object();
+  for (const auto& [constant, size] : oracle.constants) constants[constant] = config.sizes.at(size);
+  const std::string file =
+      oracle.module.path.empty() ? std::string("problem.py") : std::filesystem::path(oracle.module.path).filename().string();
+  return {{"source", oracle.module.source}, {"path", file},          {"constants", constants},
+          {"forward", oracle.forward},      {"parameters", oracle.parameters}, {"outputs", oracle.outputs},
+          {"casts", oracle.casts},          {"seed", oracle.seed},   {"training", oracle.training}};
+}
+
+/// The baselines an oracle task times: eager always (speedup is against it), then the ones it lists.
+std::vector<std::string> baseline_names(const PytorchOracle& oracle) {
+  std::vector<std::string> names{"eager"};
+  for (const auto& name : pytorch_oracle_baselines()) {
+    if (name != "eager" && std::find(oracle.baselines.begin(), oracle.baselines.end(), name) != oracle.baselines.end()) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+PytorchOracleClient& EvaluationRun::oracle() {
+  // Candidates on CUDA device N are checked against PyTorch on the same device; elsewhere on the CPU.
+  const std::string device =
+      backend_.name() == "cuda" ? fmt::format("cuda:{}", backend_.device().index) : std::string("cpu");
+  if (!state_.oracle) state_.oracle = std::make_unique<PytorchOracleClient>(device, options_.oracle_timeout_seconds);
+  state_.oracle->set_timeout(options_.oracle_timeout_seconds);
+  return *state_.oracle;
+}
+
+OracleDiskCache& EvaluationRun::oracle_cache() {
+  const std::string folder =
+      options_.use_disk_cache ? (std::filesystem::path(state_.cache_dir) / "oracle").string() : std::string();
+  if (!state_.oracle_cache || state_.oracle_cache->folder() != folder) {
+    state_.oracle_cache = std::make_unique<OracleDiskCache>(folder, oracle_cache_bytes());
+  }
+  return *state_.oracle_cache;
+}
+
+void EvaluationRun::oracle_failed(const OracleFailure& failure, const std::string& doing) const {
+  const std::string& file = task_.oracle->module.path.empty() ? std::string("its module") : task_.oracle->module.path;
+  if (failure.stage() == "torch") {
+    throw TaskError(fmt::format("task {} takes its expected outputs from PyTorch (\"oracle\" in its manifest), which "
+                                "needs torch in the Python helpers' interpreter ({}): {}",
+                                task_.name, helper_python_text(), failure.what()));
+  }
+  if (failure.stage() == "helper") {
+    throw TaskError(fmt::format("task {}: the PyTorch oracle failed while {}: {}", task_.name, doing, failure.what()));
+  }
+  throw TaskError(fmt::format("task {}: its PyTorch oracle ({}) failed while {} (stage {}): {}", task_.name, file,
+                              doing, failure.stage(), failure.what()));
+}
+
+ReferenceState& EvaluationRun::oracle_reference(const std::string& key) {
+  auto state = std::make_unique<ReferenceState>();
+  state->key = key;
+  state->oracle = true;
+  state->content_key = task_content_key(task_);
+  try {
+    state->oracle_version = oracle().version();
+  } catch (const OracleFailure& e) {
+    oracle_failed(e, "starting");
+  }
+  if (!state->oracle_version.available) {
+    oracle_failed(OracleFailure("torch", state->oracle_version.reason), "starting");
+  }
+  // No kernel to load: each configuration's buffers, as a plan without launches binds them.
+  for (const SizeConfig& config : task_.all_size_configs()) {
+    state->bound[config.name] = bind_plan(task_, LaunchPlan{}, config, backend_.device());
+  }
+  return keep(std::move(state));
+}
+
+std::vector<Bytes> EvaluationRun::oracle_outputs(ReferenceState& reference, const SizeConfig& config,
+                                                 const std::string& case_key, const std::vector<Bytes>& inputs) {
+  const BoundPlan& plan = reference.bound.at(config.name);
+  std::vector<OracleTensor> input_specs;
+  std::vector<const Bytes*> input_data;
+  std::vector<std::size_t> output_bytes;  // task order
+  std::map<std::string, std::size_t> output_index;
+  std::size_t input = 0;
+  for (const BufferSpec& buffer : plan.buffers) {
+    const TensorSpec& tensor = task_.tensors[buffer.tensor_index];
+    if (buffer.role == BufferSpec::Role::input) {
+      input_specs.push_back({tensor.name, tensor.dtype, shape_at(tensor, config.sizes)});
+      input_data.push_back(&inputs[input++]);
+    } else if (buffer.role == BufferSpec::Role::output) {
+      output_index[tensor.name] = output_bytes.size();
+      output_bytes.push_back(buffer.bytes);
+    }
+  }
+  const OracleVersion& version = reference.oracle_version;
+  const std::string key = Sha256()
+                              .field("kernelsmith.oracle-outputs/1")
+                              .field(reference.content_key)
+                              .field(case_key)
+                              .field(oracle().device())
+                              .field(version.device_name)
+                              .field(version.torch)
+                              .hex();
+  if (auto cached = oracle_cache().find_outputs(key, output_bytes)) return std::move(*cached);
+
+  // The helper writes the outputs in the oracle's order; the harness keeps them in the task's.
+  std::vector<OracleTensor> output_specs;
+  for (const auto& name : task_.oracle->outputs) {
+    const TensorSpec& tensor = task_.tensor(name);
+    output_specs.push_back({tensor.name, tensor.dtype, shape_at(tensor, config.sizes)});
+  }
+  std::vector<Bytes> written;
+  try {
+    written = oracle().outputs(problem_json(task_, config), reference.content_key, config.name, input_specs,
+                               input_data, output_specs);
+  } catch (const OracleFailure& e) {
+    oracle_failed(e, fmt::format("computing the expected outputs on the sizes '{}'", config.name));
+  }
+  std::vector<Bytes> outputs(output_bytes.size());
+  for (std::size_t i = 0; i < output_specs.size(); ++i) {
+    outputs[output_index.at(output_specs[i].name)] = std::move(written[i]);
+  }
+  oracle_cache().store_outputs(key, outputs);
+  return outputs;
+}
+
+std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceState& reference,
+                                                                      const std::string& mode) {
+  const SizeConfig& config = task_.timing_sizes;
+  const TimingSettings rules = timing_rules(mode);
+  const std::string oracle_device = oracle().device();
+  const Json settings = {{"mode", rules.mode},
+                         {"noise_target", rules.noise_target},
+                         {"min_samples", rules.min_samples},
+                         {"max_samples", rules.max_samples},
+                         {"budget_seconds", rules.budget_seconds},
+                         {"warmups", rules.warmups},
+                         {"host_repeats", rules.host_repeats},
+                         // As the harness evicts: a read pass on a GPU, a fill on the CPU.
+                         {"flush", !options_.flush_l2 ? "none" : oracle_device == "cpu" ? "fill" : "read"},
+                         {"flush_bytes", l2_flush_bytes(backend_.device())}};
+  std::map<std::string, OracleBaseline> baselines;
+  std::optional<TimingCases> cases;  // drawn when a baseline has to be timed
+  for (const std::string& name : baseline_names(*task_.oracle)) {
+    const std::string memory_key = name + "|" + mode;
+    if (const auto found = reference.oracle_baselines.find(memory_key); found != reference.oracle_baselines.end()) {
+      baselines[name] = found->second;
+      continue;
+    }
+    const std::string disk_key = Sha256()
+                                     .field("kernelsmith.oracle-baseline/1")
+                                     .field(reference.content_key)
+                                     .field(oracle_device)
+                                     .field(reference.oracle_version.device_name)
+                                     .field(reference.oracle_version.torch)
+                                     .field(name)
+                                     .field(settings.dump())
+                                     .hex();
+    OracleBaseline baseline;
+    bool from_disk = false;
+    if (const auto text = oracle_cache().find_text(disk_key)) {
+      try {
+        const Json document = Json::parse(*text);
+        if (document.at("timing").is_null()) {
+          baseline.error = document.at("error").get<std::string>();
+        } else {
+          baseline.timing = timing_report_from_json(JsonField(document.at("timing"), "<oracle baseline cache>"));
+        }
+        from_disk = true;
+      } catch (const std::exception&) {
+        // A damaged entry is timed again and overwritten.
+      }
+    }
+    if (!from_disk) {
+      if (!cases) cases = timing_cases(reference);
+      std::vector<OracleTensor> input_specs;
+      for (const BufferSpec& buffer : reference.bound.at(config.name).buffers) {
+        if (buffer.role != BufferSpec::Role::input) continue;
+        const TensorSpec& tensor = task_.tensors[buffer.tensor_index];
+        input_specs.push_back({tensor.name, tensor.dtype, shape_at(tensor, config.sizes)});
+      }
+      std::vector<std::vector<const Bytes*>> input_sets;
+      for (const auto& data : *cases) {
+        std::vector<const Bytes*> set;
+        for (const Bytes& bytes : data->inputs) set.push_back(&bytes);
+        input_sets.push_back(std::move(set));
+      }
+      baseline = oracle().time(problem_json(task_, config), reference.content_key, config.name, name, input_specs,
+                               input_sets, settings);
+      if (baseline.timing || baseline.lasting) {
+        const Json document = {{"timing", baseline.timing ? timing_report_to_json(*baseline.timing) : Json(nullptr)},
+                               {"error", baseline.error},
+                               {"compile_seconds", baseline.compile_seconds}};
+        oracle_cache().store_text(disk_key, document.dump(2));
+      }
+    }
+    reference.oracle_baselines[memory_key] = baseline;
+    baselines[name] = baseline;
+  }
+  return baselines;
+}
+
+void EvaluationRun::prepare_cases(ReferenceState& reference) {
+  if (!reference.oracle || reference.cases_prepared[options_.mode]) return;
+  const auto configs = task_.all_size_configs();
+  for (std::size_t ci = 0; ci < configs.size(); ++ci) {
+    for (const bool user_pass : {false, true}) {
+      for (const auto& [kind, trial] : correctness_cases(configs[ci], ci == 0, user_pass)) {
+        const DataCase* user = user_pass ? &task_.cases[static_cast<std::size_t>(trial)] : nullptr;
+        const std::uint64_t seed = user != nullptr ? 0 : correctness_seed(configs[ci], kind, trial);
+        reference_case(reference, configs[ci], kind, seed, user);
+      }
+    }
+  }
+  timing_cases(reference);
+  reference.cases_prepared[options_.mode] = true;
+}
+
+double EvaluationRun::take_oracle_seconds() { return state_.oracle ? state_.oracle->take_seconds() : 0.0; }
+
+void EvaluationRun::record_baselines(ReferenceState& reference, const std::string& mode, Evaluation& evaluation) {
+  if (!evaluation.timing || !evaluation.baseline_timing) return;
+  if (!reference.oracle) {
+    evaluation.baselines["reference"] = *evaluation.baseline_timing;
+    evaluation.speedups["reference"] = evaluation.speedup;
+    return;
+  }
+  for (const auto& [name, baseline] : oracle_baselines(reference, mode)) {
+    if (!baseline.timing) {
+      evaluation.baseline_errors[name] = baseline.error;
+      evaluation.speedups[name] = 0.0;
+      continue;
+    }
+    // Eager is what `speedup` is against, re-measured along with the candidate when that happened.
+    const TimingReport& timing = name == "eager" ? *evaluation.baseline_timing : *baseline.timing;
+    evaluation.baselines[name] = timing;
+    evaluation.speedups[name] = speedup_of(timing, *evaluation.timing);
+  }
+}
+
+}  // namespace kernelsmith::detail

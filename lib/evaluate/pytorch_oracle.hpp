@@ -1,0 +1,117 @@
+// The evaluator's side of the PyTorch oracle (docs/kernelbench.md, "PyTorch oracle and baselines"): a
+// task with an `oracle` takes its expected outputs from its PyTorch module, run by
+// python/kernelsmith/pytorch_oracle.py in a helper process (detail/python_helper.hpp), and its baselines
+// (eager, torch.compile) are timed there under the evaluator's timing protocol. Tensors travel as raw
+// C-order files in the client's private temporary folder, never inside JSON; a helper that overruns its
+// deadline is killed, one that dies is reported with what it printed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "detail/json_util.hpp"
+#include "detail/python_helper.hpp"
+#include "evaluate/host_tensors.hpp"
+#include "kernelsmith/dtype.hpp"
+#include "kernelsmith/error.hpp"
+#include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/task.hpp"
+
+namespace kernelsmith::detail {
+
+/// The oracle helper's kind (script pytorch_oracle.py, $KERNELSMITH_ORACLE_HELPER).
+const PythonHelperKind& oracle_helper_kind();
+
+/// A tensor as the helper reads or writes it.
+struct OracleTensor {
+  std::string name;
+  DType dtype = DType::float32;
+  std::vector<std::int64_t> shape;
+};
+
+/// The helper interpreter's torch and the oracle device, or why torch cannot be used.
+struct OracleVersion {
+  bool available = false;
+  std::string torch;        ///< "2.11.0+cu130"
+  std::string device_name;  ///< "NVIDIA H100 80GB HBM3", the CPU's model name
+  std::string reason;       ///< why not, when not available
+  std::string python;       ///< the interpreter the helper runs
+};
+
+/// One baseline's timing, or why it could not be timed.
+struct OracleBaseline {
+  std::optional<TimingReport> timing;
+  std::string error;
+  /// The failure says something of the problem (torch.compile rejects it), not of this moment (the
+  /// helper died or overran its deadline): it may be remembered.
+  bool lasting = true;
+  double compile_seconds = 0.0;
+};
+
+/// What the oracle reported about the task: the stage ("torch", "module", "build", "parameters",
+/// "inputs", "forward", "outputs", "device", "helper") and its message. The evaluator turns it into a
+/// TaskError naming the task.
+class OracleFailure : public Error {
+ public:
+  OracleFailure(std::string stage, const std::string& message) : Error(message), stage_(std::move(stage)) {}
+  const std::string& stage() const { return stage_; }
+
+ private:
+  std::string stage_;
+};
+
+/// Talks to oracle helpers on behalf of one harness. `device` is "cpu" or "cuda:N".
+class PytorchOracleClient {
+ public:
+  /// Creates the private folder (mode 0700, under the temporary directory) that tensors travel through.
+  /// Throws Error when it cannot.
+  PytorchOracleClient(std::string device, double timeout_seconds);
+  ~PytorchOracleClient();
+  PytorchOracleClient(const PytorchOracleClient&) = delete;
+  PytorchOracleClient& operator=(const PytorchOracleClient&) = delete;
+
+  const std::string& device() const { return device_; }
+  void set_timeout(double seconds) { timeout_seconds_ = seconds; }
+
+  /// Asks the helper once (then remembers). Throws OracleFailure when no helper can start.
+  const OracleVersion& version();
+
+  /// Runs the problem's forward on `inputs` (one buffer per tensor of `input_specs`) and returns one
+  /// buffer per tensor of `output_specs`, each of its dtype and shape. Throws OracleFailure.
+  std::vector<Bytes> outputs(const Json& problem, const std::string& task_key, const std::string& config,
+                             const std::vector<OracleTensor>& input_specs, const std::vector<const Bytes*>& inputs,
+                             const std::vector<OracleTensor>& output_specs);
+
+  /// Times one baseline ("eager", "compile", "compile_max_autotune"), the runs cycling through
+  /// `input_sets` (each one buffer per tensor of `input_specs`). `settings` is the helper's timing settings
+  /// object (pytorch_oracle.py). Never throws for a baseline that fails: its error says why.
+  OracleBaseline time(const Json& problem, const std::string& task_key, const std::string& config,
+                      const std::string& baseline, const std::vector<OracleTensor>& input_specs,
+                      const std::vector<std::vector<const Bytes*>>& input_sets, const Json& settings);
+
+  /// Seconds spent waiting for helpers since the last call (the evaluation's "oracle" stage).
+  double take_seconds();
+
+ private:
+  /// One request through a pooled helper. Throws OracleFailure("helper", ...) when the helper cannot
+  /// start, dies or overruns its deadline.
+  Json request(const Json& body);
+  /// Writes tensors into the folder; returns their descriptions for a request, paths included.
+  Json write_tensors(const std::string& prefix, const std::vector<OracleTensor>& specs,
+                     const std::vector<const Bytes*>& data);
+  void remove_files();
+
+  std::string device_;
+  std::string folder_;
+  std::vector<std::string> files_;
+  double timeout_seconds_;
+  std::optional<OracleVersion> version_;
+  double seconds_ = 0.0;
+};
+
+/// How many requests oracle helpers were sent in this process (tests and measurements).
+std::int64_t oracle_requests_sent();
+
+}  // namespace kernelsmith::detail

@@ -1,0 +1,51 @@
+"""The request loop of kernelsmith's Python helper processes (triton_compile.py, pytorch_oracle.py).
+
+The C++ library starts a helper as a script, by path, from an empty working folder (lib/detail/
+python_helper.hpp): one JSON request per line on stdin, one JSON reply per line on stdout, any number of
+requests, until end of input. A reply carries the request's ``"id"``; every failure is a reply
+(``{"ok": false, "stage": ..., "message": ...}``), never an exception that ends the helper.
+
+This module imports only the standard library. The helpers load it by path, from their own folder:
+neither the kernelsmith package nor its folder is on ``sys.path`` in a helper, so that nothing in
+them can shadow the modules a candidate or a problem file imports.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable, Dict, Optional
+
+
+def request_failure(message: str, stage: str = "request") -> Dict[str, Any]:
+    """A reply saying a request failed at ``stage``."""
+    return {"ok": False, "stage": stage, "line": None, "message": message}
+
+
+def serve_json_lines(handle: Callable[[Dict[str, Any]], Dict[str, Any]], stdin: Any = None,
+                     stdout: Any = None) -> int:
+    """Reads JSON requests, one per line, until end of input; answers each with ``handle(request)`` on one
+    line. A malformed line, or an exception ``handle`` lets through (a helper bug), is still one reply."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    for line in stdin:
+        if not line.strip():
+            continue
+        request: Optional[Dict[str, Any]] = None
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict):
+                raise ValueError("a request is a JSON object")
+        except ValueError as error:
+            reply = request_failure(f"malformed request: {error}")
+            request = None
+        else:
+            try:
+                reply = handle(request)
+            except Exception as error:  # noqa: BLE001 - one reply per request, whatever happened
+                reply = request_failure(f"{type(error).__name__}: {error}")
+        if request is not None and "id" in request:
+            reply["id"] = request["id"]
+        stdout.write(json.dumps(reply) + "\n")
+        stdout.flush()
+    return 0

@@ -1,0 +1,681 @@
+"""Expected outputs and baseline timings from a task's PyTorch module, in a helper process
+(docs/kernelbench.md, "PyTorch oracle and baselines").
+
+A task with an ``oracle`` (docs/task-format.md) takes its expected outputs from a problem file in
+KernelBench's format: ``class Model(nn.Module)``, ``get_init_inputs()``, ``get_inputs()`` and
+module-level integer constants. The file is executed only here, in a helper that kernelsmith's evaluator
+starts (``python pytorch_oracle.py --workdir DIR``, from an empty folder), never in the caller's
+process. The helper reads one JSON request per line on stdin and writes one JSON reply per line on
+stdout (_helper_io.py); tensors travel as raw C-order files whose paths the requests carry, never inside
+JSON.
+
+A problem, as requests carry it::
+
+    {"source": "...", "path": "problem.py", "constants": {"batch_size": 16, "dim": 64},
+     "forward": ["x"], "parameters": {"gemm.weight": "gemm_weight"}, "outputs": ["out"],
+     "casts": {"alpha": "python_float"}, "seed": 42, "training": true}
+
+``constants`` gives the values of module-level integer constants (``NAME = <int>``) for this size
+configuration: the assignments' literals are rewritten in the syntax tree before the file is executed, so
+constants derived from them (``dim2 = dim * 2``) follow. The model is built KernelBench's way:
+``torch.manual_seed(seed)``, ``get_init_inputs()``, ``torch.manual_seed(seed)``, ``Model(*init)``, then moved
+to the device, in training mode unless ``training`` is false. ``parameters`` maps state-dict entries to the
+task tensors whose values they take; the others keep their seeded values (restored before every run, so
+that a BatchNorm's running statistics never carry over from one case to the next). ``casts`` turns a
+task tensor into the forward's argument: ``bool`` (uint8 0/1 to torch.bool), ``python_float`` and
+``python_int`` (a 0-d tensor to a Python number). Forward runs under ``torch.no_grad()`` after
+``torch.manual_seed(seed)``; TF32 is off (matmul and cuDNN), so the baseline computes what a candidate
+must compute.
+
+A tensor, as requests carry it: ``{"name": "x", "dtype": "float32", "shape": [16, 64], "path": "..."}``.
+
+Requests and replies (each reply repeats the request's ``"id"``):
+
+- ``{"op": "version", "device": "cpu"}`` -> ``{"ok": true, "available": true, "torch": "2.11.0+cpu",
+  "cuda": false, "device": "cpu", "device_name": "...", "python": "/usr/bin/python3"}``; without torch
+  ``"available": false`` and ``"reason"``.
+- ``{"op": "outputs", "task_key": K, "problem": P, "config": "timing", "device": "cpu" | "cuda:N",
+  "inputs": [tensor, ...], "outputs": [tensor, ...]}``: reads every input file, runs forward, writes each
+  output (a tuple result flattened in order) to its path in the tensor's dtype -> ``{"ok": true, "built":
+  true when the model was built for this request, "seconds": s}``.
+- ``{"op": "time", "task_key": K, "problem": P, "config": "timing", "device": ..., "baseline": "eager" |
+  "compile" | "compile_max_autotune", "input_sets": [[tensor, ...], ...], "settings": S}`` times one
+  baseline with kernelsmith's timing protocol (lib/evaluate/timing.cpp; docs/evaluation.md, "Timing"):
+  warm-ups, the cache eviction before every sample, the device's clock around one forward (CUDA events;
+  the host clock on the CPU, where torch runs synchronously), samples until the noise target, the budget
+  or the maximum, the host-clock cross-check. The runs cycle through the input sets. ``S`` is
+  ``{"mode", "noise_target", "min_samples", "max_samples", "budget_seconds", "warmups", "host_repeats",
+  "flush": "read" | "fill" | "none", "flush_bytes"}``. -> ``{"ok": true, "timing": {TimingReport's fields},
+  "compile_seconds": s}``.
+
+A failure is ``{"ok": false, "stage": ..., "message": ...}``, the stage one of ``request`` (malformed),
+``torch`` (torch missing: the message says how to install it), ``device`` (the device is not usable),
+``module`` (executing the problem file, its constants), ``build`` (``get_init_inputs``, ``Model``),
+``parameters``, ``inputs``, ``forward``, ``outputs`` (the result does not match the task's outputs) and
+``baseline`` (a baseline that cannot be timed: torch.compile unavailable, an Inductor error).
+
+Built models are cached per (task key, configuration, device); a request for another task drops the
+models (and compiled baselines) of the previous one and gives the device memory back.
+
+This module imports only the standard library at import time; torch when a request needs it.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import ctypes
+import gc
+import hashlib
+import importlib.util
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+import traceback
+import types
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+#: Task dtype names (kernelsmith.DType) -> torch dtype attribute names.
+TORCH_DTYPES = {
+    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
+    "int8": "int8", "uint8": "uint8", "int32": "int32", "int64": "int64",
+}
+#: The casts a task may ask for (contract: oracle "casts").
+CASTS = ("bool", "python_float", "python_int")
+#: The baselines and how each is built from the eager model.
+BASELINES = ("eager", "compile", "compile_max_autotune")
+
+
+class OracleError(Exception):
+    """A request the helper could not serve: the stage and what went wrong (a plain class: the helper runs
+    this file as a script, under a module name dataclasses cannot look up)."""
+
+    def __init__(self, stage: str, message: str):
+        super().__init__(message)
+        self.stage = stage
+        self.message = message
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"ok": False, "stage": self.stage, "line": None, "message": self.message}
+
+
+def _torch() -> Any:
+    """torch, or an OracleError (stage "torch") saying which interpreter lacks it and how to install it."""
+    try:
+        import torch
+    except Exception as error:  # ImportError, or a broken install
+        raise OracleError("torch", f"the torch package is not importable in {sys.executable} "
+                                   f"({type(error).__name__}: {error}); install it into that interpreter with "
+                                   "`pip install kernelsmith[torch]` (or point KERNELSMITH_PYTHON at one that has "
+                                   "torch)") from None
+    return torch
+
+
+def _exact_float32(torch: Any) -> None:
+    # The baseline computes what the candidate must compute: no TF32 in matrix products or convolutions.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    with contextlib.suppress(Exception):
+        torch.set_float32_matmul_precision("highest")
+
+
+def _cpu_name() -> str:
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def _error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}".strip()
+
+
+def _problem_line(error: BaseException, path: str) -> str:
+    """" (problem.py line 12)" for the deepest frame of the problem file in a traceback, else ""."""
+    line = None
+    for frame, lineno in traceback.walk_tb(error.__traceback__):
+        if os.path.abspath(frame.f_code.co_filename) == path:
+            line = lineno
+    return f" (line {line} of the problem file)" if line else ""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The problem file
+
+
+def rewrite_constants(source: str, constants: Dict[str, int], filename: str = "problem.py") -> ast.Module:
+    """The problem's syntax tree with each module-level ``NAME = <int literal>`` of ``constants`` set to its
+    value (line numbers kept). Raises OracleError (stage "module") when a constant has no such assignment."""
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as error:
+        raise OracleError("module", f"{filename} does not parse: line {error.lineno}: {error.msg}") from None
+    found = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            target, value = statement.target, statement.value
+        else:
+            continue
+        if not (isinstance(target, ast.Name) and target.id in constants):
+            continue
+        if not (isinstance(value, ast.Constant) and type(value.value) is int):
+            raise OracleError("module", f"{filename} line {statement.lineno}: the constant {target.id} is not "
+                                        "assigned an integer literal, so the oracle cannot give it the size "
+                                        "configuration's value; write it as NAME = <integer>")
+        replacement = ast.copy_location(ast.Constant(int(constants[target.id])), value)
+        statement.value = replacement
+        found.add(target.id)
+    missing = sorted(set(constants) - found)
+    if missing:
+        raise OracleError("module", f"{filename} has no module-level assignment NAME = <integer> for the "
+                                    f"constant(s) {', '.join(missing)} that the oracle's \"constants\" name")
+    return tree
+
+
+class Built:
+    """One problem built for one size configuration on one device."""
+
+    def __init__(self, module: Any, model: Any, initial: Dict[str, Any], path: str):
+        self.module = module
+        self.model = model
+        self.initial = initial  # state-dict values after building, restored before every run
+        self.path = path
+        self.compiled: Dict[str, Any] = {}  # baseline name -> callable
+        self.compile_failures: Dict[str, str] = {}
+
+
+class Oracle:
+    """Builds problems, computes outputs, times baselines; one per helper process."""
+
+    def __init__(self, workdir: Optional[str] = None):
+        self.workdir = workdir or tempfile.mkdtemp(prefix="kernelsmith-oracle-")
+        self.task_key: Optional[str] = None
+        self.built: Dict[Tuple[str, str, str], Built] = {}
+        self.module_names: List[str] = []
+        self.torch_ready = False
+
+    # -- torch and devices
+
+    def torch(self) -> Any:
+        torch = _torch()
+        if not self.torch_ready:
+            _exact_float32(torch)
+            self.torch_ready = True
+        return torch
+
+    def device(self, name: str) -> Any:
+        torch = self.torch()
+        try:
+            device = torch.device(name)
+        except Exception as error:
+            raise OracleError("device", f"unknown device {name!r}: {_error_text(error)}") from None
+        if device.type == "cuda":
+            if not torch.cuda.is_available():
+                raise OracleError("device", f"the oracle was asked for {name}, but torch {torch.__version__} in "
+                                            f"{sys.executable} sees no CUDA device (a CPU-only wheel, or no driver); "
+                                            "install a CUDA build of torch")
+            index = device.index or 0
+            if index >= torch.cuda.device_count():
+                raise OracleError("device", f"the oracle was asked for {name}, but torch sees "
+                                            f"{torch.cuda.device_count()} CUDA device(s)")
+        elif device.type != "cpu":
+            raise OracleError("device", f"the oracle runs on \"cpu\" or \"cuda:N\", not {name!r}")
+        return device
+
+    def version(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            torch = self.torch()
+        except OracleError as error:
+            return {"ok": True, "available": False, "reason": error.message, "python": sys.executable}
+        name = request.get("device") or "cpu"
+        reply = {"ok": True, "available": True, "torch": torch.__version__, "cuda": bool(torch.cuda.is_available()),
+                 "python": sys.executable, "device": name}
+        device = self.device(name)
+        reply["device_name"] = torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name()
+        return reply
+
+    # -- building
+
+    def forget_task(self) -> None:
+        """Drops the models of the previous task and gives their memory back."""
+        self.built.clear()
+        for name in self.module_names:
+            sys.modules.pop(name, None)
+        self.module_names.clear()
+        gc.collect()
+        if self.torch_ready:
+            torch = self.torch()
+            with contextlib.suppress(Exception):
+                torch._dynamo.reset()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+
+    def build(self, request: Dict[str, Any]) -> Tuple[Built, bool]:
+        """The problem built for the request's configuration and device, and whether it was built now."""
+        task_key = str(request.get("task_key") or "")
+        problem = request["problem"]
+        if task_key != self.task_key:
+            self.forget_task()
+            self.task_key = task_key
+        constants = {str(k): int(v) for k, v in (problem.get("constants") or {}).items()}
+        device_name = request.get("device") or "cpu"
+        config = str(request.get("config") or "") + repr(sorted(constants.items()))
+        key = (task_key, config, device_name)
+        if key in self.built:
+            return self.built[key], False
+        torch = self.torch()
+        device = self.device(device_name)
+        source = problem["source"]
+        filename = problem.get("path") or "problem.py"
+        tree = rewrite_constants(source, constants, filename)
+        digest = hashlib.sha256((source + repr(sorted(constants.items()))).encode()).hexdigest()[:16]
+        # The original text on disk, for tracebacks and for torch.compile, which reads source lines; the
+        # rewritten literals keep their line numbers.
+        path = os.path.abspath(os.path.join(self.workdir, f"problem_{digest}.py"))
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(source)
+        name = f"kernelsmith_problem_{digest}"
+        module = types.ModuleType(name)
+        module.__file__ = path
+        sys.modules[name] = module
+        self.module_names.append(name)
+        try:
+            exec(compile(tree, path, "exec"), module.__dict__)  # noqa: S102 - the problem file, in this helper only
+        except Exception as error:
+            raise OracleError("module", f"executing {filename} failed{_problem_line(error, path)}: "
+                                        f"{_error_text(error)}") from None
+        for needed in ("Model", "get_init_inputs"):
+            if not hasattr(module, needed):
+                raise OracleError("module", f"{filename} defines no {needed}; a KernelBench problem defines class "
+                                            "Model(nn.Module), get_init_inputs() and get_inputs()")
+        seed = int(problem.get("seed", 42))
+        stage = "build"
+        try:
+            torch.manual_seed(seed)
+            init = module.get_init_inputs()
+            init = [x.to(device) if isinstance(x, torch.Tensor) else x for x in init]
+            torch.manual_seed(seed)
+            model = module.Model(*init)
+            model = model.to(device)
+            if not problem.get("training", True):
+                model.eval()
+        except Exception as error:
+            raise OracleError(stage, f"building the model of {filename} failed{_problem_line(error, path)}: "
+                                     f"{_error_text(error)}") from None
+        initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        built = Built(module, model, initial, path)
+        self.built[key] = built
+        return built, True
+
+    # -- tensors
+
+    def read_tensor(self, spec: Dict[str, Any], device: Any) -> Any:
+        torch = self.torch()
+        name, dtype_name = spec["name"], spec["dtype"]
+        if dtype_name not in TORCH_DTYPES:
+            raise OracleError("inputs", f"tensor {name}: unknown dtype {dtype_name!r}")
+        dtype = getattr(torch, TORCH_DTYPES[dtype_name])
+        shape = [int(d) for d in spec["shape"]]
+        count = math.prod(shape)
+        element = torch.empty((), dtype=dtype).element_size()
+        try:
+            size = os.path.getsize(spec["path"])
+        except OSError as error:
+            raise OracleError("inputs", f"tensor {name}: cannot read {spec['path']}: {error}") from None
+        if size != count * element:
+            raise OracleError("inputs", f"tensor {name}: {spec['path']} holds {size} bytes, but {dtype_name} "
+                                        f"{shape} takes {count * element}")
+        flat = torch.from_file(spec["path"], shared=False, size=count, dtype=dtype) if count else \
+            torch.empty(0, dtype=dtype)
+        return flat.reshape(shape).to(device)
+
+    def inputs(self, specs: Sequence[Dict[str, Any]], device: Any) -> Dict[str, Any]:
+        return {spec["name"]: self.read_tensor(spec, device) for spec in specs}
+
+    def load_parameters(self, built: Built, problem: Dict[str, Any], tensors: Dict[str, Any]) -> None:
+        """Restores the seeded state, then copies the task's tensors into the named state-dict entries."""
+        state = built.model.state_dict()
+        parameters = problem.get("parameters") or {}
+        filename = problem.get("path") or "problem.py"
+        torch = self.torch()
+        with torch.no_grad():
+            for entry, value in built.initial.items():
+                if entry not in parameters:
+                    state[entry].copy_(value)
+            for entry, tensor_name in parameters.items():
+                if entry not in state:
+                    raise OracleError("parameters", f"the model of {filename} has no state-dict entry {entry!r} "
+                                                    f"(it has: {', '.join(state) or 'none'})")
+                if tensor_name not in tensors:
+                    raise OracleError("parameters", f"the oracle loads {entry} from tensor {tensor_name}, which the "
+                                                    "request does not carry")
+                value = tensors[tensor_name]
+                if tuple(value.shape) != tuple(state[entry].shape):
+                    raise OracleError("parameters", f"{entry} has shape {list(state[entry].shape)} in the model, "
+                                                    f"but tensor {tensor_name} has {list(value.shape)}")
+                state[entry].copy_(value)
+
+    def arguments(self, problem: Dict[str, Any], tensors: Dict[str, Any]) -> List[Any]:
+        casts = problem.get("casts") or {}
+        arguments = []
+        for name in problem.get("forward") or []:
+            if name not in tensors:
+                raise OracleError("inputs", f"forward takes tensor {name}, which the request does not carry")
+            value = tensors[name]
+            cast = casts.get(name)
+            if cast == "bool":
+                value = value != 0
+            elif cast in ("python_float", "python_int"):
+                if value.numel() != 1:
+                    raise OracleError("inputs", f"tensor {name} is cast to a Python number but has "
+                                                f"{value.numel()} elements")
+                value = float(value.item()) if cast == "python_float" else int(value.item())
+            elif cast is not None:
+                raise OracleError("inputs", f"tensor {name}: unknown cast {cast!r} (known: {', '.join(CASTS)})")
+            arguments.append(value)
+        return arguments
+
+    def flatten(self, result: Any, filename: str) -> List[Any]:
+        torch = self.torch()
+        if isinstance(result, torch.Tensor):
+            return [result]
+        if isinstance(result, (tuple, list)):
+            return [tensor for item in result for tensor in self.flatten(item, filename)]
+        if isinstance(result, (bool, int, float)):
+            return [torch.tensor(result)]
+        raise OracleError("outputs", f"Model.forward of {filename} returns a {type(result).__name__}; the oracle "
+                                     "takes a tensor, a number, or a tuple or list of them")
+
+    # -- requests
+
+    def outputs(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        started = time.perf_counter()
+        built, fresh = self.build(request)
+        torch = self.torch()
+        problem = request["problem"]
+        filename = problem.get("path") or "problem.py"
+        device = self.device(request.get("device") or "cpu")
+        tensors = self.inputs(request.get("inputs") or [], device)
+        self.load_parameters(built, problem, tensors)
+        arguments = self.arguments(problem, tensors)
+        try:
+            torch.manual_seed(int(problem.get("seed", 42)))
+            with torch.no_grad():
+                result = built.model(*arguments)
+        except Exception as error:
+            raise OracleError("forward", f"Model.forward of {filename} failed on the sizes "
+                                         f"'{request.get('config', '')}'{_problem_line(error, built.path)}: "
+                                         f"{_error_text(error)}") from None
+        results = self.flatten(result, filename)
+        specs = request.get("outputs") or []
+        if len(results) != len(specs):
+            raise OracleError("outputs", f"Model.forward of {filename} returns {len(results)} tensor(s), but the "
+                                         f"task names {len(specs)} output(s) ({', '.join(s['name'] for s in specs)})")
+        for value, spec in zip(results, specs):
+            self.write_output(value, spec, request.get("config", ""))
+        return {"ok": True, "built": fresh, "seconds": time.perf_counter() - started}
+
+    def write_output(self, value: Any, spec: Dict[str, Any], config: str) -> None:
+        torch = self.torch()
+        name, dtype_name = spec["name"], spec["dtype"]
+        shape = [int(d) for d in spec["shape"]]
+        if list(value.shape) != shape:
+            raise OracleError("outputs", f"output {name}: the module returns shape {list(value.shape)}, but the "
+                                         f"task says {shape} under the sizes '{config}'")
+        dtype = getattr(torch, TORCH_DTYPES.get(dtype_name, "float32"))
+        # A bool result is a uint8 task tensor (docs/kernelbench.md); any other dtype must be the task's.
+        if value.dtype != dtype and not (value.dtype == torch.bool and dtype == torch.uint8):
+            raise OracleError("outputs", f"output {name}: the module returns {str(value.dtype).replace('torch.', '')}, "
+                                         f"but the task says {dtype_name}")
+        data = value.detach().to("cpu").to(dtype).contiguous()
+        size = data.numel() * data.element_size()
+        with open(spec["path"], "wb") as handle:
+            if size:
+                handle.write(memoryview((ctypes.c_ubyte * size).from_address(data.data_ptr())))
+
+    def baseline(self, built: Built, name: str) -> Callable[..., Any]:
+        """The callable a baseline times (a torch.compile baseline compiles at its first call)."""
+        if name == "eager":
+            return built.model
+        if name in built.compile_failures:
+            raise OracleError("baseline", built.compile_failures[name])
+        if name in built.compiled:
+            return built.compiled[name]
+        torch = self.torch()
+        try:
+            torch._dynamo.reset()  # each mode compiles from scratch, not from another mode's cache
+            mode = "max-autotune-no-cudagraphs" if name == "compile_max_autotune" else None
+            compiled = torch.compile(built.model, mode=mode)
+        except Exception as error:
+            built.compile_failures[name] = f"torch.compile is not available here: {_error_text(error)}"
+            raise OracleError("baseline", built.compile_failures[name]) from None
+        built.compiled[name] = compiled
+        return compiled
+
+    def time(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        name = request.get("baseline", "eager")
+        if name not in BASELINES:
+            raise OracleError("request", f"unknown baseline {name!r} (known: {', '.join(BASELINES)})")
+        built, _ = self.build(request)
+        torch = self.torch()
+        problem = request["problem"]
+        device = self.device(request.get("device") or "cpu")
+        sets = [self.inputs(specs, device) for specs in request.get("input_sets") or []]
+        if not sets:
+            raise OracleError("request", "a time request needs at least one input set")
+        self.load_parameters(built, problem, sets[0])
+        argument_sets = [self.arguments(problem, tensors) for tensors in sets]
+        function = self.baseline(built, name)
+        compile_started = time.perf_counter()
+        try:
+            with torch.no_grad():
+                function(*argument_sets[0])  # compiles a torch.compile baseline
+            synchronize(torch, device)
+        except Exception as error:
+            if name == "eager":
+                raise OracleError("forward", f"Model.forward failed: {_error_text(error)}") from None
+            built.compile_failures[name] = f"torch.compile ({name}) failed: {_error_text(error)}"
+            built.compiled.pop(name, None)
+            raise OracleError("baseline", built.compile_failures[name]) from None
+        compile_seconds = time.perf_counter() - compile_started if name != "eager" else 0.0
+        settings = request.get("settings") or {}
+        with torch.no_grad():
+            report = measure(torch, device, function, argument_sets, settings, name)
+        return {"ok": True, "timing": report, "compile_seconds": compile_seconds}
+
+
+def synchronize(torch: Any, device: Any) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The timing protocol (lib/evaluate/timing.cpp), in torch
+
+
+MINIMUM_SAMPLES = 3
+
+
+def sample_statistics(samples: Sequence[float]) -> Dict[str, float]:
+    """Median, mean, minimum and relative standard deviation (n - 1), as kernelsmith's harness computes
+    them."""
+    ordered = sorted(samples)
+    n = len(ordered)
+    if n == 0:
+        return {"median": 0.0, "mean": 0.0, "min": 0.0, "noise": 0.0}
+    median = ordered[n // 2] if n % 2 == 1 else 0.5 * (ordered[n // 2 - 1] + ordered[n // 2])
+    mean = sum(ordered) / n
+    noise = 0.0
+    if n > 1 and mean > 0.0:
+        noise = math.sqrt(sum((s - mean) ** 2 for s in ordered) / (n - 1)) / mean
+    return {"median": median, "mean": mean, "min": ordered[0], "noise": noise}
+
+
+class _Flusher:
+    """Evicts the last-level cache before a sample as lib/evaluate/cache_flush.cpp does: on a GPU a read
+    of a buffer of ``bytes`` (twice the L2), which leaves only clean lines; on the CPU a fill with a new
+    byte each time."""
+
+    def __init__(self, torch: Any, device: Any, method: str, size: int):
+        self.method = method if size > 0 else "none"
+        self.torch = torch
+        self.fill_byte = 0
+        self.buffer = None
+        if self.method == "read":
+            # Words of 1 fold to a value nothing compares with; the sum only has to read every word.
+            self.buffer = torch.ones(size // 4, dtype=torch.int32, device=device)
+        elif self.method == "fill":
+            self.buffer = torch.empty(size, dtype=torch.uint8, device=device)
+
+    def flush(self) -> None:
+        if self.method == "read":
+            self.buffer.sum()
+        elif self.method == "fill":
+            self.fill_byte = (self.fill_byte + 1) % 256
+            self.buffer.fill_(self.fill_byte)
+
+
+class _Clock:
+    """The device's clock around one run: CUDA events on a GPU, the host clock on the CPU (where torch
+    runs synchronously)."""
+
+    def __init__(self, torch: Any, device: Any):
+        self.torch = torch
+        self.device = device
+        self.cuda = device.type == "cuda"
+        if self.cuda:
+            self.begin_event = torch.cuda.Event(enable_timing=True)
+            self.end_event = torch.cuda.Event(enable_timing=True)
+        self.started = 0.0
+
+    def start(self) -> None:
+        if self.cuda:
+            self.begin_event.record()
+        else:
+            self.started = time.perf_counter()
+
+    def stop_ms(self) -> float:
+        if self.cuda:
+            self.end_event.record()
+            self.end_event.synchronize()
+            return float(self.begin_event.elapsed_time(self.end_event))
+        return (time.perf_counter() - self.started) * 1e3
+
+
+def measure(torch: Any, device: Any, function: Callable[..., Any], argument_sets: Sequence[Sequence[Any]],
+            settings: Dict[str, Any], name: str) -> Dict[str, Any]:
+    """measure_sequence of lib/evaluate/timing.cpp over one call of ``function``; the runs cycle through
+    ``argument_sets`` (the harness's input sets). Returns TimingReport's fields."""
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    flusher = _Flusher(torch, device, str(settings.get("flush", "none")), int(settings.get("flush_bytes", 0)))
+    clock = _Clock(torch, device)
+    runs = [0]
+    current = [0]
+
+    def before_run() -> None:
+        current[0] = runs[0] % len(argument_sets)
+        runs[0] += 1
+
+    def run() -> None:
+        function(*argument_sets[current[0]])
+
+    for _ in range(max(int(settings.get("warmups", 2)), 1)):
+        before_run()
+        run()
+        synchronize(torch, device)
+
+    samples: List[float] = []
+    converged = False
+    max_samples = max(int(settings.get("max_samples", 1000)), MINIMUM_SAMPLES)
+    min_samples = min(max(int(settings.get("min_samples", 10)), MINIMUM_SAMPLES), max_samples)
+    noise_target = float(settings.get("noise_target", 0.005))
+    budget = float(settings.get("budget_seconds", 0.25))
+    started = time.perf_counter()
+    while len(samples) < max_samples:
+        before_run()
+        flusher.flush()
+        clock.start()
+        run()
+        samples.append(clock.stop_ms())
+        taken = len(samples)
+        if taken >= min_samples and sample_statistics(samples)["noise"] <= noise_target:
+            converged = True
+            break
+        if taken >= MINIMUM_SAMPLES and time.perf_counter() - started >= budget:
+            break
+    stats = sample_statistics(samples)
+
+    # The host clock around back-to-back runs and a full synchronisation: work the device clock missed.
+    synchronize(torch, device)
+    repeats = max(int(settings.get("host_repeats", 5)), 1)
+    host_started = time.perf_counter()
+    for _ in range(repeats):
+        run()
+    synchronize(torch, device)
+    host_ms = (time.perf_counter() - host_started) * 1e3 / repeats
+
+    return {
+        "mode": str(settings.get("mode", "screen")), "median_ms": stats["median"], "mean_ms": stats["mean"],
+        "min_ms": stats["min"], "noise": stats["noise"], "samples": len(samples), "converged": converged,
+        "host_ms": host_ms, "l2_flushed": flusher.method != "none",
+        "kernels": [{"name": name, "median_ms": stats["median"], "share": 1.0}],
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The helper
+
+
+def handle(oracle: Oracle, request: Dict[str, Any]) -> Dict[str, Any]:
+    """One request -> one reply; every failure is a reply, never an exception."""
+    op = request.get("op")
+    try:
+        if op == "version":
+            return oracle.version(request)
+        if op == "outputs":
+            return oracle.outputs(request)
+        if op == "time":
+            return oracle.time(request)
+        raise OracleError("request", f"unknown op {op!r}; expected version, outputs or time")
+    except OracleError as error:
+        return error.to_json()
+    except MemoryError:
+        return OracleError("forward", "the oracle ran out of host memory").to_json()
+    except Exception as error:  # a torch error outside the problem's code (out of device memory, ...)
+        return OracleError("request", _error_text(error)).to_json()
+
+
+def serve(stdin: Any = None, stdout: Any = None, workdir: Optional[str] = None) -> int:
+    """Serves requests from stdin until end of input (_helper_io.py)."""
+    oracle = Oracle(workdir)
+    return _helper_io().serve_json_lines(lambda request: handle(oracle, request), stdin, stdout)
+
+
+def _helper_io() -> Any:
+    """The helpers' shared request loop, loaded by path (see triton_compile._helper_io)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_helper_io.py")
+    spec = importlib.util.spec_from_file_location("kernelsmith_helper_io", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="kernelsmith's PyTorch oracle: JSON requests on stdin, one per line.")
+    parser.add_argument("--workdir", default=None, help="the folder problem files are written to (default: a new one)")
+    arguments = parser.parse_args(argv)
+    return serve(workdir=arguments.workdir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
