@@ -13,9 +13,11 @@
 # libstdc++ statically; the library hides its copy, see lib/CMakeLists.txt). Each choice has its own
 # build folders, so the two never mix.
 #
-# Steps: info build gpu unit install devices bench. A failing step does not stop the others (a step
-# that needs an earlier one says so); the exit status is the number of failed steps. Each step runs
-# under its own time limit, so a hang leaves the log of what happened.
+# Steps: info build gpu unit install devices bench kbimport kbrun (KernelBench: KERNELBENCH names its
+# problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_L1_PROBLEMS and KB_L2_PROBLEMS narrow them).
+# A failing step does not stop the others (a step that needs an earlier one says so); the exit status
+# is the number of failed steps. Each step runs under its own time limit, so a hang leaves the log of
+# what happened.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -161,9 +163,45 @@ step_bench() {
   "$venv/bin/python" bench/bench_evaluator.py --out "$logs/bench_evaluator.json"
 }
 
-export root OUT logs build venv jobs python compiler_tag
+# KernelBench (docs/kernelbench.md): the folder of its problems, given by path, never copied.
+kernelbench="${KERNELBENCH:-$root/../shared/kernelbench/KernelBench}"
+kb_tasks="$root/build/kb-tasks"
+
+# Imports levels 1 and 2 on the GPU: the per-problem table and import_report.json of each level.
+step_kbimport() {
+  need_install || return 1
+  [ -d "$kernelbench/level1" ] || { echo "no KernelBench problems at $kernelbench: set KERNELBENCH"; return 1; }
+  rm -rf "$kb_tasks" && mkdir -p "$kb_tasks"
+  local level rc=0
+  for level in ${KB_LEVELS:-1 2}; do
+    (cd /tmp && "$venv/bin/kernelsmith" kernelbench import "$kernelbench/level$level" --level "$level" \
+      --device cuda --out "$kb_tasks/level$level") || rc=1
+    cp "$kb_tasks/level$level/import_report.json" "$logs/kb_import_level$level.json" 2>/dev/null
+  done
+  return $rc
+}
+
+# Evolves the problems that examples/kernelbench has seeds for, with the parameter mutator, and reports.
+step_kbrun() {
+  need_install || return 1
+  [ -d "$kb_tasks/level1" ] || { echo "no imported tasks in $kb_tasks: run the kbimport step first"; return 1; }
+  local db="$logs/kb-${KB_LANGUAGE:-cuda}.db" rc=0 level
+  rm -f "$db"
+  for level in 1 2; do
+    [ "$level" = 1 ] && problems="${KB_L1_PROBLEMS:-1,2,8,12,13,15,16,17,40,88,95}"
+    [ "$level" = 2 ] && problems="${KB_L2_PROBLEMS:-12,29,76,86}"
+    (cd /tmp && "$venv/bin/kernelsmith" kernelbench run --tasks "$kb_tasks/level$level" --level "$level" \
+      --problems "$problems" --seeds "$root/examples/kernelbench" --backend cuda \
+      --language "${KB_LANGUAGE:-cuda}" --mutator param --budget "${KB_BUDGET:-8}" --db "$db") || rc=1
+  done
+  (cd /tmp && "$venv/bin/kernelsmith" kernelbench report --db "$db") &&
+    (cd /tmp && "$venv/bin/kernelsmith" kernelbench report --db "$db" --json >"$logs/kb-report-${KB_LANGUAGE:-cuda}.json")
+  return $rc
+}
+
+export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
-  step_devices step_bench
+  step_devices step_bench step_kbimport step_kbrun
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -174,7 +212,9 @@ for step in "${steps[@]}"; do
     install) run_step install 900 step_install ;;
     devices) run_step devices 120 step_devices ;;
     bench) run_step bench 590 step_bench ;;
-    *) note "unknown step '$step' (steps: info build gpu unit install devices bench)"; failures=$((failures + 1)) ;;
+    kbimport) run_step kbimport 590 step_kbimport ;;
+    kbrun) run_step kbrun 590 step_kbrun ;;
+    *) note "unknown step '$step' (steps: info build gpu unit install devices bench kbimport kbrun)"; failures=$((failures + 1)) ;;
   esac
 done
 note "gpu-check done: $failures failed step(s); logs in $logs"
