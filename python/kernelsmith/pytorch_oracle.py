@@ -66,6 +66,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import ctypes
+import functools
 import gc
 import hashlib
 import importlib.util
@@ -673,26 +674,22 @@ def handle(oracle: Oracle, request: Dict[str, Any]) -> Dict[str, Any]:
 
 def serve(stdin: Any = None, stdout: Any = None, workdir: Optional[str] = None) -> int:
     """Serves requests from stdin until end of input (_helper_io.py)."""
-    oracle = Oracle(workdir)
-    return _helper_io().serve_json_lines(lambda request: handle(oracle, request), stdin, stdout)
+    return _helper_io().serve_json_lines(functools.partial(handle, Oracle(workdir)), stdin, stdout)
 
 
 def _helper_io() -> Any:
-    """The helpers' shared request loop, loaded by path (see triton_compile._helper_io)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_helper_io.py")
-    spec = importlib.util.spec_from_file_location("kernelsmith_helper_io", path)
+    """The request loop the helpers share, loaded by path (a helper runs as a script: neither the
+    kernelsmith package nor its folder is on sys.path)."""
+    spec = importlib.util.spec_from_file_location(
+        "kernelsmith_helper_io", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_helper_io.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(description="kernelsmith's PyTorch oracle: JSON requests on stdin, one per line.")
-    parser.add_argument("--workdir", default=None, help="the folder problem files are written to (default: a new one)")
-    arguments = parser.parse_args(argv)
-    return serve(workdir=arguments.workdir)
+    return _helper_io().run_helper(lambda workdir: functools.partial(handle, Oracle(workdir)),
+                                   "kernelsmith's PyTorch oracle: JSON requests on stdin, one per line.", argv)
 
 
 if __name__ == "__main__":
