@@ -151,7 +151,7 @@ std::vector<Bytes> EvaluationRun::oracle_outputs(ReferenceState& reference, cons
 }
 
 std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceState& reference,
-                                                                      const std::string& mode) {
+                                                                      const std::string& mode, bool eager_only) {
   const SizeConfig& config = task_.timing_sizes;
   const TimingSettings rules = timing_rules(mode);
   const std::string oracle_device = oracle().device();
@@ -167,7 +167,8 @@ std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceS
                          {"flush_bytes", l2_flush_bytes(backend_.device())}};
   std::map<std::string, OracleBaseline> baselines;
   std::optional<TimingCases> cases;  // drawn when a baseline has to be timed
-  for (const std::string& name : baseline_names(*task_.oracle)) {
+  const std::vector<std::string> names = eager_only ? std::vector<std::string>{"eager"} : baseline_names(*task_.oracle);
+  for (const std::string& name : names) {
     const std::string memory_key = name + "|" + mode;
     if (const auto found = reference.oracle_baselines.find(memory_key); found != reference.oracle_baselines.end()) {
       baselines[name] = found->second;
