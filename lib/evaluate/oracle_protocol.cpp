@@ -20,12 +20,6 @@
 namespace kernelsmith::detail {
 namespace {
 
-std::vector<std::int64_t> shape_at(const TensorSpec& tensor, const SizeMap& sizes) {
-  std::vector<std::int64_t> shape;
-  for (const auto& dim : tensor.shape) shape.push_back(evaluate_expression(dim, sizes));
-  return shape;
-}
-
 /// The problem as the helper takes it (pytorch_oracle.py): the module with this configuration's values
 /// for its constants.
 Json problem_json(const Task& task, const SizeConfig& config) {
@@ -97,6 +91,8 @@ ReferenceState& EvaluationRun::oracle_reference(const std::string& key) {
   if (!state->oracle_version.available) {
     oracle_failed(OracleFailure("torch", state->oracle_version.reason), "starting");
   }
+  // A GPU is named by the backend (the helper answers without importing torch, so without CUDA).
+  if (oracle().device() != "cpu") state->oracle_version.device_name = backend_.device().name;
   // No kernel to load: each configuration's buffers, as a plan without launches binds them.
   for (const SizeConfig& config : task_.all_size_configs()) {
     state->bound[config.name] = bind_plan(task_, LaunchPlan{}, config, backend_.device());
@@ -115,7 +111,7 @@ std::vector<Bytes> EvaluationRun::oracle_outputs(ReferenceState& reference, cons
   for (const BufferSpec& buffer : plan.buffers) {
     const TensorSpec& tensor = task_.tensors[buffer.tensor_index];
     if (buffer.role == BufferSpec::Role::input) {
-      input_specs.push_back({tensor.name, tensor.dtype, shape_at(tensor, config.sizes)});
+      input_specs.push_back({tensor.name, tensor.dtype, task_.extents(tensor, config.sizes)});
       input_data.push_back(&inputs[input++]);
     } else if (buffer.role == BufferSpec::Role::output) {
       output_index[tensor.name] = output_bytes.size();
@@ -137,7 +133,7 @@ std::vector<Bytes> EvaluationRun::oracle_outputs(ReferenceState& reference, cons
   std::vector<OracleTensor> output_specs;
   for (const auto& name : task_.oracle->outputs) {
     const TensorSpec& tensor = task_.tensor(name);
-    output_specs.push_back({tensor.name, tensor.dtype, shape_at(tensor, config.sizes)});
+    output_specs.push_back({tensor.name, tensor.dtype, task_.extents(tensor, config.sizes)});
   }
   std::vector<Bytes> written;
   try {
@@ -155,7 +151,7 @@ std::vector<Bytes> EvaluationRun::oracle_outputs(ReferenceState& reference, cons
 }
 
 std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceState& reference,
-                                                                      const std::string& mode) {
+                                                                      const std::string& mode, bool eager_only) {
   const SizeConfig& config = task_.timing_sizes;
   const TimingSettings rules = timing_rules(mode);
   const std::string oracle_device = oracle().device();
@@ -171,7 +167,8 @@ std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceS
                          {"flush_bytes", l2_flush_bytes(backend_.device())}};
   std::map<std::string, OracleBaseline> baselines;
   std::optional<TimingCases> cases;  // drawn when a baseline has to be timed
-  for (const std::string& name : baseline_names(*task_.oracle)) {
+  const std::vector<std::string> names = eager_only ? std::vector<std::string>{"eager"} : baseline_names(*task_.oracle);
+  for (const std::string& name : names) {
     const std::string memory_key = name + "|" + mode;
     if (const auto found = reference.oracle_baselines.find(memory_key); found != reference.oracle_baselines.end()) {
       baselines[name] = found->second;
@@ -207,7 +204,7 @@ std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceS
       for (const BufferSpec& buffer : reference.bound.at(config.name).buffers) {
         if (buffer.role != BufferSpec::Role::input) continue;
         const TensorSpec& tensor = task_.tensors[buffer.tensor_index];
-        input_specs.push_back({tensor.name, tensor.dtype, shape_at(tensor, config.sizes)});
+        input_specs.push_back({tensor.name, tensor.dtype, task_.extents(tensor, config.sizes)});
       }
       std::vector<std::vector<const Bytes*>> input_sets;
       for (const auto& data : *cases) {

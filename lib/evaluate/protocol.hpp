@@ -157,8 +157,10 @@ class EvaluationRun {
   // A task with a PyTorch oracle (oracle_protocol.cpp).
 
   /// Every PyTorch baseline of an oracle task for a timing mode, eager first (timed whether the task
-  /// lists it or not: speedup is against it); cached in memory and on disk.
-  std::map<std::string, OracleBaseline> oracle_baselines(ReferenceState& reference, const std::string& mode);
+  /// lists it or not: speedup is against it), or eager alone with `eager_only`; cached in memory and on
+  /// disk.
+  std::map<std::string, OracleBaseline> oracle_baselines(ReferenceState& reference, const std::string& mode,
+                                                         bool eager_only = false);
   /// Computes the expected outputs of every correctness case an evaluation under these options checks,
   /// so that evaluations (under their deadline) find them cached. Oracle tasks only.
   void prepare_cases(ReferenceState& reference);

@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_kernel_specs', 'triton_status']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_helper_python', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_kernel_specs', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -1578,7 +1578,7 @@ class IntegrityReport:
         ...
 class Evaluation:
     """
-    The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/2 (docs/evaluation-schema.md).
+    The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/3 (docs/evaluation-schema.md).
     """
     @staticmethod
     def _repr_html_(evaluation: 'core.Evaluation') -> str:
@@ -1597,7 +1597,7 @@ class Evaluation:
         ...
     def to_json(self) -> str:
         """
-        JSON under the schema kernelsmith.evaluation/2.
+        JSON under the schema kernelsmith.evaluation/3.
         """
     def to_prompt_text(self) -> str:
         """
@@ -1612,12 +1612,28 @@ class Evaluation:
     def backend(self, arg0: str) -> None:
         ...
     @property
+    def baseline_errors(self) -> dict[str, str]:
+        """
+        Why a baseline could not be timed (torch.compile unavailable, an Inductor error), by name.
+        """
+    @baseline_errors.setter
+    def baseline_errors(self, arg0: collections.abc.Mapping[str, str]) -> None:
+        ...
+    @property
     def baseline_timing(self) -> TimingReport | None:
         """
-        The reference's timing, or None.
+        The timing of the baseline speedup is against: the reference kernel's, or PyTorch eager's for a task with a PyTorch oracle; None when not timed.
         """
     @baseline_timing.setter
     def baseline_timing(self, arg0: TimingReport | None) -> None:
+        ...
+    @property
+    def baselines(self) -> dict[str, TimingReport]:
+        """
+        Every baseline timed, by name (dict of TimingReport): 'reference' (the reference kernel), or for a task with a PyTorch oracle 'eager', 'compile' (torch.compile) and 'compile_max_autotune' (torch.compile, mode='max-autotune-no-cudagraphs').
+        """
+    @baselines.setter
+    def baselines(self, arg0: collections.abc.Mapping[str, TimingReport]) -> None:
         ...
     @property
     def candidate_id(self) -> str:
@@ -1691,15 +1707,23 @@ class Evaluation:
     @property
     def speedup(self) -> float:
         """
-        Baseline median over the candidate's (> 1 is faster).
+        Baseline median over the candidate's (> 1 is faster): over the reference kernel, or over PyTorch eager for a task with a PyTorch oracle.
         """
     @speedup.setter
     def speedup(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
+    def speedups(self) -> dict[str, float]:
+        """
+        The candidate's speedup over each baseline, by name (baseline median over the candidate's); 0 for a baseline that could not be timed.
+        """
+    @speedups.setter
+    def speedups(self, arg0: collections.abc.Mapping[str, typing.SupportsFloat | typing.SupportsIndex]) -> None:
+        ...
+    @property
     def stage_seconds(self) -> dict[str, float]:
         """
-        Seconds by stage: compile, reference, load, correctness, timing, baseline, overhead.
+        Seconds by stage: compile, reference, load, correctness, timing, baseline, oracle, overhead.
         """
     @stage_seconds.setter
     def stage_seconds(self, arg0: collections.abc.Mapping[str, typing.SupportsFloat | typing.SupportsIndex]) -> None:
@@ -2175,6 +2199,14 @@ class EvaluatorOptions:
         """
     @noise_target.setter
     def noise_target(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def oracle_timeout_seconds(self) -> float:
+        """
+        Longest one request to the PyTorch oracle's helper may take, in seconds (the expected outputs of one case, or timing one baseline: torch.compile max-autotune compiles for minutes on a GPU); past it the helper is killed.
+        """
+    @oracle_timeout_seconds.setter
+    def oracle_timeout_seconds(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
     def schedule_check(self) -> bool:
@@ -5219,6 +5251,10 @@ def hashed_ngram_embedding(source: str, dimensions: typing.SupportsInt | typing.
     """
     The default embedding: token n-grams hashed (with a sign) into `dimensions` buckets, L2-normalised.
     """
+def helper_python() -> str:
+    """
+    The interpreter the helper processes run now: $KERNELSMITH_PYTHON, the one set_helper_python() set, or '/usr/bin/env python3'.
+    """
 def is_floating(dtype: DType) -> bool:
     """
     True for the floating-point dtypes.
@@ -5295,9 +5331,13 @@ def selection_weights(programs: collections.abc.Sequence[Program], config: Selec
     """
     The policy's relative weight of each program.
     """
+def set_helper_python(python: str) -> None:
+    """
+    The Python interpreter of kernelsmith's helper processes (the Triton compile helpers, the PyTorch oracle) when $KERNELSMITH_PYTHON is not set; importing kernelsmith sets it to sys.executable.
+    """
 def set_triton_python(python: str) -> None:
     """
-    The Python interpreter the Triton compile helpers run when $KERNELSMITH_PYTHON is not set; importing kernelsmith sets it to sys.executable.
+    The older name of set_helper_python: the interpreter of every helper process.
     """
 def source_tokens(source: str) -> list[str]:
     """
@@ -5316,7 +5356,7 @@ def triton_status() -> TritonStatus:
     Whether Triton candidates can be compiled here: asks a compile helper (started once, then kept) whether triton imports. Never raises.
     """
 CANDIDATE_SCHEMA: str = 'kernelsmith.candidate/1'
-EVALUATION_SCHEMA: str = 'kernelsmith.evaluation/2'
+EVALUATION_SCHEMA: str = 'kernelsmith.evaluation/3'
 INITIAL_ORIGINS: tuple = ('reference', 'seed')
 ORIGINS: tuple = ('reference', 'seed', 'user', 'param', 'llm_full', 'llm_diff', 'llm_crossover')
 RUN_STORE_SCHEMA_VERSION: int = 3

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Sequence
 
 
 def request_failure(message: str, stage: str = "request") -> Dict[str, Any]:
@@ -49,3 +49,16 @@ def serve_json_lines(handle: Callable[[Dict[str, Any]], Dict[str, Any]], stdin: 
         stdout.write(json.dumps(reply) + "\n")
         stdout.flush()
     return 0
+
+
+def run_helper(make_handle: Callable[[Optional[str]], Callable[[Dict[str, Any]], Dict[str, Any]]], description: str,
+               argv: Optional[Sequence[str]] = None) -> int:
+    """A helper script's main: ``--workdir DIR`` (the folder for the files it writes; a new one when not
+    given) is passed to ``make_handle``, whose handler then serves stdin until end of input."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--workdir", default=None,
+                        help="the helper's folder for the files it writes (default: a new one)")
+    arguments = parser.parse_args(argv)
+    return serve_json_lines(make_handle(arguments.workdir))

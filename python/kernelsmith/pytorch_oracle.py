@@ -32,8 +32,9 @@ A tensor, as requests carry it: ``{"name": "x", "dtype": "float32", "shape": [16
 Requests and replies (each reply repeats the request's ``"id"``):
 
 - ``{"op": "version", "device": "cpu"}`` -> ``{"ok": true, "available": true, "torch": "2.11.0+cpu",
-  "cuda": false, "device": "cpu", "device_name": "...", "python": "/usr/bin/python3"}``; without torch
-  ``"available": false`` and ``"reason"``.
+  "device": "cpu", "device_name": "...", "python": "/usr/bin/python3"}``, without importing torch (the
+  device's name for the CPU only; the evaluator names a GPU itself); without torch ``"available": false``
+  and ``"reason"``.
 - ``{"op": "outputs", "task_key": K, "problem": P, "config": "timing", "device": "cpu" | "cuda:N",
   "inputs": [tensor, ...], "outputs": [tensor, ...]}``: reads every input file, runs forward, writes each
   output (a tuple result flattened in order) to its path in the tensor's dtype -> ``{"ok": true, "built":
@@ -65,12 +66,14 @@ from __future__ import annotations
 import ast
 import contextlib
 import ctypes
+import functools
 import gc
 import hashlib
 import importlib.util
 import math
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -112,6 +115,20 @@ def _torch() -> Any:
                                    "`pip install kernelsmith[torch]` (or point KERNELSMITH_PYTHON at one that has "
                                    "torch)") from None
     return torch
+
+
+def _torch_version() -> Optional[str]:
+    """torch.__version__ ("2.11.0+cu130", the build's variant included) read from torch/version.py without
+    importing torch, or None when it cannot be read that way."""
+    with contextlib.suppress(Exception):
+        spec = importlib.util.find_spec("torch")
+        if spec is None or not spec.origin:
+            return None
+        with open(os.path.join(os.path.dirname(spec.origin), "version.py"), encoding="utf-8") as handle:
+            match = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", handle.read(), re.M)
+        if match:
+            return match.group(1)
+    return None
 
 
 def _exact_float32(torch: Any) -> None:
@@ -196,6 +213,7 @@ class Oracle:
 
     def __init__(self, workdir: Optional[str] = None):
         self.workdir = workdir or tempfile.mkdtemp(prefix="kernelsmith-oracle-")
+        os.makedirs(self.workdir, exist_ok=True)
         self.task_key: Optional[str] = None
         self.built: Dict[Tuple[str, str, str], Built] = {}
         self.module_names: List[str] = []
@@ -230,16 +248,17 @@ class Oracle:
         return device
 
     def version(self, request: Dict[str, Any]) -> Dict[str, Any]:
-        try:
-            torch = self.torch()
-        except OracleError as error:
-            return {"ok": True, "available": False, "reason": error.message, "python": sys.executable}
+        """torch's version without importing torch (seconds saved where every result is cached on disk),
+        and the name of the CPU when the device is the CPU (the evaluator names a GPU itself)."""
+        version = _torch_version()
+        if version is None:
+            try:
+                version = self.torch().__version__
+            except OracleError as error:
+                return {"ok": True, "available": False, "reason": error.message, "python": sys.executable}
         name = request.get("device") or "cpu"
-        reply = {"ok": True, "available": True, "torch": torch.__version__, "cuda": bool(torch.cuda.is_available()),
-                 "python": sys.executable, "device": name}
-        device = self.device(name)
-        reply["device_name"] = torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name()
-        return reply
+        return {"ok": True, "available": True, "torch": version, "python": sys.executable, "device": name,
+                "device_name": _cpu_name() if name == "cpu" else ""}
 
     # -- building
 
@@ -655,26 +674,22 @@ def handle(oracle: Oracle, request: Dict[str, Any]) -> Dict[str, Any]:
 
 def serve(stdin: Any = None, stdout: Any = None, workdir: Optional[str] = None) -> int:
     """Serves requests from stdin until end of input (_helper_io.py)."""
-    oracle = Oracle(workdir)
-    return _helper_io().serve_json_lines(lambda request: handle(oracle, request), stdin, stdout)
+    return _helper_io().serve_json_lines(functools.partial(handle, Oracle(workdir)), stdin, stdout)
 
 
 def _helper_io() -> Any:
-    """The helpers' shared request loop, loaded by path (see triton_compile._helper_io)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_helper_io.py")
-    spec = importlib.util.spec_from_file_location("kernelsmith_helper_io", path)
+    """The request loop the helpers share, loaded by path (a helper runs as a script: neither the
+    kernelsmith package nor its folder is on sys.path)."""
+    spec = importlib.util.spec_from_file_location(
+        "kernelsmith_helper_io", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_helper_io.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(description="kernelsmith's PyTorch oracle: JSON requests on stdin, one per line.")
-    parser.add_argument("--workdir", default=None, help="the folder problem files are written to (default: a new one)")
-    arguments = parser.parse_args(argv)
-    return serve(workdir=arguments.workdir)
+    return _helper_io().run_helper(lambda workdir: functools.partial(handle, Oracle(workdir)),
+                                   "kernelsmith's PyTorch oracle: JSON requests on stdin, one per line.", argv)
 
 
 if __name__ == "__main__":

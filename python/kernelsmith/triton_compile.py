@@ -38,6 +38,7 @@ from __future__ import annotations
 import ast
 import base64
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import io
@@ -649,7 +650,7 @@ def serve(stdin: Any = None, stdout: Any = None, workdir: Optional[str] = None) 
     """Reads JSON requests, one per line, until end of input; writes one JSON reply per line. Candidates
     are written to ``workdir`` (a fresh temporary folder when not given) to be imported."""
     compiler = Compiler(workdir)
-    return _helper_io().serve_json_lines(lambda request: handle(compiler, request), stdin, stdout)
+    return _helper_io().serve_json_lines(functools.partial(handle, compiler), stdin, stdout)
 
 
 def _helper_io() -> Any:
@@ -663,12 +664,8 @@ def _helper_io() -> Any:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(description="Compile Triton candidates: JSON requests on stdin, one per line.")
-    parser.add_argument("--workdir", default=None, help="the folder candidates are written to (default: a new one)")
-    arguments = parser.parse_args(argv)
-    return serve(workdir=arguments.workdir)
+    return _helper_io().run_helper(lambda workdir: functools.partial(handle, Compiler(workdir)),
+                                   "Compile Triton candidates: JSON requests on stdin, one per line.", argv)
 
 
 if __name__ == "__main__":

@@ -212,6 +212,23 @@ TEST_CASE("oracle tasks with parameters, a tuple output and a Python float check
   }
 }
 
+TEST_CASE("a suspicious speedup over PyTorch eager is measured again against eager", "[oracle][opencl][torch]") {
+  KERNELSMITH_SKIP_WHEN(oracle_unavailable_reason());
+  Task task = oracle_task("relu");
+  task.oracle->baselines = {"eager"};
+  const FreshCache cache;
+  EvaluatorOptions options = oracle_options(cache.path);
+  options.suspicious_speedup = 1e-6;  // every speedup is suspicious
+  const Evaluation evaluation = create_evaluator(options)->evaluate(task, opencl(kRelu));
+  INFO(evaluation.to_json());
+  REQUIRE(evaluation.status == Status::ok);
+  CHECK(evaluation.integrity.remeasured);
+  // Screen mode takes the second measurement, eager's included, and reports it everywhere.
+  CHECK(evaluation.speedup == evaluation.integrity.remeasured_speedup);
+  CHECK(evaluation.speedups.at("eager") == evaluation.speedup);
+  CHECK(evaluation.baselines.at("eager").median_ms == evaluation.baseline_timing->median_ms);
+}
+
 TEST_CASE("the oracle, when present, is the correctness oracle even beside reference kernels",
           "[oracle][opencl][torch]") {
   KERNELSMITH_SKIP_WHEN(oracle_unavailable_reason());

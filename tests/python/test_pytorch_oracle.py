@@ -5,10 +5,8 @@ the CPU. The evaluator's side is tested end to end in tests/cpp/test_pytorch_ora
 
 from __future__ import annotations
 
-import io
 import json
 import pathlib
-import struct
 import subprocess
 import sys
 
@@ -47,6 +45,11 @@ def output(tmp: pathlib.Path, name: str, shape, dtype="float32") -> dict:
     return {"name": name, "dtype": dtype, "shape": list(shape), "path": str(tmp / f"{name}.out")}
 
 
+def outputs_request(task_key: str, config: str, problem_: dict, inputs: list, outputs: list) -> dict:
+    return {"op": "outputs", "task_key": task_key, "config": config, "device": "cpu", "problem": problem_,
+            "inputs": inputs, "outputs": outputs}
+
+
 @pytest.fixture
 def oracle(tmp_path):
     return po.Oracle(str(tmp_path / "work"))
@@ -54,9 +57,9 @@ def oracle(tmp_path):
 
 def test_outputs_follow_the_constants(oracle, tmp_path):
     x = torch.randn(3, 7)
-    request = {"op": "outputs", "task_key": "k", "config": "small", "device": "cpu",
-               "problem": problem("relu", "19_ReLU.py", {"batch_size": 3, "dim": 7}),
-               "inputs": [write(tmp_path, "x", x)], "outputs": [output(tmp_path, "out", [3, 7])]}
+    request = outputs_request("k", "small", problem("relu", "19_ReLU.py", {"batch_size": 3, "dim": 7}),
+                              [write(tmp_path, "x", x)],
+                              [output(tmp_path, "out", [3, 7])])
     reply = po.handle(oracle, request)
     assert reply["ok"], reply
     assert reply["built"] is True
@@ -68,12 +71,12 @@ def test_outputs_follow_the_constants(oracle, tmp_path):
 def test_rewritten_constants_reach_derived_ones_and_parameters_load(oracle, tmp_path):
     # bias_shape = (out_features,) follows out_features; the weights come from the task's tensors.
     x, weight, bias = torch.rand(3, 5), torch.rand(7, 5) - 0.5, torch.randn(7)
-    request = {"op": "outputs", "task_key": "k", "config": "odd", "device": "cpu",
-               "problem": problem("linear_bias_relu", "76_Gemm_Add_ReLU.py",
+    request = outputs_request("k", "odd", problem("linear_bias_relu", "76_Gemm_Add_ReLU.py",
                                   {"batch_size": 3, "in_features": 5, "out_features": 7},
                                   parameters={"gemm.weight": "gemm_weight", "bias": "bias"}),
-               "inputs": [write(tmp_path, "x", x), write(tmp_path, "gemm_weight", weight), write(tmp_path, "bias", bias)],
-               "outputs": [output(tmp_path, "out", [3, 7])]}
+                              [write(tmp_path, "x", x), write(tmp_path, "gemm_weight", weight),
+                               write(tmp_path, "bias", bias)],
+                              [output(tmp_path, "out", [3, 7])])
     reply = po.handle(oracle, request)
     assert reply["ok"], reply
     expected = torch.relu(x @ weight.T + bias)
@@ -82,21 +85,21 @@ def test_rewritten_constants_reach_derived_ones_and_parameters_load(oracle, tmp_
 
 def test_tuple_outputs_and_python_float_casts(oracle, tmp_path):
     x = torch.randn(3, 37)
-    request = {"op": "outputs", "task_key": "k1", "config": "odd", "device": "cpu",
-               "problem": problem("sum_max", "Sum_and_max_over_a_dimension.py", {"batch_size": 3, "dim1": 37},
-                                  outputs=["out0", "out1"]),
-               "inputs": [write(tmp_path, "x", x)],
-               "outputs": [output(tmp_path, "out0", [3]), output(tmp_path, "out1", [3])]}
+    request = outputs_request("k1", "odd",
+                              problem("sum_max", "Sum_and_max_over_a_dimension.py", {"batch_size": 3, "dim1": 37},
+                                      outputs=["out0", "out1"]),
+                              [write(tmp_path, "x", x)],
+                              [output(tmp_path, "out0", [3]), output(tmp_path, "out1", [3])])
     assert po.handle(oracle, request)["ok"]
     assert torch.allclose(read(request["outputs"][0]), x.sum(1), atol=1e-5)
     assert torch.equal(read(request["outputs"][1]), x.amax(1))
 
     a, s = torch.randn(5, 11), torch.tensor(2.5)
-    request = {"op": "outputs", "task_key": "k2", "config": "odd", "device": "cpu",
-               "problem": problem("scale_alpha", "5_Matrix_scalar_multiplication.py", {"M": 5, "N": 11},
-                                  forward=["A", "s"], casts={"s": "python_float"}),
-               "inputs": [write(tmp_path, "A", a), write(tmp_path, "s", s)],
-               "outputs": [output(tmp_path, "out", [5, 11])]}
+    request = outputs_request("k2", "odd",
+                              problem("scale_alpha", "5_Matrix_scalar_multiplication.py", {"M": 5, "N": 11},
+                                      forward=["A", "s"], casts={"s": "python_float"}),
+                              [write(tmp_path, "A", a), write(tmp_path, "s", s)],
+                              [output(tmp_path, "out", [5, 11])])
     assert po.handle(oracle, request)["ok"]
     assert torch.equal(read(request["outputs"][0]), a * 2.5)
 
@@ -130,8 +133,9 @@ def test_state_does_not_carry_over_between_cases(oracle, tmp_path):
     source = {"source": BATCHNORM, "path": "bn.py", "constants": {}, "forward": ["x"], "parameters": {},
               "outputs": ["out"], "casts": {}, "seed": 42, "training": True}
     x = torch.randn(8, 4)
-    request = {"op": "outputs", "task_key": "bn", "config": "t", "device": "cpu", "problem": source,
-               "inputs": [write(tmp_path, "x", x)], "outputs": [output(tmp_path, "out", [8, 4])]}
+    request = outputs_request("bn", "t", source,
+                              [write(tmp_path, "x", x)],
+                              [output(tmp_path, "out", [8, 4])])
     assert po.handle(oracle, request)["ok"]
     first = read(request["outputs"][0]).clone()
     assert po.handle(oracle, request)["ok"]
@@ -140,9 +144,9 @@ def test_state_does_not_carry_over_between_cases(oracle, tmp_path):
 
 def test_failures_say_what_and_where(oracle, tmp_path):
     x = torch.randn(4, 8)
-    base = {"op": "outputs", "task_key": "r", "config": "timing", "device": "cpu",
-            "problem": problem("forward_raises", "Raises_in_forward.py", {"batch_size": 4, "dim": 8}),
-            "inputs": [write(tmp_path, "x", x)], "outputs": [output(tmp_path, "out", [4, 8])]}
+    base = outputs_request("r", "timing",
+                           problem("forward_raises", "Raises_in_forward.py", {"batch_size": 4, "dim": 8}),
+                           [write(tmp_path, "x", x)], [output(tmp_path, "out", [4, 8])])
     reply = po.handle(oracle, base)
     assert reply["ok"] is False and reply["stage"] == "forward"
     assert "this problem's forward always fails" in reply["message"]
@@ -225,7 +229,8 @@ def test_the_helper_runs_as_a_script_and_reports_a_missing_torch(tmp_path):
     assert replies[1]["ok"] is False and "malformed request" in replies[1]["message"]
     # An interpreter without torch: "available": false, saying which interpreter and what to install.
     bare = "/usr/bin/python3"
-    if not pathlib.Path(bare).exists() or subprocess.run([bare, "-c", "import torch"], capture_output=True).returncode == 0:
+    has_torch = pathlib.Path(bare).exists() and subprocess.run([bare, "-c", "import torch"], capture_output=True).returncode == 0
+    if not pathlib.Path(bare).exists() or has_torch:
         pytest.skip(f"{bare} is missing or has torch: no interpreter without torch to check the message with")
     run = subprocess.run([bare, str(script)], cwd=tmp_path, input='{"op": "version"}\n', capture_output=True,
                          text=True, timeout=120)

@@ -188,14 +188,35 @@ def test_the_oracle_example_of_docs_task_format_md_loads(tmp_path):
     assert ks.Task.from_json(task.to_json()).to_json() == task.to_json()
 
 
-def test_evaluating_an_oracle_task_says_the_oracle_is_not_available_here(tmp_path):
+GEMM_SCALE_MASK = """// @launch gemm<<<ceil_div(batch_size * out_features, 64), 64>>>(x, scale, mask, gemm_weight, gemm_bias, out, batch_size, in_features, out_features)
+__kernel void gemm(__global const float* x, __global const float* scale, __global const uchar* mask,
+                   __global const float* w, __global const float* b, __global float* out, int rows, int k_size,
+                   int cols) {
+  const int i = get_global_id(0);
+  if (i >= rows * cols) return;
+  const int row = i / cols, col = i % cols;
+  float acc = 0.0f;
+  for (int k = 0; k < k_size; ++k) acc += x[row * k_size + k] * w[col * k_size + k];
+  out[i] = (acc + b[col]) * scale[0] * (float)mask[col];
+}
+"""
+
+
+def test_evaluating_an_oracle_task_checks_candidates_against_its_module(tmp_path):
+    # The problem's module is the oracle: a bool mask (uint8 0/1 cast to torch.bool), a Python float
+    # (a constant 0-d tensor) and the Linear layer's parameters as task inputs.
     if not any(b.name == "opencl" and b.available for b in ks.devices()):
         pytest.skip("no OpenCL device (install pocl-opencl-icd)")
+    pytest.importorskip("torch", reason="the PyTorch oracle needs torch (pip install kernelsmith[torch])")
     task = ks.Task.load(str(write_task(tmp_path / "t", manifest())))
-    options = ks.EvaluatorOptions()
-    options.backend = "opencl"
-    options.isolate = False
+    oracle = task.oracle
+    oracle.baselines = ["eager"]
+    task.oracle = oracle
+    options = ks.EvaluatorOptions(backend="opencl", isolate=False, min_samples=3, max_samples=10,
+                                  screen_budget_seconds=0.05, compile_threads=1, cache_dir=str(tmp_path / "cache"))
     evaluator = ks.create_evaluator(options)
-    candidate = ks.Candidate("opencl", "// @launch k<<<1, 1>>>(out)\n__kernel void k(__global float* o) {}\n")
-    with pytest.raises(ks.TaskError, match="the PyTorch oracle is not available in this build of kernelsmith"):
-        evaluator.evaluate(task, candidate)
+    right = evaluator.evaluate(task, ks.Candidate("opencl", GEMM_SCALE_MASK))
+    assert right.status == ks.Status.ok, right.message
+    assert set(right.speedups) == {"eager"}
+    unmasked = GEMM_SCALE_MASK.replace(" * (float)mask[col]", "")
+    assert evaluator.evaluate(task, ks.Candidate("opencl", unmasked)).status == ks.Status.incorrect
