@@ -137,6 +137,11 @@ def _exact_float32(torch: Any) -> None:
     torch.backends.cudnn.allow_tf32 = False
     with contextlib.suppress(Exception):
         torch.set_float32_matmul_precision("highest")
+    # Deterministic cuDNN algorithms: the expected outputs must not change from one run to the next (cuDNN's
+    # default transposed convolutions accumulate with atomics), and a candidate must be bitwise
+    # deterministic too, so the baseline is timed under the same rule.
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
 
 
 def _cpu_name() -> str:
