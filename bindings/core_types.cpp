@@ -77,14 +77,23 @@ void bind_task(py::module_& m) {
 
   py::class_<Distribution>(m, "Distribution",
                            "How the correctness protocol draws a tensor's values: normal(a = mean, b = stddev), "
-                           "uniform(a = low, b = high), integers(a = low, b = high, inclusive).")
-      .def(py::init([](const std::string& kind, double a, double b) { return Distribution{kind, a, b}; }),
-           py::arg("kind") = "normal", py::arg("a") = 0.0, py::arg("b") = 1.0)
-      .def_readwrite("kind", &Distribution::kind, "'normal', 'uniform' or 'integers'.")
-      .def_readwrite("a", &Distribution::a, "Mean (normal) or lower bound.")
-      .def_readwrite("b", &Distribution::b, "Standard deviation (normal) or upper bound.")
+                           "uniform(a = low, b = high), integers(a = low, b = high, inclusive), constant(a = the "
+                           "value under every input kind). `structure` then shapes them: 'none', 'symmetric', "
+                           "'lower_triangular', 'upper_triangular' (last two dims) or 'probability_rows' (each row "
+                           "of the last dim softmaxed).")
+      .def(py::init([](const std::string& kind, double a, double b, const std::string& structure) {
+             return Distribution{kind, a, b, structure};
+           }),
+           py::arg("kind") = "normal", py::arg("a") = 0.0, py::arg("b") = 1.0, py::arg("structure") = "none")
+      .def_readwrite("kind", &Distribution::kind, "'normal', 'uniform', 'integers' or 'constant'.")
+      .def_readwrite("a", &Distribution::a, "Mean (normal), lower bound, or the value (constant).")
+      .def_readwrite("b", &Distribution::b, "Standard deviation (normal) or upper bound; unused by constant.")
+      .def_readwrite("structure", &Distribution::structure,
+                     "'none', 'symmetric', 'lower_triangular', 'upper_triangular' or 'probability_rows': applied "
+                     "after every input kind, so adversarial inputs keep it.")
       .def("__repr__", [](const Distribution& d) {
-        return "Distribution(" + quoted(d.kind) + ", a=" + number(d.a) + ", b=" + number(d.b) + ")";
+        return "Distribution(" + quoted(d.kind) + ", a=" + number(d.a) + ", b=" + number(d.b) +
+               (d.structure == "none" ? std::string() : ", structure=" + quoted(d.structure)) + ")";
       });
 
   py::class_<TensorSpec>(m, "TensorSpec", "A named task tensor: dtype, shape over the sizes, role, distribution.")
@@ -144,6 +153,60 @@ void bind_task(py::module_& m) {
                (s.path.empty() ? std::string() : ", path=" + quoted(s.path)) + ")";
       });
 
+  py::class_<PytorchOracle>(m, "PytorchOracle",
+                            "Expected outputs from a PyTorch module (a KernelBench problem file) instead of a "
+                            "reference kernel: the manifest's \"oracle\" (docs/task-format.md). Map keys are the "
+                            "module's names, values the task's.")
+      .def(py::init([](const KernelSource& module, const std::map<std::string, std::string>& constants,
+                       const std::vector<std::string>& forward, const std::map<std::string, std::string>& parameters,
+                       const std::vector<std::string>& outputs, const std::map<std::string, std::string>& casts,
+                       std::int64_t seed, bool training, const std::vector<std::string>& baselines) {
+             PytorchOracle oracle;
+             oracle.module = module;
+             if (oracle.module.language.empty()) oracle.module.language = "python";
+             oracle.constants = constants;
+             oracle.forward = forward;
+             oracle.parameters = parameters;
+             oracle.outputs = outputs;
+             oracle.casts = casts;
+             oracle.seed = seed;
+             oracle.training = training;
+             oracle.baselines = baselines;
+             return oracle;
+           }),
+           py::arg_v("module", KernelSource{"python", "", ""}, "KernelSource('python', '')"),
+           py::arg("constants") = std::map<std::string, std::string>{},
+           py::arg("forward") = std::vector<std::string>{},
+           py::arg("parameters") = std::map<std::string, std::string>{},
+           py::arg("outputs") = std::vector<std::string>{}, py::arg("casts") = std::map<std::string, std::string>{},
+           py::arg("seed") = 42, py::arg("training") = true,
+           py::arg("baselines") = PytorchOracle().baselines,
+           "A module given without a language is taken as Python.")
+      .def_readwrite("kind", &PytorchOracle::kind, "'pytorch' (the only kind).")
+      .def_readwrite("module", &PytorchOracle::module,
+                     "The module's source (KernelSource of language 'python'): class Model(nn.Module), "
+                     "get_inputs(), get_init_inputs() and module-level constants.")
+      .def_readwrite("constants", &PytorchOracle::constants,
+                     "Module-level integer constant -> the task size whose value it takes in each configuration.")
+      .def_readwrite("forward", &PytorchOracle::forward, "The task input tensors passed to Model.forward, in order.")
+      .def_readwrite("parameters", &PytorchOracle::parameters,
+                     "State-dict entry of the module (e.g. 'gemm.weight') -> the task input tensor supplying it.")
+      .def_readwrite("outputs", &PytorchOracle::outputs,
+                     "The task output tensors the forward's result maps to (a tuple flattened in order).")
+      .def_readwrite("casts", &PytorchOracle::casts,
+                     "Task tensor -> 'bool' (uint8 0/1 as torch.bool), 'python_float' or 'python_int' (a shape-[] "
+                     "tensor passed as a Python number).")
+      .def_readwrite("seed", &PytorchOracle::seed, "torch.manual_seed before the module is built (default 42).")
+      .def_readwrite("training", &PytorchOracle::training,
+                     "Whether the module stays in training mode (default True, as KernelBench); forward runs under "
+                     "torch.no_grad() either way.")
+      .def_readwrite("baselines", &PytorchOracle::baselines,
+                     "The PyTorch baselines timed: 'eager', 'compile', 'compile_max_autotune' (default all).")
+      .def("__repr__", [](const PytorchOracle& o) {
+        return "PytorchOracle(forward=" + list_repr(o.forward) + ", outputs=" + list_repr(o.outputs) +
+               ", parameters=" + std::to_string(o.parameters.size()) + ", seed=" + std::to_string(o.seed) + ")";
+      });
+
   py::class_<Task>(m, "Task",
                    "What to compute: tensors, size configurations, tolerances, a work model and a reference per "
                    "kernel language. Load one with Task.load('relu') or from a folder holding task.json; see "
@@ -156,7 +219,11 @@ void bind_task(py::module_& m) {
       .def_readwrite("check_sizes", &Task::check_sizes, "Further configurations, checked for correctness only.")
       .def_readwrite("tolerance", &Task::tolerance, "Tolerance overriding the per-dtype default, or None.")
       .def_readwrite("work", &Task::work, "FLOPs and fewest bytes as expressions over the sizes.")
-      .def_readwrite("references", &Task::references, "Naive, correct implementations by language (the baseline).")
+      .def_readwrite("references", &Task::references,
+                     "Naive, correct implementations by language (the baseline unless the task has an oracle).")
+      .def_readwrite("oracle", &Task::oracle,
+                     "A PytorchOracle giving the expected outputs and baselines for every backend, or None. A task "
+                     "needs references, an oracle, or both.")
       .def_readwrite("seeds", &Task::seeds, "Tunable starting candidates by language.")
       .def_readwrite("pytorch", &Task::pytorch, "The equivalent PyTorch expression, e.g. 'torch.relu(x)'.")
       .def_readwrite("folder", &Task::folder, "The folder it was loaded from (empty for a task built in code).")
@@ -173,6 +240,8 @@ void bind_task(py::module_& m) {
            "The tensor of that name; raises NotFoundError listing the names.")
       .def("languages", &Task::languages, "Languages with a reference, sorted.")
       .def("all_size_configs", &Task::all_size_configs, "The timing configuration first, then the check ones.")
+      .def("extents", &Task::extents, py::arg("tensor"), py::arg("sizes"),
+           "The extent of each dimension of a tensor under the given sizes ([] for shape []).")
       .def("element_count", &Task::element_count, py::arg("tensor"), py::arg("sizes"),
            "Number of elements of a tensor under the given sizes.")
       .def("tolerance_for", &Task::tolerance_for, py::arg("dtype"), "The task's tolerance, or the dtype's default.")

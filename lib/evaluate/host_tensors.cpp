@@ -368,7 +368,27 @@ struct ChunkComparison {
   double max_abs_error = 0.0;
   double error_squares = 0.0;
   double reference_squares = 0.0;
+  double expected_deviations = 0.0;  // squares of (expected - its mean), where expected is finite
+  double actual_deviations = 0.0;    // squares of (actual - its mean), where both are finite
 };
+
+/// Sums of one chunk's values for the spreads: the reference's where finite, the candidate's where both
+/// are finite.
+struct ChunkSums {
+  double expected_squares = 0.0;
+  double expected_sum = 0.0;
+  double expected_abs = 0.0;
+  std::int64_t expected_finite = 0;
+  double actual_sum = 0.0;
+  double actual_abs = 0.0;
+  std::int64_t actual_finite = 0;
+};
+
+// Standard deviation over mean magnitude; 0 for fewer than two values or all zero.
+double spread_of(std::int64_t n, double sum_abs, double deviation_squares) {
+  if (n < 2 || sum_abs == 0.0) return 0.0;
+  return std::sqrt(deviation_squares / static_cast<double>(n - 1)) / (sum_abs / static_cast<double>(n));
+}
 
 }  // namespace
 
@@ -386,31 +406,42 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
   check.tensor = tensor;
   const std::int64_t chunks = (count + kCompareChunk - 1) / kCompareChunk;
 
-  // The absolute tolerance is in units of the reference output's root mean square.
-  std::vector<double> chunk_squares(static_cast<std::size_t>(chunks), 0.0);
-  std::vector<std::int64_t> chunk_finite(static_cast<std::size_t>(chunks), 0);
+  // The absolute tolerance is in units of the reference output's root mean square; the means of both
+  // outputs are the centres of their spreads.
+  std::vector<ChunkSums> sums(static_cast<std::size_t>(chunks));
   for_each_chunk(pool, count, [&](std::int64_t chunk, std::int64_t begin, std::int64_t end) {
-    double squares = 0.0;
-    std::int64_t finite = 0;
+    ChunkSums& part = sums[static_cast<std::size_t>(chunk)];
     for (std::int64_t i = begin; i < end; ++i) {
       const double e = load_element(dtype, expected.data(), i);
-      if (std::isfinite(e)) {
-        squares += e * e;
-        ++finite;
-      }
+      if (!std::isfinite(e)) continue;
+      part.expected_squares += e * e;
+      part.expected_sum += e;
+      part.expected_abs += std::abs(e);
+      ++part.expected_finite;
+      const double a = load_element(dtype, first_run.data(), i);
+      if (!std::isfinite(a)) continue;
+      part.actual_sum += a;
+      part.actual_abs += std::abs(a);
+      ++part.actual_finite;
     }
-    chunk_squares[static_cast<std::size_t>(chunk)] = squares;
-    chunk_finite[static_cast<std::size_t>(chunk)] = finite;
   });
-  double sum_squares = 0.0;
-  std::int64_t finite = 0;
-  for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
-    sum_squares += chunk_squares[static_cast<std::size_t>(chunk)];
-    finite += chunk_finite[static_cast<std::size_t>(chunk)];
+  ChunkSums total;
+  for (const ChunkSums& part : sums) {
+    total.expected_squares += part.expected_squares;
+    total.expected_sum += part.expected_sum;
+    total.expected_abs += part.expected_abs;
+    total.expected_finite += part.expected_finite;
+    total.actual_sum += part.actual_sum;
+    total.actual_abs += part.actual_abs;
+    total.actual_finite += part.actual_finite;
   }
-  const double rms = finite > 0 ? std::sqrt(sum_squares / static_cast<double>(finite)) : 0.0;
+  const std::int64_t finite = total.expected_finite;
+  const double rms = finite > 0 ? std::sqrt(total.expected_squares / static_cast<double>(finite)) : 0.0;
   const double scale = rms > 0.0 ? rms : 1.0;
   const double atol = tolerance.atol * scale;
+  const double expected_mean = finite > 0 ? total.expected_sum / static_cast<double>(finite) : 0.0;
+  const double actual_mean =
+      total.actual_finite > 0 ? total.actual_sum / static_cast<double>(total.actual_finite) : 0.0;
 
   std::vector<std::uint8_t> poison_first(element_size, kPoisonFirst);
   std::vector<std::uint8_t> poison_second(element_size, kPoisonSecond);
@@ -441,11 +472,13 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
       }
       // Where the reference itself is NaN or infinite the check says nothing: those elements are skipped.
       if (!std::isfinite(e)) continue;
+      part.expected_deviations += (e - expected_mean) * (e - expected_mean);
       if (!std::isfinite(a)) {
         ++part.non_finite;
         note_first(i, e, a);
         continue;
       }
+      part.actual_deviations += (a - actual_mean) * (a - actual_mean);
       const double error = std::abs(a - e);
       part.max_abs_error = std::max(part.max_abs_error, error);
       part.error_squares += error * error;
@@ -458,7 +491,11 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
   });
   double error_squares = 0.0;
   double reference_squares = 0.0;
+  double expected_deviations = 0.0;
+  double actual_deviations = 0.0;
   for (const ChunkComparison& part : found) {
+    expected_deviations += part.expected_deviations;
+    actual_deviations += part.actual_deviations;
     check.unwritten += part.unwritten;
     check.non_finite += part.non_finite;
     check.mismatches += part.mismatches;
@@ -474,8 +511,48 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
   }
   check.rel_l2_error =
       reference_squares > 0.0 ? std::sqrt(error_squares / reference_squares) : std::sqrt(error_squares);
-  check.passed = check.unwritten == 0 && check.non_finite == 0 && check.mismatches == 0;
+  result.expected_spread = spread_of(finite, total.expected_abs, expected_deviations);
+  result.actual_spread = spread_of(total.actual_finite, total.actual_abs, actual_deviations);
+  if (is_floating(dtype)) {
+    result.near_constant = result.expected_spread >= kNearConstantSpread &&
+                           result.actual_spread < std::min(kNearConstantSpread,
+                                                           kNearConstantFraction * result.expected_spread);
+    result.rel_l2_bound = kRelativeL2Fraction * (tolerance.atol + tolerance.rtol);
+    // An all-zero reference has no scale for a relative error: the elementwise check (atol absolute
+    // then) decides alone.
+    result.rel_l2_exceeded = reference_squares > 0.0 && check.rel_l2_error > result.rel_l2_bound;
+  }
+  check.passed = check.unwritten == 0 && check.non_finite == 0 && check.mismatches == 0 && !result.near_constant &&
+                 !result.rel_l2_exceeded;
   return result;
+}
+
+std::string describe_failure(const OutputComparison& comparison, std::int64_t count) {
+  const OutputCheck& check = comparison.check;
+  if (check.unwritten > 0) {
+    return fmt::format("{}: {} of {} elements were never written (first at index {})", check.tensor, check.unwritten,
+                       count, check.first_mismatch);
+  }
+  if (check.non_finite > 0) {
+    return fmt::format("{}: {} elements are NaN or infinite where the reference is finite (first at index {}: "
+                       "expected {:.6g}, got {:.6g})",
+                       check.tensor, check.non_finite, check.first_mismatch, check.expected, check.actual);
+  }
+  if (comparison.near_constant) {
+    return fmt::format("{} is near-constant (relative spread {:.3g}) where the expected output varies (spread "
+                       "{:.3g}): a constant or zero output is wrong however close its values are; relative L2 "
+                       "error {:.3g}",
+                       check.tensor, comparison.actual_spread, comparison.expected_spread, check.rel_l2_error);
+  }
+  if (check.mismatches > 0) {
+    return fmt::format("{}: {} of {} elements differ from the reference beyond the tolerance (first at index {}: "
+                       "expected {:.6g}, got {:.6g}); max abs error {:.3g}, relative L2 error {:.3g}",
+                       check.tensor, check.mismatches, count, check.first_mismatch, check.expected, check.actual,
+                       check.max_abs_error, check.rel_l2_error);
+  }
+  return fmt::format("{}: the relative L2 error {:.3g} exceeds {:.3g} (half of atol + rtol) although every element "
+                     "is within the tolerance: the output is off as a whole; max abs error {:.3g}",
+                     check.tensor, check.rel_l2_error, comparison.rel_l2_bound, check.max_abs_error);
 }
 
 double relative_spread(DType dtype, const std::vector<const Bytes*>& buffers, std::int64_t count) {
@@ -491,7 +568,7 @@ double relative_spread(DType dtype, const std::vector<const Bytes*>& buffers, st
       ++n;
     }
   }
-  if (n < 2 || sum_abs == 0.0) return 0.0;
+  if (n == 0) return 0.0;
   const double mean = sum / static_cast<double>(n);
   double squares = 0.0;
   for (const Bytes* buffer : buffers) {
@@ -500,8 +577,7 @@ double relative_spread(DType dtype, const std::vector<const Bytes*>& buffers, st
       if (std::isfinite(v)) squares += (v - mean) * (v - mean);
     }
   }
-  const double stddev = std::sqrt(squares / static_cast<double>(n - 1));
-  return stddev / (sum_abs / static_cast<double>(n));
+  return spread_of(n, sum_abs, squares);
 }
 
 }  // namespace kernelsmith::detail

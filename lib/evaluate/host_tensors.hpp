@@ -47,6 +47,18 @@ Bytes generate_input(const TensorSpec& spec, const std::vector<std::int64_t>& sh
 inline constexpr std::uint8_t kPoisonFirst = 0xFF;
 inline constexpr std::uint8_t kPoisonSecond = 0x7F;
 
+/// Below this relative spread (relative_spread) values are near-constant: a reference output that
+/// barely varies makes a task unable to tell wrong kernels from right ones, and a candidate output that
+/// barely varies where the reference's does is wrong.
+inline constexpr double kNearConstantSpread = 1e-3;
+
+/// A candidate output is near-constant where the reference's is not when its spread is below
+/// kNearConstantSpread and below this fraction of the reference's (see compare_output).
+inline constexpr double kNearConstantFraction = 0.1;
+
+/// The relative L2 error an output may have, as a fraction of atol + rtol (see compare_output).
+inline constexpr double kRelativeL2Fraction = 0.5;
+
 /// Compares a candidate's output (both poisoned runs) with the reference's.
 ///
 /// An element holding the first pattern after the first run and the second after the second was never
@@ -55,15 +67,34 @@ inline constexpr std::uint8_t kPoisonSecond = 0x7F;
 /// where `scale` is the root mean square of the reference output (1 when that is 0): the absolute
 /// tolerance follows the data's magnitude, so tiny inputs cannot pass vacuously and large ones do not
 /// fail on rounding. NaN or infinity where the reference is finite is counted as non-finite.
+///
+/// Float outputs must also pass two checks of the whole output (integer outputs are exact already):
+/// - not near-constant where the reference varies: the candidate's relative spread below
+///   min(kNearConstantSpread, kNearConstantFraction * the reference's) while the reference's is at least
+///   kNearConstantSpread. A right output within the tolerance keeps about the reference's spread, so
+///   the check passes it; it fails an all-zero or constant output that a loose tolerance lets through.
+/// - relative L2 error at most kRelativeL2Fraction * (atol + rtol), where the reference is not all zero.
+///   Elements within the bound above give a relative L2 error of at most atol + rtol (the absolute part
+///   is in units of the reference's root mean square), so this halves what a uniformly biased output can
+///   get away with; rounding errors of right kernels are far below it.
 struct OutputComparison {
   OutputCheck check;
   std::int64_t nondeterministic = 0;  ///< written elements whose two runs differ bitwise
+  double expected_spread = 0.0;       ///< relative spread of the reference's finite elements
+  double actual_spread = 0.0;         ///< relative spread of the candidate's, where both are finite
+  bool near_constant = false;         ///< failed the near-constant check
+  double rel_l2_bound = 0.0;          ///< kRelativeL2Fraction * (atol + rtol); 0 for integer outputs
+  bool rel_l2_exceeded = false;       ///< failed the relative L2 check
 };
 /// The chunks of large outputs run on `pool` and the calling thread; the result does not depend on the
 /// number of threads.
 OutputComparison compare_output(const std::string& tensor, DType dtype, std::int64_t count, const Bytes& expected,
                                 const Bytes& first_run, const Bytes& second_run, const Tolerance& tolerance,
                                 ThreadPool& pool = ThreadPool::shared());
+
+/// What is wrong with an output that failed compare_output, in one sentence for the evaluation's
+/// message (the first of: unwritten, non-finite, near-constant, beyond the tolerance, relative L2).
+std::string describe_failure(const OutputComparison& comparison, std::int64_t count);
 
 /// Relative spread of values: standard deviation over the mean magnitude (0 for a constant, also 0 when
 /// every value is 0). Non-finite values are ignored.

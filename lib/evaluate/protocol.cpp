@@ -31,27 +31,10 @@ std::uint64_t stable_hash(const std::string& text) {
   return hash;
 }
 
-constexpr double kNearConstantSpread = 1e-3;
 constexpr std::size_t kReferenceTasksKept = 8;
 
 std::uint64_t case_seed(std::uint64_t base, const std::string& config, InputKind kind, int trial) {
   return mix_seed(mix_seed(base, stable_hash(config)), static_cast<std::uint64_t>(kind) * 1000 + trial);
-}
-
-std::string describe_failure(const OutputCheck& check, std::int64_t count) {
-  if (check.unwritten > 0) {
-    return fmt::format("{}: {} of {} elements were never written (first at index {})", check.tensor, check.unwritten,
-                       count, check.first_mismatch);
-  }
-  if (check.non_finite > 0) {
-    return fmt::format("{}: {} elements are NaN or infinite where the reference is finite (first at index {}: "
-                       "expected {:.6g}, got {:.6g})",
-                       check.tensor, check.non_finite, check.first_mismatch, check.expected, check.actual);
-  }
-  return fmt::format("{}: {} of {} elements differ from the reference beyond the tolerance (first at index {}: "
-                     "expected {:.6g}, got {:.6g}); max abs error {:.3g}, relative L2 error {:.3g}",
-                     check.tensor, check.mismatches, count, check.first_mismatch, check.expected, check.actual,
-                     check.max_abs_error, check.rel_l2_error);
 }
 
 }  // namespace
@@ -318,14 +301,14 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
               if (first_problem.empty()) {
                 first_problem = "with the blocks run in the reverse order (a race between blocks: one reads what "
                                 "another has not written yet, or both write one place), " +
-                                describe_failure(again.check, buffer.count);
+                                describe_failure(again, buffer.count);
               }
             }
           }
         }
         if (!comparison.check.passed) {
           check.passed = false;
-          if (first_problem.empty()) first_problem = describe_failure(comparison.check, buffer.count);
+          if (first_problem.empty()) first_problem = describe_failure(comparison, buffer.count);
         }
         check.outputs.push_back(std::move(comparison.check));
         ++output;
@@ -491,7 +474,7 @@ TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const TimingCases& 
       const OutputComparison comparison =
           compare_output(buffer.name, buffer.dtype, buffer.count, expected, out, out, tolerance);
       if (!comparison.check.passed) {
-        *timed_output_problem = fmt::format("{}, {}", which, describe_failure(comparison.check, buffer.count));
+        *timed_output_problem = fmt::format("{}, {}", which, describe_failure(comparison, buffer.count));
         return;
       }
       ++output;

@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_kernel_specs', 'triton_status']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_kernel_specs', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -146,16 +146,16 @@ class TensorRole:
         ...
 class Distribution:
     """
-    How the correctness protocol draws a tensor's values: normal(a = mean, b = stddev), uniform(a = low, b = high), integers(a = low, b = high, inclusive).
+    How the correctness protocol draws a tensor's values: normal(a = mean, b = stddev), uniform(a = low, b = high), integers(a = low, b = high, inclusive), constant(a = the value under every input kind). `structure` then shapes them: 'none', 'symmetric', 'lower_triangular', 'upper_triangular' (last two dims) or 'probability_rows' (each row of the last dim softmaxed).
     """
-    def __init__(self, kind: str = 'normal', a: typing.SupportsFloat | typing.SupportsIndex = 0.0, b: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> None:
+    def __init__(self, kind: str = 'normal', a: typing.SupportsFloat | typing.SupportsIndex = 0.0, b: typing.SupportsFloat | typing.SupportsIndex = 1.0, structure: str = 'none') -> None:
         ...
     def __repr__(self) -> str:
         ...
     @property
     def a(self) -> float:
         """
-        Mean (normal) or lower bound.
+        Mean (normal), lower bound, or the value (constant).
         """
     @a.setter
     def a(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
@@ -163,7 +163,7 @@ class Distribution:
     @property
     def b(self) -> float:
         """
-        Standard deviation (normal) or upper bound.
+        Standard deviation (normal) or upper bound; unused by constant.
         """
     @b.setter
     def b(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
@@ -171,10 +171,18 @@ class Distribution:
     @property
     def kind(self) -> str:
         """
-        'normal', 'uniform' or 'integers'.
+        'normal', 'uniform', 'integers' or 'constant'.
         """
     @kind.setter
     def kind(self, arg0: str) -> None:
+        ...
+    @property
+    def structure(self) -> str:
+        """
+        'none', 'symmetric', 'lower_triangular', 'upper_triangular' or 'probability_rows': applied after every input kind, so adversarial inputs keep it.
+        """
+    @structure.setter
+    def structure(self, arg0: str) -> None:
         ...
 class TensorSpec:
     """
@@ -328,6 +336,96 @@ class KernelSource:
     @source.setter
     def source(self, arg0: str) -> None:
         ...
+class PytorchOracle:
+    """
+    Expected outputs from a PyTorch module (a KernelBench problem file) instead of a reference kernel: the manifest's "oracle" (docs/task-format.md). Map keys are the module's names, values the task's.
+    """
+    def __init__(self, module: KernelSource = ..., constants: collections.abc.Mapping[str, str] = {}, forward: collections.abc.Sequence[str] = [], parameters: collections.abc.Mapping[str, str] = {}, outputs: collections.abc.Sequence[str] = [], casts: collections.abc.Mapping[str, str] = {}, seed: typing.SupportsInt | typing.SupportsIndex = 42, training: bool = True, baselines: collections.abc.Sequence[str] = ['eager', 'compile', 'compile_max_autotune']) -> None:
+        """
+        A module given without a language is taken as Python.
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def baselines(self) -> list[str]:
+        """
+        The PyTorch baselines timed: 'eager', 'compile', 'compile_max_autotune' (default all).
+        """
+    @baselines.setter
+    def baselines(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
+    @property
+    def casts(self) -> dict[str, str]:
+        """
+        Task tensor -> 'bool' (uint8 0/1 as torch.bool), 'python_float' or 'python_int' (a shape-[] tensor passed as a Python number).
+        """
+    @casts.setter
+    def casts(self, arg0: collections.abc.Mapping[str, str]) -> None:
+        ...
+    @property
+    def constants(self) -> dict[str, str]:
+        """
+        Module-level integer constant -> the task size whose value it takes in each configuration.
+        """
+    @constants.setter
+    def constants(self, arg0: collections.abc.Mapping[str, str]) -> None:
+        ...
+    @property
+    def forward(self) -> list[str]:
+        """
+        The task input tensors passed to Model.forward, in order.
+        """
+    @forward.setter
+    def forward(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
+    @property
+    def kind(self) -> str:
+        """
+        'pytorch' (the only kind).
+        """
+    @kind.setter
+    def kind(self, arg0: str) -> None:
+        ...
+    @property
+    def module(self) -> KernelSource:
+        """
+        The module's source (KernelSource of language 'python'): class Model(nn.Module), get_inputs(), get_init_inputs() and module-level constants.
+        """
+    @module.setter
+    def module(self, arg0: KernelSource) -> None:
+        ...
+    @property
+    def outputs(self) -> list[str]:
+        """
+        The task output tensors the forward's result maps to (a tuple flattened in order).
+        """
+    @outputs.setter
+    def outputs(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
+    @property
+    def parameters(self) -> dict[str, str]:
+        """
+        State-dict entry of the module (e.g. 'gemm.weight') -> the task input tensor supplying it.
+        """
+    @parameters.setter
+    def parameters(self, arg0: collections.abc.Mapping[str, str]) -> None:
+        ...
+    @property
+    def seed(self) -> int:
+        """
+        torch.manual_seed before the module is built (default 42).
+        """
+    @seed.setter
+    def seed(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def training(self) -> bool:
+        """
+        Whether the module stays in training mode (default True, as KernelBench); forward runs under torch.no_grad() either way.
+        """
+    @training.setter
+    def training(self, arg0: bool) -> None:
+        ...
 class Task:
     """
     What to compute: tensors, size configurations, tolerances, a work model and a reference per kernel language. Load one with Task.load('relu') or from a folder holding task.json; see docs/task-format.md.
@@ -359,6 +457,10 @@ class Task:
     def element_count(self, tensor: TensorSpec, sizes: collections.abc.Mapping[str, typing.SupportsInt | typing.SupportsIndex]) -> int:
         """
         Number of elements of a tensor under the given sizes.
+        """
+    def extents(self, tensor: TensorSpec, sizes: collections.abc.Mapping[str, typing.SupportsInt | typing.SupportsIndex]) -> list[int]:
+        """
+        The extent of each dimension of a tensor under the given sizes ([] for shape []).
         """
     def flops(self, sizes: collections.abc.Mapping[str, typing.SupportsInt | typing.SupportsIndex]) -> float:
         """
@@ -430,6 +532,14 @@ class Task:
     def name(self, arg0: str) -> None:
         ...
     @property
+    def oracle(self) -> PytorchOracle | None:
+        """
+        A PytorchOracle giving the expected outputs and baselines for every backend, or None. A task needs references, an oracle, or both.
+        """
+    @oracle.setter
+    def oracle(self, arg0: PytorchOracle | None) -> None:
+        ...
+    @property
     def pytorch(self) -> str:
         """
         The equivalent PyTorch expression, e.g. 'torch.relu(x)'.
@@ -440,7 +550,7 @@ class Task:
     @property
     def references(self) -> dict[str, KernelSource]:
         """
-        Naive, correct implementations by language (the baseline).
+        Naive, correct implementations by language (the baseline unless the task has an oracle).
         """
     @references.setter
     def references(self, arg0: collections.abc.Mapping[str, KernelSource]) -> None:

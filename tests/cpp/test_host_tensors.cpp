@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "catch.hpp"
 #include "evaluate/host_tensors.hpp"
@@ -215,6 +216,106 @@ TEST_CASE("compare_output tells unwritten, nondeterministic and wrong elements a
     const auto result = compare_output("y", DType::float32, 4, small, first, second, tolerance);
     CHECK_FALSE(result.check.passed);
   }
+}
+
+namespace {
+
+// n values around `centre` that vary by about `relative` of it (deterministic).
+std::vector<float> varying(std::size_t n, float centre, float relative) {
+  std::vector<float> values(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    values[i] = centre * (1.0f + relative * std::sin(0.37f * static_cast<float>(i) + 1.0f));
+  }
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("compare_output fails a near-constant output where the expected one varies", "[host_tensors]") {
+  const std::size_t n = 1000;
+  const float centre = 1.0f / 1024;  // the size of a softmax's outputs over 1024 columns
+  const Bytes expected = floats(varying(n, centre, 0.005f));
+  const std::vector<float> constant_values(n, centre);
+  const Bytes constant = floats(constant_values);
+  const Bytes zeros(n * sizeof(float), 0);
+
+  SECTION("a loose tolerance lets every element of a constant through; the spread check does not") {
+    const Tolerance loose{1e-2, 1e-2};
+    const auto result = compare_output("y", DType::float32, n, expected, constant, constant, loose);
+    CHECK(result.check.mismatches == 0);  // within atol * rms + rtol * |expected| everywhere
+    CHECK(result.near_constant);
+    CHECK_FALSE(result.check.passed);
+    CHECK(result.actual_spread == 0.0);
+    CHECK(result.expected_spread == Approx(0.005 / std::sqrt(2.0)).epsilon(0.05));
+    const std::string message = describe_failure(result, n);
+    CHECK(message.rfind("y is near-constant (relative spread 0) where the expected output varies (spread 0.00", 0) == 0);
+  }
+  SECTION("zeros and a constant fail with the near-constant message under the default tolerance") {
+    for (const Bytes* actual : {&zeros, &constant}) {
+      const auto result = compare_output("y", DType::float32, n, expected, *actual, *actual, default_tolerance(DType::float32));
+      CHECK_FALSE(result.check.passed);
+      CHECK(result.near_constant);
+      CHECK(describe_failure(result, n).find("y is near-constant") == 0);
+    }
+  }
+  SECTION("a right output passes, also one that rounds to float16") {
+    const auto same = compare_output("y", DType::float32, n, expected, expected, expected, {1e-4, 1e-4});
+    CHECK(same.check.passed);
+    CHECK_FALSE(same.near_constant);
+    std::vector<float> rounded = varying(n, centre, 0.005f);
+    for (float& value : rounded) value = half_to_float(float_to_half(value));
+    const Bytes rounded_bytes = floats(rounded);
+    const auto close = compare_output("y", DType::float32, n, expected, rounded_bytes, rounded_bytes, {1e-2, 1e-2});
+    CHECK(close.check.passed);
+    CHECK(close.actual_spread > 0.5 * close.expected_spread);
+  }
+  SECTION("an expected output that is near-constant itself is not held against a constant candidate") {
+    const Bytes flat = floats(varying(n, centre, 1e-4f));
+    const auto result = compare_output("y", DType::float32, n, flat, constant, constant, {1e-2, 1e-2});
+    CHECK(result.expected_spread < kNearConstantSpread);
+    CHECK_FALSE(result.near_constant);
+    CHECK(result.check.passed);
+  }
+  SECTION("integer outputs stay exact: no spread or L2 rule") {
+    std::vector<std::int32_t> values(n, 7);
+    Bytes ints(n * 4);
+    std::memcpy(ints.data(), values.data(), ints.size());
+    const auto result = compare_output("y", DType::int32, n, ints, ints, ints, default_tolerance(DType::int32));
+    CHECK(result.check.passed);
+    CHECK(result.rel_l2_bound == 0.0);
+  }
+}
+
+TEST_CASE("compare_output fails an output off as a whole though every element is within the tolerance", "[host_tensors]") {
+  const std::size_t n = 1000;
+  const std::vector<float> values = varying(n, 1.5f, 0.3f);  // in [1.05, 1.95]: |e| <= 1.3 * rms
+  const Bytes expected = floats(values);
+  const Tolerance tolerance = default_tolerance(DType::float32);  // 1e-4, 1e-4: the L2 bound is 1e-4
+  const auto scaled = [&](double factor) {
+    std::vector<float> out(values);
+    for (float& value : out) value = static_cast<float>(value * factor);
+    return floats(out);
+  };
+  // 1.2e-4 too large everywhere: each element is within 1e-4 * rms + 1e-4 * |e|, the whole is not.
+  const Bytes biased = scaled(1.0 + 1.2e-4);
+  const auto result = compare_output("y", DType::float32, n, expected, biased, biased, tolerance);
+  CHECK(result.check.mismatches == 0);
+  CHECK_FALSE(result.near_constant);
+  CHECK(result.rel_l2_bound == Approx(1e-4));
+  CHECK(result.check.rel_l2_error == Approx(1.2e-4).epsilon(0.01));
+  CHECK(result.rel_l2_exceeded);
+  CHECK_FALSE(result.check.passed);
+  CHECK(describe_failure(result, n).rfind("y: the relative L2 error 0.00012 exceeds 0.0001 (half of atol + rtol) although "
+                                          "every element is within the tolerance", 0) == 0);
+  // 0.8e-4 passes.
+  const Bytes slightly = scaled(1.0 + 0.8e-4);
+  CHECK(compare_output("y", DType::float32, n, expected, slightly, slightly, tolerance).check.passed);
+  // An all-zero reference has no scale for a relative error: the elementwise rule decides.
+  const Bytes zeros(n * sizeof(float), 0);
+  const Bytes tiny = floats(std::vector<float>(n, 5e-5f));
+  const auto against_zeros = compare_output("y", DType::float32, n, zeros, tiny, tiny, tolerance);
+  CHECK_FALSE(against_zeros.rel_l2_exceeded);
+  CHECK(against_zeros.check.passed);
 }
 
 TEST_CASE("relative_spread is zero for constant data", "[host_tensors]") {
