@@ -295,11 +295,12 @@ def test_helper_without_torch_is_reported(tmp_path):
 
 
 def test_constants_and_their_rewrite():
-    source = "N = 2048 * 2  # the size\nh, w = 128, 64\na, b = 1, x\ndim2 = N * 2\nk: int = 3\nc = d = 5\nr = 1\nr = 2\n"
-    assert probe.find_constants(ast.parse(source)) == {"N": 4096, "h": 128, "w": 64, "k": 3}
+    source = ("N = 2048 * 2  # the size\nh, w = 128, 64\na, b = 1, x\ndim2 = N * 2\nk: int = 3\nc = d = 5\nr = 1\n"
+              "r = 2\ne = f = x\n")
+    assert probe.find_constants(ast.parse(source)) == {"N": 4096, "h": 128, "w": 64, "k": 3, "c": 5, "d": 5}
     normalised = probe.normalise_constants(source)
-    assert normalised.splitlines()[:5] == ["N = 4096  # the size", "h = 128; w = 64", "a, b = 1, x", "dim2 = N * 2",
-                                           "k = 3"]
+    assert normalised.splitlines() == ["N = 4096  # the size", "h = 128; w = 64", "a, b = 1, x", "dim2 = N * 2",
+                                       "k = 3", "c = 5; d = 5", "r = 1", "r = 2", "e = f = x"]
     rewritten = probe.rewrite_constants(normalised, {"N": 7, "w": 9})
     assert rewritten.splitlines()[:2] == ["N = 7  # the size", "h = 128; w = 9"]
     namespace: dict = {"x": 0}
@@ -388,17 +389,27 @@ def kernelbench_root():
     return levels if (levels / "level1").is_dir() else None
 
 
+#: Reasons of refusals that are the evaluator's own rules on a problem's module (not a limit of the importer):
+#: an output near-constant at the problem's sizes, random output (dropout in training mode).
+EVALUATOR_RULES = ("is near-constant on random inputs", "non-deterministic: ")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("level, target", [(1, 0.93), (2, 0.95)])
-def test_coverage_of_kernelbench_levels(level, target, tmp_path):
+@pytest.mark.parametrize("level, expressible, imported_at_least", [(1, 0.93, 0.97), (2, 0.95, 0.90)])
+def test_coverage_of_kernelbench_levels(level, expressible, imported_at_least, tmp_path):
+    """Imports a whole KernelBench level on the CPU (about 2 minutes for level 1, 7 for level 2 on 2 cores).
+    Every problem is imported, or refused with a reason; the importer itself refuses at most 1 - `expressible`
+    of a level (the rest of the refusals are the evaluator's rules, which the importer applies early); and at
+    least `imported_at_least` is imported (the figures measured, docs/kernelbench.md, "Coverage")."""
     root = kernelbench_root()
     if root is None:
         pytest.skip("KernelBench is not at $KERNELSMITH_KERNELBENCH or ../shared/kernelbench (a checkout of "
                     "ScalingIntelligence/KernelBench holding KernelBench/level1 and level2)")
     results = importer.import_directory(str(root / f"level{level}"), None, str(tmp_path), device="cpu", timeout=600)
-    imported = sum(r.imported for r in results)
     refused = {r.task_name: r.reason for r in results if not r.imported}
     print(f"level {level}: {importer.summary_line(results)}; refused: {json.dumps(refused, indent=2)}")
     assert len(results) == 100
-    assert all(reason for reason in refused.values())
-    assert imported / len(results) >= target, refused
+    assert all(reason and "\n" not in reason for reason in refused.values())
+    by_importer = {name: why for name, why in refused.items() if not any(rule in why for rule in EVALUATOR_RULES)}
+    assert len(by_importer) <= round((1 - expressible) * len(results)), by_importer
+    assert len(results) - len(refused) >= imported_at_least * len(results), refused
