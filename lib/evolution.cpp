@@ -624,18 +624,25 @@ struct Evolution::Impl {
   // ---- seeding and resuming
 
   void seed_population() {
+    // The reference in the backend's language; the seed in the run's (a Triton seed next to the CUDA
+    // reference). Without a seed in the run's language, the mutator starts from the reference. A task whose
+    // expected outputs come from PyTorch (an oracle) needs no reference: its seed alone starts the run.
+    std::vector<std::tuple<std::string, const KernelSource*, std::string>> initial;
     auto reference = task.references.find(reference_language);
-    if (reference == task.references.end()) {
+    auto seed = task.seeds.find(language);
+    if (reference != task.references.end()) {
+      initial.emplace_back("reference", &reference->second, reference_language);
+    } else if (!task.oracle) {
       std::vector<std::string> languages = task.languages();
       throw ValidationError(fmt::format("task '{}' has no reference in {} (it has: {}); choose a backend for one of "
                                         "those languages or add a reference",
                                         task.name, reference_language, fmt::format("{}", fmt::join(languages, ", "))));
+    } else if (seed == task.seeds.end()) {
+      throw ValidationError(fmt::format("task '{}' takes its expected outputs from PyTorch and has neither a reference "
+                                        "nor a seed in {}: an evolution starts from a kernel; add a seed in {} "
+                                        "(task.json \"seeds\", or `kernelsmith kernelbench run --seeds DIR`)",
+                                        task.name, language, language));
     }
-    // The reference in the backend's language; the seed in the run's (a Triton seed next to the CUDA
-    // reference). Without a seed in the run's language, the mutator starts from the reference.
-    std::vector<std::tuple<std::string, const KernelSource*, std::string>> initial = {
-        {"reference", &reference->second, reference_language}};
-    auto seed = task.seeds.find(language);
     if (seed != task.seeds.end()) initial.emplace_back("seed", &seed->second, language);
     std::vector<Pending> batch;
     for (const auto& [origin, source, source_language] : initial) {

@@ -371,6 +371,20 @@ PromptBuilder::PromptBuilder(PromptBuilderOptions options) : options_(std::move(
 
 namespace {
 
+// The PyTorch module of an oracle task, headed by comments that name the task tensors its forward arguments,
+// weights and outputs are.
+std::string oracle_reference_text(const PytorchOracle& oracle) {
+  std::string text = fmt::format("# Model.forward({}) -> {}\n", fmt::join(oracle.forward, ", "),
+                                 fmt::join(oracle.outputs, ", "));
+  for (const auto& [entry, tensor] : oracle.parameters) {
+    text += fmt::format("# the module's {} is the input tensor {}\n", entry, tensor);
+  }
+  for (const auto& [constant, size] : oracle.constants) {
+    if (constant != size) text += fmt::format("# the constant {} is the size {}\n", constant, size);
+  }
+  return text + oracle.module.source;
+}
+
 // A droppable item: where it comes from in the request and how the record of drops names it.
 struct DroppableItem {
   std::size_t index = 0;
@@ -550,6 +564,11 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
     if (it != references.end()) {
       reference_source = it->second.source;
       reference_language = it->first;
+    } else if (const auto& oracle = request.task().oracle) {
+      // A task checked against PyTorch (a KernelBench problem): its module is what to compute, with how the
+      // module's arguments and weights map to the kernel's tensors.
+      reference_source = oracle_reference_text(*oracle);
+      reference_language = "python";
     }
   }
   bool keep_reference = !reference_source.empty();

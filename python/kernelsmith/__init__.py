@@ -39,7 +39,8 @@ Evaluation._repr_html_ = evaluation_html  # noqa: F405
 Candidate._repr_html_ = candidate_html  # noqa: F405
 
 
-def _task_from_kernelbench(path, level=None, out_dir=None, **options):
+def _task_from_kernelbench(path: str, level: "int | None" = None, out_dir: "str | None" = None,
+                           **options) -> "Task":  # noqa: F405
     """Task.from_kernelbench(path, level=None, out_dir=None, *, timeout=300, python=None, device="auto"): the
     task of a KernelBench problem file, imported into `out_dir` (a temporary folder when None) by a helper
     process that runs the file (docs/kernelbench.md). The level comes from the file's folder (level1, ...)

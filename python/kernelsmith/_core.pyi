@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_helper_python', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_kernel_specs', 'triton_status']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_helper_python', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_kernel_specs', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -434,6 +434,14 @@ class Task:
     def from_json(json_text: str, origin: str = '<task>', folder: os.PathLike | str | bytes = ...) -> Task:
         """
         Parses a manifest. `origin` names it in messages; `folder` resolves the source files it names.
+        """
+    @staticmethod
+    def from_kernelbench(path: str, level: int | None = None, out_dir: str | None = None, **options) -> Task:
+        """
+        Task.from_kernelbench(path, level=None, out_dir=None, *, timeout=300, python=None, device="auto"): the
+            task of a KernelBench problem file, imported into `out_dir` (a temporary folder when None) by a helper
+            process that runs the file (docs/kernelbench.md). The level comes from the file's folder (level1, ...)
+            unless given. Raises TaskError with the reason when the problem cannot be imported.
         """
     @staticmethod
     def load(name_or_path: str) -> Task:
@@ -2073,6 +2081,30 @@ class TritonKernelSpec:
         """
     @signature.setter
     def signature(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
+class OfflineProgram:
+    """
+    One program of a CUDA candidate compiled without a device (compile_candidate_offline).
+    """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def config(self) -> str:
+        """
+        The size configuration it serves; '' when one program serves them all (no @specialize).
+        """
+    @config.setter
+    def config(self, arg0: str) -> None:
+        ...
+    @property
+    def report(self) -> CompileReport:
+        """
+        The compile report: ok, the log, each kernel's registers and spilled bytes.
+        """
+    @report.setter
+    def report(self, arg0: CompileReport) -> None:
         ...
 class EvaluatorOptions:
     """
@@ -5202,6 +5234,10 @@ def builtin_task_names() -> list[str]:
 def candidate_format_rules(language: str = 'cuda') -> str:
     """
     A concise statement of the candidate format's rules (docs/candidate-format.md) for the language ('cuda', 'opencl', 'maca').
+    """
+def compile_candidate_offline(task: Task, candidate: Candidate, architecture: str, timeout_seconds: typing.SupportsFloat | typing.SupportsIndex = 120.0) -> list[OfflineProgram]:
+    """
+    Compiles a CUDA candidate for a task as the evaluator would on a GPU of this architecture ('sm_90', 'sm_80'), without a GPU (NVRTC): one program, or one per size configuration under @specialize. A source the compiler rejects gives a report with ok False; a malformed plan raises PlanError, another language NotSupportedError, no NVRTC BackendUnavailableError.
     """
 def cosine_similarity(a: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], b: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> float:
     """

@@ -913,3 +913,42 @@ TEST_CASE("a language of another backend is refused, naming both", "[evolution]"
   CHECK(refusal("triton").rfind("triton runs on the cuda backend; this run uses opencl", 0) == 0);
   CHECK(refusal("fortran").find("unknown kernel language 'fortran'") != std::string::npos);
 }
+
+TEST_CASE("a task checked against PyTorch starts from its seed alone, and without one is refused", "[evolution]") {
+  Task task = synthetic_task();
+  task.references.clear();
+  PytorchOracle oracle;
+  oracle.module = {"python", "class Model:\n    pass\n", "problem.py"};
+  oracle.forward = {};
+  oracle.outputs = {"x"};
+  task.oracle = oracle;
+  TempDb db;
+  EvolutionConfig config;
+  config.budget = 4;
+  config.db_path = db.str();
+  config.islands = 1;
+  auto evaluator = std::make_shared<SyntheticEvaluator>();
+  evaluator->backend = "opencl";
+  const EvolutionResult result = Evolution(task, evaluator, std::make_shared<ParamMutator>(), config).run();
+  CHECK(result.evaluations == 4);
+  RunStore store(db.str(), true);
+  const auto evaluations = store.evaluations(result.run_id);
+  REQUIRE(evaluations.size() == 4);
+  CHECK(store.program(result.run_id, evaluations[0].program_id)->candidate.lineage.origin == "seed");
+  for (const auto& record : evaluations) {
+    CHECK(store.program(result.run_id, record.program_id)->candidate.lineage.origin != "reference");
+  }
+
+  task.seeds.clear();
+  TempDb empty;
+  config.db_path = empty.str();
+  Evolution without_seed(task, evaluator, std::make_shared<ParamMutator>(), config);
+  std::string message;
+  try {
+    without_seed.run();
+  } catch (const ValidationError& error) {
+    message = error.what();
+  }
+  CHECK(message.find("takes its expected outputs from PyTorch and has neither a reference nor a seed in opencl") !=
+        std::string::npos);
+}

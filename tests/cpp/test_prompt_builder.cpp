@@ -129,6 +129,38 @@ TEST_CASE("the prompt holds the task, hardware, format rules, parent, attempts a
   CHECK(prompt.estimated_tokens == tokens_of(prompt));
 }
 
+TEST_CASE("a task checked against PyTorch shows its module as the reference, with the tensor mapping",
+          "[prompt_builder]") {
+  MutationRequest request = sample_request();
+  Task task = matmul_task();
+  task.references.clear();
+  PytorchOracle oracle;
+  oracle.module = {"python", "class Model(nn.Module):\n    def forward(self, A, B):  # MODULE-SOURCE\n", "problem.py"};
+  oracle.forward = {"A", "B"};
+  oracle.outputs = {"C"};
+  oracle.parameters = {{"scale.weight", "scale_weight"}};
+  oracle.constants = {{"M", "M"}, {"dim", "K"}};
+  task.oracle = oracle;
+  request.shared_task = std::make_shared<const Task>(task);
+  const std::string user = PromptBuilder().build(request, EditMode::full).messages[1].content;
+  CHECK(contains(user, "## Reference implementation (correct but slow)\n```python\n# Model.forward(A, B) -> C\n"));
+  CHECK(contains(user, "# the module's scale.weight is the input tensor scale_weight\n"));
+  CHECK(contains(user, "# the constant dim is the size K\n"));
+  CHECK_FALSE(contains(user, "# the constant M is"));  // same name: nothing to say
+  CHECK(contains(user, "MODULE-SOURCE"));
+  CHECK_FALSE(contains(user, "REFERENCE-SOURCE"));
+
+  // A kernel reference in the language, when there is one, is preferred to the module.
+  request.shared_task = std::make_shared<const Task>([&] {
+    Task both = task;
+    both.references = matmul_task().references;
+    return both;
+  }());
+  const std::string with_reference = PromptBuilder().build(request, EditMode::full).messages[1].content;
+  CHECK(contains(with_reference, "REFERENCE-SOURCE"));
+  CHECK_FALSE(contains(with_reference, "MODULE-SOURCE"));
+}
+
 TEST_CASE("without peaks in the options, the parent's measured peaks are shown", "[prompt_builder]") {
   MutationRequest request = sample_request();
   std::string plain = PromptBuilder().build(request, EditMode::full).messages[1].content;

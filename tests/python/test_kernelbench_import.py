@@ -73,10 +73,12 @@ def test_plain_elementwise_problem(imported):
     assert oracle["constants"] == {"batch_size": "batch_size", "dim": "dim"}
     assert oracle["seed"] == 42 and oracle["training"] is True and oracle["parameters"] == {}
     assert document["description"].startswith("KernelBench level 1 problem 1 (1_Swish.py)")
-    # The task loads as an ordinary task.
+    # The task loads as an ordinary task, its oracle read from problem.py.
     task = ks.Task.load(result.task_dir)
     assert task.name == "kb_l1_1_swish"
     assert [t.name for t in task.tensors] == ["x", "out"]
+    assert task.oracle.forward == ["x"] and task.oracle.outputs == ["out"]
+    assert "def get_inputs" in task.oracle.module.source
 
 
 def test_linear_with_parameters_and_a_float_multiplier(imported):
@@ -118,9 +120,8 @@ def test_symmetric_and_lower_triangular_inputs_get_their_structure(imported):
     for name in ("A", "B"):
         assert tensor(lower, name)["distribution"] == {"kind": "uniform", "a": 0.0, "b": 1.0,
                                                        "structure": "lower_triangular"}
-    # The loader keeps the structure (its JSON round trip writes it back).
-    loaded = json.loads(ks.Task.load(imported["4_Lower_Triangular_Matmul.py"].task_dir).to_json())
-    assert loaded["tensors"][0]["distribution"]["structure"] == "lower_triangular"
+    task = ks.Task.load(imported["4_Lower_Triangular_Matmul.py"].task_dir)
+    assert task.tensors[0].distribution.structure == "lower_triangular"
 
 
 def test_probability_rows_and_a_0d_output(imported):
@@ -240,6 +241,21 @@ def test_hanging_problem_is_refused_after_the_timeout_and_the_session_goes_on(tm
         assert hung.status == "refused" and hung.reason.startswith("timed out after 5 s")
         after = importer.import_problem(str(LEVEL1 / "8_Argmax.py"), 1, str(tmp_path), session=session)
         assert after.imported, after.reason
+
+
+def test_a_problem_refused_on_a_new_import_leaves_no_task_behind(tmp_path):
+    level = tmp_path / "level1"
+    level.mkdir()
+    problem = level / "1_Swish.py"
+    problem.write_text((LEVEL1 / "1_Swish.py").read_text())
+    out = tmp_path / "tasks"
+    with importer.ProbeSession(device="cpu", timeout=120) as session:
+        assert importer.import_problem(str(problem), None, str(out), session=session).imported
+        assert (out / "kb_l1_1_swish" / "task.json").is_file()
+        problem.write_text("import torch\nclass Model(\n")
+        refused = importer.import_problem(str(problem), None, str(out), session=session)
+    assert refused.status == "refused" and refused.reason.startswith("syntax error at line 2")
+    assert not (out / "kb_l1_1_swish").exists()
 
 
 # ---- the API and the command

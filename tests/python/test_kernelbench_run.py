@@ -399,3 +399,22 @@ def test_an_oracle_problem_is_reported_against_pytorch_eager(tmp_path):
     problem = json.loads(done.stdout)["problems"][0]
     assert problem["correct"] and problem["speedup_baseline"] == "eager"
     assert problem["speedups"]["eager"] > 0
+    # The run started from the seed alone (an oracle task has no reference kernel).
+    origins = [row[4] for row in _store_evaluations(db)["kb_l1_19_relu"]]
+    assert origins[0] == "seed" and "reference" not in origins
+
+    # Without a seed, even the LLM mutator has nothing to start from: the problem is skipped, saying why.
+    from loopback_llm import LoopbackLlmServer
+
+    (folder / "seed.cl").unlink()
+    document = json.loads((folder / "task.json").read_text())
+    del document["seeds"]
+    (folder / "task.json").write_text(json.dumps(document))
+    with LoopbackLlmServer(responder=lambda body, index: None) as server:
+        done = kernelsmith("kernelbench", "run", "--tasks", str(tasks), "--backend", "opencl", "--mutator", "llm",
+                           "--llm-url", server.url, "--model", "scripted", "--api-key-env", "", "--budget", "3",
+                           "--db", str(tmp_path / "unseeded.db"), "--json")
+        assert server.received == []
+    assert done.returncode == 1  # nothing was attempted
+    assert "kb_l1_19_relu: skipped: no opencl seed" in done.stderr
+    assert "checked against PyTorch and has no opencl reference either" in done.stderr

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -250,6 +251,7 @@ def import_problem(path: str, level: Optional[int] = None, out_dir: Optional[str
     result.seconds = round(time.monotonic() - started, 3)
     if not reply.get("ok"):
         result.reason = reply.get("reason", "refused")
+        _remove_stale_task(out_dir, name)
         return result
     facts = reply["facts"]
     result.notes = list(facts.get("notes", []))
@@ -305,6 +307,16 @@ def parse_problem_numbers(spec: str) -> List[int]:
             raise ValueError(f"--problems {spec!r}: the range {part.strip()!r} ends before it starts")
         numbers.update(range(first, last + 1))
     return sorted(numbers)
+
+
+def _remove_stale_task(out_dir: Optional[str], name: str) -> None:
+    """Removes the folder an earlier import wrote for a problem now refused (recognised by its import.json),
+    so that no task of a refused problem is left to run."""
+    if out_dir is None:
+        return
+    folder = os.path.join(out_dir, name)
+    if os.path.isfile(os.path.join(folder, "import.json")):
+        shutil.rmtree(folder)
 
 
 def problem_files(directory: str, problems: Optional[Iterable[int]] = None) -> List[str]:

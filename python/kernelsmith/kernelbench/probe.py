@@ -647,7 +647,8 @@ class Analysis:
         except Refusal:
             raise
         except Exception as error:
-            # get_inputs() or Model() needs real data: build for real, where the sizes allow it.
+            # get_inputs() or Model() needs real data: without shapes the importer cannot tell how much a real
+            # build would allocate, so it refuses rather than risk the problem's full sizes.
             raise Refusal(f"building the inputs or the model on the meta device failed ({one_line(error)}); the "
                           f"importer needs shapes without allocating the problem's tensors") from None
         self.meta_forward = self.meta.try_forward()
@@ -938,7 +939,8 @@ class Analysis:
     # -- the tensors of the task
     def describe_tensors(self) -> None:
         torch = self.torch
-        reference = self.real.get("timing") or self.real.get("odd") or self.real.get("small")
+        # A check-size run shows parameter values and buffer effects cheaply; the timing run only when alone.
+        reference = self.real.get("odd") or self.real.get("small") or self.real.get("timing")
         self.outputs_known = self.meta.outputs if self.meta_forward else reference.outputs
         self.tensors: List[Dict[str, Any]] = []
         # Forward arguments.

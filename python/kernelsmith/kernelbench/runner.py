@@ -170,11 +170,16 @@ def run_problems(args: argparse.Namespace) -> int:
             print(f"{name}: skipped: cannot load the task: {error}", file=log, flush=True)
             continue
         seed_path = add_seed_from(ks, task, language, seeds_dir)
-        if language not in task.seeds and args.mutator == "param":
+        no_reference = task.oracle is not None and language not in task.references
+        if language not in task.seeds and (args.mutator == "param" or no_reference):
             where = (f"; {seeds_dir}/{name}/ holds no seed file either" if seeds_dir
                      else " and no --seeds folder was given")
-            reason = (f"no {language} seed: the task has none{where}; the parameter mutator varies a seed's @tune "
-                      f"values (give --seeds DIR, or --mutator llm)")
+            if args.mutator == "param":
+                why = "the parameter mutator varies a seed's @tune values (give --seeds DIR, or --mutator llm)"
+            else:
+                why = (f"the task is checked against PyTorch and has no {language} reference either, and an "
+                       f"evolution starts from a kernel (give --seeds DIR)")
+            reason = f"no {language} seed: the task has none{where}; {why}"
             skipped.append((name, reason))
             print(f"{name}: skipped: {reason}", file=log, flush=True)
             continue
