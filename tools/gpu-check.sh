@@ -13,8 +13,9 @@
 # libstdc++ statically; the library hides its copy, see lib/CMakeLists.txt). Each choice has its own
 # build folders, so the two never mix.
 #
-# Steps: info build gpu unit install devices bench kbimport kbrun (KernelBench: KERNELBENCH names its
-# problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_L1_PROBLEMS and KB_L2_PROBLEMS narrow them).
+# Steps: info build gpu unit install devices bench kbimport kbrun kbbase (KernelBench: KERNELBENCH names its
+# problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and KB_L2_PROBLEMS narrow
+# them).
 # A failing step does not stop the others (a step that needs an earlier one says so); the exit status
 # is the number of failed steps. Each step runs under its own time limit, so a hang leaves the log of
 # what happened.
@@ -192,16 +193,26 @@ step_kbrun() {
     [ "$level" = 2 ] && problems="${KB_L2_PROBLEMS:-12,29,76,86}"
     (cd /tmp && "$venv/bin/kernelsmith" kernelbench run --tasks "$kb_tasks/level$level" --level "$level" \
       --problems "$problems" --seeds "$root/examples/kernelbench" --backend cuda \
-      --language "${KB_LANGUAGE:-cuda}" --mutator param --budget "${KB_BUDGET:-8}" --db "$db") || rc=1
+      --language "${KB_LANGUAGE:-cuda}" --mutator param --budget "${KB_BUDGET:-8}" --db "$db" \
+      ${KB_BASELINES:+--baselines "$KB_BASELINES"}) || rc=1
   done
   (cd /tmp && "$venv/bin/kernelsmith" kernelbench report --db "$db") &&
     (cd /tmp && "$venv/bin/kernelsmith" kernelbench report --db "$db" --json >"$logs/kb-report-${KB_LANGUAGE:-cuda}.json")
   return $rc
 }
 
+# PyTorch eager on every problem of levels 1 and 2, timed as kernelsmith times a baseline, against the times
+# KernelBench published (bench/bench_kernelbench_baselines.py).
+step_kbbase() {
+  need_install || return 1
+  [ -d "$kernelbench/level1" ] || { echo "no KernelBench problems at $kernelbench: set KERNELBENCH"; return 1; }
+  (cd /tmp && "$python" "$root/bench/bench_kernelbench_baselines.py" --kernelbench "$(dirname "$kernelbench")" \
+    --levels ${KB_LEVELS:-1 2} --budget 0.15 --json "$logs/kb-baselines.json")
+}
+
 export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
-  step_devices step_bench step_kbimport step_kbrun
+  step_devices step_bench step_kbimport step_kbrun step_kbbase
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -213,8 +224,9 @@ for step in "${steps[@]}"; do
     devices) run_step devices 120 step_devices ;;
     bench) run_step bench 590 step_bench ;;
     kbimport) run_step kbimport 590 step_kbimport ;;
+    kbbase) run_step kbbase 590 step_kbbase ;;
     kbrun) run_step kbrun 590 step_kbrun ;;
-    *) note "unknown step '$step' (steps: info build gpu unit install devices bench kbimport kbrun)"; failures=$((failures + 1)) ;;
+    *) note "unknown step '$step' (steps: info build gpu unit install devices bench kbimport kbrun kbbase)"; failures=$((failures + 1)) ;;
   esac
 done
 note "gpu-check done: $failures failed step(s); logs in $logs"

@@ -514,9 +514,9 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
   result.expected_spread = spread_of(finite, total.expected_abs, expected_deviations);
   result.actual_spread = spread_of(total.actual_finite, total.actual_abs, actual_deviations);
   if (is_floating(dtype)) {
-    result.near_constant = result.expected_spread >= kNearConstantSpread &&
-                           result.actual_spread < std::min(kNearConstantSpread,
-                                                           kNearConstantFraction * result.expected_spread);
+    const double near_constant = near_constant_spread(dtype, tolerance);
+    result.near_constant = result.expected_spread >= near_constant &&
+                           result.actual_spread < std::min(near_constant, kNearConstantFraction * result.expected_spread);
     result.rel_l2_bound = kRelativeL2Fraction * (tolerance.atol + tolerance.rtol);
     // An all-zero reference has no scale for a relative error: the elementwise check (atol absolute
     // then) decides alone.
@@ -553,6 +553,10 @@ std::string describe_failure(const OutputComparison& comparison, std::int64_t co
   return fmt::format("{}: the relative L2 error {:.3g} exceeds {:.3g} (half of atol + rtol) although every element "
                      "is within the tolerance: the output is off as a whole; max abs error {:.3g}",
                      check.tensor, check.rel_l2_error, comparison.rel_l2_bound, check.max_abs_error);
+}
+
+double near_constant_spread(DType dtype, const Tolerance& tolerance) {
+  return is_floating(dtype) ? tolerance.atol + tolerance.rtol : kNearConstantSpread;
 }
 
 double relative_spread(DType dtype, const std::vector<const Bytes*>& buffers, std::int64_t count) {

@@ -47,13 +47,20 @@ Bytes generate_input(const TensorSpec& spec, const std::vector<std::int64_t>& sh
 inline constexpr std::uint8_t kPoisonFirst = 0xFF;
 inline constexpr std::uint8_t kPoisonSecond = 0x7F;
 
-/// Below this relative spread (relative_spread) values are near-constant: a reference output that
-/// barely varies makes a task unable to tell wrong kernels from right ones, and a candidate output that
-/// barely varies where the reference's does is wrong.
+/// Below this relative spread (relative_spread) integer values are near-constant (see
+/// near_constant_spread).
 inline constexpr double kNearConstantSpread = 1e-3;
 
+/// The relative spread below which values of `dtype` compared under `tolerance` are near-constant: a
+/// reference output that varies less makes a task unable to tell wrong kernels from right ones, and a
+/// candidate output that varies less where the reference's does is wrong. For floats it is atol + rtol:
+/// an output fixed at the mean of a reference spread that much has a relative L2 error of atol + rtol,
+/// twice the bound compare_output allows, so no constant passes a task whose reference varies at least
+/// that much. Integer outputs are compared exactly, so their threshold is kNearConstantSpread.
+double near_constant_spread(DType dtype, const Tolerance& tolerance);
+
 /// A candidate output is near-constant where the reference's is not when its spread is below
-/// kNearConstantSpread and below this fraction of the reference's (see compare_output).
+/// near_constant_spread and below this fraction of the reference's (see compare_output).
 inline constexpr double kNearConstantFraction = 0.1;
 
 /// The relative L2 error an output may have, as a fraction of atol + rtol (see compare_output).
@@ -70,8 +77,8 @@ inline constexpr double kRelativeL2Fraction = 0.5;
 ///
 /// Float outputs must also pass two checks of the whole output (integer outputs are exact already):
 /// - not near-constant where the reference varies: the candidate's relative spread below
-///   min(kNearConstantSpread, kNearConstantFraction * the reference's) while the reference's is at least
-///   kNearConstantSpread. A right output within the tolerance keeps about the reference's spread, so
+///   min(near_constant_spread, kNearConstantFraction * the reference's) while the reference's is at least
+///   near_constant_spread. A right output within the tolerance keeps about the reference's spread, so
 ///   the check passes it; it fails an all-zero or constant output that a loose tolerance lets through.
 /// - relative L2 error at most kRelativeL2Fraction * (atol + rtol), where the reference is not all zero.
 ///   Elements within the bound above give a relative L2 error of at most atol + rtol (the absolute part

@@ -174,19 +174,38 @@ void EvaluationRun::check_reference_spread(ReferenceState& reference) {
     data.push_back(reference_case(reference, config, InputKind::random,
                                   case_seed(options_.seed, config.name, InputKind::random, trial)));
   }
+  // A single value (a loss, a norm) barely moves between random draws of many elements, yet a constant
+  // answer still fails wherever the cases a candidate is checked on expect different values: for such an
+  // output the spread also counts those cases of the first check size (its input kinds scale the data).
+  std::vector<std::shared_ptr<const CaseData>> checked;
+  if (!task_.check_sizes.empty()) {
+    const SizeConfig& check = task_.check_sizes.front();
+    for (const auto& [kind, trial] : correctness_cases(check, false, false)) {
+      checked.push_back(reference_case(reference, check, kind, correctness_seed(check, kind, trial)));
+    }
+  }
   std::size_t output = 0;
   for (const auto& tensor : task_.tensors) {
     if (tensor.role != TensorRole::output) continue;
     std::vector<const Bytes*> buffers;
     for (const auto& d : data) buffers.push_back(&d->expected[output]);
     const std::int64_t count = task_.element_count(tensor, config.sizes);
+    const bool single_value = count == 1 && !checked.empty() &&
+                              task_.element_count(tensor, task_.check_sizes.front().sizes) == 1;
+    if (single_value) {
+      for (const auto& d : checked) buffers.push_back(&d->expected[output]);
+    }
     const double spread = relative_spread(tensor.dtype, buffers, count);
-    if (spread < kNearConstantSpread) {
+    const double threshold = near_constant_spread(tensor.dtype, task_.tolerance_for(tensor.dtype));
+    if (spread < threshold) {
       throw TaskError(fmt::format(
           "task {}: the {} output {} is near-constant on random inputs (relative spread {:.3g} over {} "
-          "trials of the sizes '{}'): a wrong kernel could pass the tolerance; change the task's input "
-          "distributions or its computation",
-          task_.name, reference.oracle ? "PyTorch module's" : "reference", tensor.name, spread, cases, config.name));
+          "{}, below {:g}, the tolerance's atol + rtol): a wrong kernel could pass the tolerance; change the "
+          "task's input distributions or its computation",
+          task_.name, reference.oracle ? "PyTorch module's" : "reference", tensor.name, spread, buffers.size(),
+          single_value ? fmt::format("cases of the sizes '{}' and '{}'", config.name, task_.check_sizes.front().name)
+                       : fmt::format("trials of the sizes '{}'", config.name),
+          threshold));
     }
     ++output;
   }

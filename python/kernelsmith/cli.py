@@ -725,6 +725,10 @@ def _add_kernelbench_parser(sub) -> None:
     p.add_argument("--seeds", metavar="DIR",
                    help="seed files DIR/<task name>/seed.cu|seed.cl|seed.py for problems without a seed in the "
                         "language (e.g. examples/kernelbench)")
+    p.add_argument("--baselines", metavar="LIST",
+                   help="the PyTorch baselines to time for problems checked against PyTorch, e.g. eager,compile "
+                        "(default: the task's oracle lists them, all of eager, compile, compile_max_autotune; eager "
+                        "is always timed)")
     p.add_argument("--restart", action="store_true",
                    help="start a new run for every problem, also those already finished in --db (default: skip "
                         "finished problems, resume interrupted ones)")

@@ -5,6 +5,7 @@
 
 #include "catch.hpp"
 #include "harness_test_support.hpp"
+#include "kernelsmith/error.hpp"
 #include "kernelsmith/evaluator.hpp"
 #include "kernelsmith/task.hpp"
 
@@ -108,24 +109,87 @@ TEST_CASE("zeros and a constant 1/N fail a softmax as near-constant; a right ker
             std::string::npos);
     }
   }
-  SECTION("inputs close together and a loose tolerance: only the spread tells a constant from the softmax") {
-    // x in [0, 0.01): every output is 1/N within 1%, inside a 2% tolerance.
+  SECTION("outputs that vary less than the tolerance: the task itself is refused") {
+    // x in [0, 0.01): every output is 1/N within 1% (relative spread about 0.003), inside a 2% tolerance,
+    // so 1/N plus a little noise would pass: no candidate's check can be trusted on this task.
     const Task task = softmax_task(R"({"kind": "uniform", "a": 0, "b": 0.01})", R"({"atol": 0.01, "rtol": 0.01})");
+    std::string message;
+    try {
+      evaluator->evaluate(task, opencl(kOnlineSoftmax));
+    } catch (const TaskError& error) {
+      message = error.what();
+    }
+    INFO(message);
+    CHECK(message.find("task softmax_rows: the reference output y is near-constant on random inputs (relative "
+                       "spread 0.00") != std::string::npos);
+    CHECK(message.find("below 0.02, the tolerance's atol + rtol") != std::string::npos);
+  }
+  SECTION("outputs that vary less than 1e-3 but more than the tolerance: a constant fails, a right kernel passes") {
+    // x in [0, 0.002): relative spread about 6e-4, above float32's atol + rtol (2e-4).
+    const Task task = softmax_task(R"({"kind": "uniform", "a": 0, "b": 0.002})", "");
     const Evaluation right = evaluator->evaluate(task, opencl(kOnlineSoftmax));
     INFO(right.message);
     CHECK(right.status == Status::ok);
-    const Evaluation constant = evaluator->evaluate(task, opencl(writing("1.0f / N")));
-    INFO(constant.message);
-    CHECK(constant.status == Status::incorrect);
-    CHECK(constant.message.find("y is near-constant (relative spread 0) where the expected output varies") !=
-          std::string::npos);
-    REQUIRE(constant.correctness.has_value());
-    const CorrectnessCheck& failed = constant.correctness->checks.back();
-    REQUIRE(failed.outputs.size() == 1);
-    CHECK(failed.outputs[0].mismatches == 0);  // every element within the tolerance
-    const Evaluation zeros = evaluator->evaluate(task, opencl(writing("0.0f")));
-    INFO(zeros.message);
-    CHECK(zeros.status == Status::incorrect);
-    CHECK(zeros.message.find("y is near-constant") != std::string::npos);
+    for (const std::string value : {"1.0f / N", "0.0f"}) {
+      INFO("writing " << value);
+      const Evaluation wrong = evaluator->evaluate(task, opencl(writing(value)));
+      INFO(wrong.message);
+      CHECK(wrong.status == Status::incorrect);
+    }
+  }
+}
+
+namespace {
+
+// The mean of N values near 1: the same on every random draw to a few parts in a million.
+Task mean_task() {
+  const std::string manifest = std::string(R"json({
+    "schema": "kernelsmith.task/1",
+    "name": "mean_near_one",
+    "sizes": {"N": 4096},
+    "check_sizes": [{"name": "odd", "sizes": {"N": 1023}}],
+    "tensors": [
+      {"name": "x", "dtype": "float32", "shape": ["N"], "role": "input",
+       "distribution": {"kind": "uniform", "a": 1, "b": 1.001}},
+      {"name": "y", "dtype": "float32", "shape": [], "role": "output"}
+    ],
+    "work": {"flops": "N", "bytes": "4 * N"},
+    "references": {"opencl": {"source": "// @launch mean<<<1, 1>>>(x, y, N)\n__kernel void mean(__global const float* x, __global float* y, int N) {\n  float sum = 0.0f;\n  for (int i = 0; i < N; ++i) sum += x[i];\n  y[0] = sum / N;\n}\n"}}
+  })json");
+  return Task::from_json(manifest, "mean_near_one");
+}
+
+}  // namespace
+
+TEST_CASE("a single-value output is judged over every case a candidate is checked on", "[harness][opencl][near_constant]") {
+  if (!test::opencl_available()) {
+    WARN("skipped: no OpenCL device");
+    return;
+  }
+  const Task task = mean_task();
+  const std::string constant = "// @launch mean<<<1, 1>>>(y)\n__kernel void mean(__global float* y) { y[0] = 1.0005f; }\n";
+  SECTION("the checked input kinds scale the data: the task is accepted and a constant fails") {
+    auto evaluator = create_evaluator(test::fast_options("opencl", false, 1));
+    const Evaluation right = evaluator->evaluate(task, opencl(task.references.at("opencl").source));
+    INFO(right.message);
+    CHECK(right.status == Status::ok);
+    const Evaluation wrong = evaluator->evaluate(task, opencl(constant));
+    INFO(wrong.message);
+    CHECK(wrong.status == Status::incorrect);
+    CHECK(wrong.message.find("sizes 'odd', large inputs") != std::string::npos);
+  }
+  SECTION("without the scaled input kinds every checked case expects about 1: the task is refused") {
+    EvaluatorOptions options = test::fast_options("opencl", false, 1);
+    options.adversarial_inputs = false;
+    auto evaluator = create_evaluator(options);
+    std::string message;
+    try {
+      evaluator->evaluate(task, opencl(constant));
+    } catch (const TaskError& error) {
+      message = error.what();
+    }
+    INFO(message);
+    CHECK(message.find("output y is near-constant on random inputs") != std::string::npos);
+    CHECK(message.find("cases of the sizes 'timing' and 'odd'") != std::string::npos);
   }
 }

@@ -329,6 +329,9 @@ def test_bad_selections_say_what_is_there(problems, tmp_path):
     assert done.returncode == 1 and "ends before it starts" in done.stderr
     done = kernelsmith("kernelbench", "run", "--tasks", str(tasks), "--problems", "one", "--db", db, timeout=120)
     assert done.returncode == 1 and "neither a number nor a range" in done.stderr
+    done = kernelsmith("kernelbench", "run", "--tasks", str(tasks), "--baselines", "eager,fast", "--db", db,
+                       timeout=120)
+    assert done.returncode == 1 and "--baselines: unknown baseline(s) fast; known: eager, compile" in done.stderr
     done = kernelsmith("kernelbench", "run", "--tasks", str(tmp_path / "nowhere"), "--db", db, timeout=120)
     assert done.returncode == 1 and "no such folder" in done.stderr
     done = kernelsmith("kernelbench", "run", "--tasks", str(tasks), "--seeds", str(tmp_path / "nowhere"), "--db", db,
@@ -394,11 +397,17 @@ def test_an_oracle_problem_is_reported_against_pytorch_eager(tmp_path):
     }))  # fmt: skip
     db = tmp_path / "oracle.db"
     done = kernelsmith("kernelbench", "run", "--tasks", str(tasks), "--backend", "opencl", "--mutator", "param",
-                       "--budget", "3", "--db", str(db), "--islands", "1", "--in-flight", "1", "--json")
+                       "--budget", "3", "--db", str(db), "--islands", "1", "--in-flight", "1", "--json",
+                       "--baselines", "eager")
     assert done.returncode == 0, done.stderr
     problem = json.loads(done.stdout)["problems"][0]
     assert problem["correct"] and problem["speedup_baseline"] == "eager"
     assert problem["speedups"]["eager"] > 0
+    # Only the baselines asked for were timed (torch.compile would take minutes here).
+    con = sqlite3.connect(db)
+    stored = [json.loads(row[0]) for row in con.execute("SELECT json FROM evaluations")]
+    con.close()
+    assert stored and all(set(evaluation["baselines"]) == {"eager"} for evaluation in stored)
     # The run started from the seed alone (an oracle task has no reference kernel).
     origins = [row[4] for row in _store_evaluations(db)["kb_l1_19_relu"]]
     assert origins[0] == "seed" and "reference" not in origins

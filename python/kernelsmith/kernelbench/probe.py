@@ -67,10 +67,17 @@ REAL_TIMING_FLOPS = 2 * 10**8
 ROWS_BATCH = 32
 ROWS_BYTES = 768 << 20
 ROWS_FLOPS = 4 * 10**10
-#: The evaluator refuses a reference output whose relative spread is below this (lib/evaluate/protocol.cpp).
-NEAR_CONSTANT_SPREAD = 1e-3
-#: Per-dtype default absolute tolerances of the evaluator (docs/task-format.md), for the magnitude note.
+#: Per-dtype default absolute tolerances of the evaluator (docs/task-format.md); rtol equals atol for each.
 DEFAULT_ATOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2, "float64": 1e-8}
+#: The evaluator refuses an integer reference output whose relative spread is below this
+#: (near_constant_spread in lib/evaluate/host_tensors.cpp).
+NEAR_CONSTANT_INTEGER_SPREAD = 1e-3
+
+
+def near_constant_spread(dtype: str) -> float:
+    """The relative spread below which the evaluator refuses a reference output of `dtype` under the default
+    tolerance: atol + rtol for floats (an output fixed at the mean then fails the relative L2 bound)."""
+    return 2 * DEFAULT_ATOL[dtype] if dtype in DEFAULT_ATOL else NEAR_CONSTANT_INTEGER_SPREAD
 #: A parameter initialised to the constant c is drawn from normal(c, CONSTANT_PARAMETER_STD * max(1, |c|)).
 CONSTANT_PARAMETER_STD = 0.1
 
@@ -1190,24 +1197,26 @@ class Analysis:
                         self.notes.append(f"output {i} at the {config} sizes is mostly below 10x its tolerance "
                                           f"(median |value| {magnitude:.3g}): the relative error check matters there")
         for i, by_config in spreads.items():
+            threshold = near_constant_spread(outputs[i]["dtype"])
             if all(math.prod(shape) == 1 for shape in single_shapes.get(i, [()])):
                 # A single value (a loss): its spread is only how much it moves between input draws, which a
-                # mean over millions of elements barely does; a wrong kernel still fails the tolerance.
+                # mean over millions of elements barely does; the evaluator judges it over the scaled input
+                # kinds of the check sizes too, where a constant fails.
                 continue
             decisive = "timing" if "timing" in by_config else "rows" if "rows" in by_config else None
             if decisive is not None:
-                if by_config[decisive] < NEAR_CONSTANT_SPREAD:
+                if by_config[decisive] < threshold:
                     where = "the problem's own sizes" + (f" ({self.rows_note})" if decisive == "rows" else "")
                     raise Refusal(f"output {i} is near-constant on random inputs (relative spread "
-                                  f"{by_config[decisive]:.3g} < {NEAR_CONSTANT_SPREAD:g} at {where}): a wrong kernel "
+                                  f"{by_config[decisive]:.3g} < {threshold:g} at {where}): a wrong kernel "
                                   f"could pass, and the evaluator refuses such a task")
-                weak = [c for c, v in by_config.items() if v < NEAR_CONSTANT_SPREAD and c != decisive]
+                weak = [c for c, v in by_config.items() if v < threshold and c != decisive]
                 if weak:
                     self.notes.append(f"output {i} is near-constant at the {' and '.join(weak)} sizes (relative "
                                       f"spread {min(by_config[c] for c in weak):.3g}): a weak check there")
-            elif max(by_config.values()) < NEAR_CONSTANT_SPREAD:
+            elif max(by_config.values()) < threshold:
                 raise Refusal(f"output {i} is near-constant on random inputs at every size checked (relative spread "
-                              f"{max(by_config.values()):.3g} < {NEAR_CONSTANT_SPREAD:g}); the problem's own sizes, "
+                              f"{max(by_config.values()):.3g} < {threshold:g}); the problem's own sizes, "
                               f"where the evaluator checks it, are too large to run here (import with --device cuda "
                               f"on a GPU to check them)")
 

@@ -83,6 +83,16 @@ def select_problems(tasks_dir: Path, level: Optional[int], numbers: Optional[Set
     return Selection([folder for _, folder in chosen], not_problems, sorted((numbers or set()) - found))
 
 
+def parse_baselines(ks, text: str) -> List[str]:
+    """The --baselines list: known names, eager always among them (speedups are against it)."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    known = list(ks.PytorchOracle().baselines)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ks.ValidationError(f"--baselines: unknown baseline(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    return ["eager"] + [name for name in names if name != "eager"]
+
+
 def add_seed_from(ks, task, language: str, seeds_dir: Optional[Path]) -> Optional[str]:
     """Gives the task the seed file seeds_dir/<task name>/seed<extension> of `language` when the task has no
     seed in that language. Returns the file's path when one was taken, else None."""
@@ -118,6 +128,7 @@ def run_problems(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise ks.ValidationError(str(error)) from None
     seeds_dir = Path(args.seeds) if args.seeds else None
+    baselines = parse_baselines(ks, args.baselines) if getattr(args, "baselines", None) else None
     if seeds_dir is not None and not seeds_dir.is_dir():
         raise ks.NotFoundError(f"--seeds {seeds_dir}: no such folder; give a folder holding <task name>/seed.cu, "
                                f"seed.cl or seed.py")
@@ -169,6 +180,10 @@ def run_problems(args: argparse.Namespace) -> int:
             skipped.append((name, f"cannot load the task: {error}"))
             print(f"{name}: skipped: cannot load the task: {error}", file=log, flush=True)
             continue
+        if baselines is not None and task.oracle is not None:
+            oracle = task.oracle
+            oracle.baselines = baselines
+            task.oracle = oracle
         seed_path = add_seed_from(ks, task, language, seeds_dir)
         no_reference = task.oracle is not None and language not in task.references
         if language not in task.seeds and (args.mutator == "param" or no_reference):
