@@ -5,7 +5,8 @@ times KernelBench published for the same problems (``results/timing/<GPU>/baseli
 Each problem file is loaded as KernelBench loads it (``torch.manual_seed(42)`` before ``Model(*get_init_inputs())``,
 training mode, forward under ``torch.no_grad()``, inputs from ``get_inputs()`` moved to the GPU) and its forward
 timed with kernelsmith's baseline protocol (``kernelsmith.pytorch_oracle.measure``: CUDA events, the L2
-evicted by a read of twice its size before every run, mean of the samples as KernelBench publishes) under two settings:
+evicted by a read of twice its size before every run, mean of the samples as KernelBench publishes) under
+two settings (one model and input set per problem, built on the GPU):
 
 - ``default``: torch's own defaults (cuDNN may use TF32 and nondeterministic algorithms) — what KernelBench's
   published times were taken under, so the ratio to them checks the timing protocol;
@@ -46,24 +47,37 @@ def to_device(value: Any, torch: Any, device: Any) -> Any:
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
-def time_problem(path: Path, torch: Any, device: Any, settings: Dict[str, Any], exact: bool) -> float:
-    """The median forward time (ms) of the problem in `path` under the chosen settings."""
+def use_settings(torch: Any, exact: bool) -> None:
     if exact:
         pytorch_oracle._exact_float32(torch)
     else:
-        torch.backends.cuda.matmul.allow_tf32 = False  # torch's default
-        torch.backends.cudnn.allow_tf32 = True  # torch's default
+        torch.backends.cuda.matmul.allow_tf32 = False  # torch's defaults
+        torch.backends.cudnn.allow_tf32 = True
         torch.backends.cudnn.deterministic = False
         torch.backends.cudnn.benchmark = False
+
+
+def time_problem(path: Path, torch: Any, device: Any, settings: Dict[str, Any]) -> Dict[str, Any]:
+    """The mean forward time (ms) of the problem in `path` under torch's defaults and under the oracle's exact
+    settings, on one model and one input set built on the GPU (building them on the host first, as KernelBench
+    does, costs seconds for the problems with GiB tensors and changes no timing)."""
     module = load_problem(path)
     torch.manual_seed(42)
-    init = [to_device(v, torch, device) for v in module.get_init_inputs()]
-    model = module.Model(*init).to(device)
-    inputs = [to_device(v, torch, device) for v in module.get_inputs()]
-    with torch.no_grad():
-        report = pytorch_oracle.measure(torch, device, model, [inputs], settings, "eager")
-    del model, inputs, init, module
-    return float(report["mean_ms"])  # KernelBench publishes the mean of its trials
+    with torch.device(device):
+        model = module.Model(*module.get_init_inputs())
+        inputs = module.get_inputs()
+    model = model.to(device)
+    inputs = [to_device(v, torch, device) for v in inputs]
+    times: Dict[str, Any] = {}
+    for key, exact in (("default_ms", False), ("exact_ms", True)):
+        use_settings(torch, exact)
+        try:
+            with torch.no_grad():
+                times[key] = float(pytorch_oracle.measure(torch, device, model, [inputs], settings, "eager")["mean_ms"])
+        except Exception as error:  # a problem that fails under one setting: reported
+            times[key] = None
+            times.setdefault("errors", []).append(f"{key}: {type(error).__name__}: {str(error)[:200]}")
+    return times
 
 
 def spearman(xs: List[float], ys: List[float]) -> float:
@@ -135,23 +149,24 @@ def main(argv: Optional[List[str]] = None) -> int:
         for path in files:
             row: Dict[str, Any] = {"problem": path.name,
                                    "published_ms": (published.get(f"level{level}", {}).get(path.name) or {}).get("mean")}
-            for key, exact in (("default_ms", False), ("exact_ms", True)):
-                try:
-                    row[key] = time_problem(path, torch, device, settings, exact)
-                except Exception as error:  # a problem too large for this GPU, or one that fails: reported
-                    row[key] = None
-                    row.setdefault("errors", []).append(f"{key}: {type(error).__name__}: {str(error)[:200]}")
-                gc.collect()
-                torch.cuda.empty_cache()
+            try:
+                row.update(time_problem(path, torch, device, settings))
+            except Exception as error:  # a problem too large for this GPU, or one that fails to build
+                row.update({"default_ms": None, "exact_ms": None,
+                            "errors": [f"build: {type(error).__name__}: {str(error)[:200]}"]})
+            gc.collect()
+            torch.cuda.empty_cache()
+            shown = {k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items() if k != "problem"}
+            print(f"  {path.name}: {shown}", flush=True)
             rows.append(row)
         summary = {"default": summarise(rows, "default_ms"), "exact": summarise(rows, "exact_ms")}
         everything["levels"][str(level)] = {"summary": summary, "problems": rows}
-        print(f"\nlevel {level}: {len(rows)} problems")
+        print(f"\nlevel {level}: {len(rows)} problems", flush=True)
         for name, s in summary.items():
             if s["problems"]:
                 print(f"  {name:8s} ours/published over {s['problems']} problems: geomean {s['geomean_ratio']:.3f}, "
                       f"within 10% {100 * s['within_10pct']:.0f}%, within 25% {100 * s['within_25pct']:.0f}%, "
-                      f"Spearman {s['spearman']:.3f}")
+                      f"Spearman {s['spearman']:.3f}", flush=True)
         ranked = sorted((r for r in rows if r.get("default_ms") and r.get("published_ms")),
                         key=lambda r: abs(math.log(r["default_ms"] / r["published_ms"])), reverse=True)
         print("  largest differences (default settings): problem, ours ms, published ms, exact ms")

@@ -555,6 +555,47 @@ std::string describe_failure(const OutputComparison& comparison, std::int64_t co
                      check.tensor, check.rel_l2_error, comparison.rel_l2_bound, check.max_abs_error);
 }
 
+namespace {
+
+// One element moved by `units` units in the last place in magnitude (the bit pattern is sign and magnitude),
+// unless it is zero, infinite or NaN, or the move would cross zero or reach an infinity.
+template <typename Bits>
+void nudge_element(std::uint8_t* element, bool up, Bits units, int exponent_bits, int mantissa_bits) {
+  Bits bits;
+  std::memcpy(&bits, element, sizeof(Bits));
+  const Bits sign = Bits(Bits(1) << (8 * sizeof(Bits) - 1));
+  const Bits magnitude = Bits(bits & Bits(~sign));
+  const Bits exponent_mask = Bits(((Bits(1) << exponent_bits) - 1) << mantissa_bits);
+  if (magnitude == 0 || (magnitude & exponent_mask) == exponent_mask) return;
+  if (!up && magnitude <= units) return;
+  const Bits moved = up ? Bits(magnitude + units) : Bits(magnitude - units);
+  if ((moved & exponent_mask) == exponent_mask) return;
+  bits = Bits((bits & sign) | moved);
+  std::memcpy(element, &bits, sizeof(Bits));
+}
+
+}  // namespace
+
+Bytes nudge_inputs(DType dtype, const Bytes& data, std::uint64_t seed) {
+  Bytes out = data;
+  if (!is_floating(dtype)) return out;
+  const std::size_t size = dtype_size(dtype);
+  std::mt19937_64 rng(seed);
+  for (std::size_t offset = 0; offset + size <= out.size(); offset += size) {
+    const bool up = (rng() & 1u) != 0;
+    std::uint8_t* element = out.data() + offset;
+    // 2^(mantissa bits - 17) units: a relative move of about 2^-17, or one unit where the type is coarser.
+    switch (dtype) {
+      case DType::float64: nudge_element<std::uint64_t>(element, up, std::uint64_t(1) << 35, 11, 52); break;
+      case DType::float32: nudge_element<std::uint32_t>(element, up, 64u, 8, 23); break;
+      case DType::float16: nudge_element<std::uint16_t>(element, up, 1u, 5, 10); break;
+      case DType::bfloat16: nudge_element<std::uint16_t>(element, up, 1u, 8, 7); break;
+      default: break;
+    }
+  }
+  return out;
+}
+
 double near_constant_spread(DType dtype, const Tolerance& tolerance) {
   return is_floating(dtype) ? tolerance.atol + tolerance.rtol : kNearConstantSpread;
 }

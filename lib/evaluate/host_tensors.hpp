@@ -42,6 +42,12 @@ const std::vector<InputKind>& adversarial_input_kinds();
 Bytes generate_input(const TensorSpec& spec, const std::vector<std::int64_t>& shape, InputKind kind,
                      std::uint64_t seed);
 
+/// `data` (elements of `dtype`) with every finite nonzero float moved by about 2^-17 of its magnitude (64
+/// units in the last place of a float32; one unit of a float16 or bfloat16), up or down as a stream from
+/// `seed` decides, never across zero or onto an infinity; zeros and non-floats are kept. Right kernels'
+/// own rounding moves intermediate values about that much (EvaluationRun::ill_conditioned).
+Bytes nudge_inputs(DType dtype, const Bytes& data, std::uint64_t seed);
+
 /// Byte patterns that outputs and workspaces are filled with before the candidate's two runs: every
 /// byte differs between them, and both read as NaN or an absurd value for every float type.
 inline constexpr std::uint8_t kPoisonFirst = 0xFF;

@@ -78,6 +78,8 @@ std::size_t case_cache_bytes();
 
 /// The seed stream of the timing cases (apart from the correctness cases' streams).
 constexpr std::uint64_t kTimingSeedStream = 0x7157'0000'0000'0001ULL;
+/// The seed stream of the nudges that test a case's conditioning (EvaluationRun::ill_conditioned).
+constexpr std::uint64_t kNudgeSeedStream = 0x7157'0000'0000'0002ULL;
 
 /// Input sets the timed runs cycle through (docs/evaluation.md, "State between runs"): consecutive runs
 /// never see the inputs of the run before, so a result kept from an earlier run (a cache of fewer
@@ -182,6 +184,13 @@ class EvaluationRun {
   OracleDiskCache& oracle_cache();
   /// The oracle's expected outputs (task order) for one case's inputs (task order); `case_key` names the
   /// case among the task's (configuration, input kind, seed, or data case).
+  // The reference's (or the oracle's) outputs for these inputs; `key` names the case in caches.
+  std::vector<Bytes> reference_outputs(ReferenceState& reference, const SizeConfig& config, const std::string& key,
+                                       const std::vector<Bytes>& inputs, const std::string& inputs_label);
+  // Why the case cannot judge a candidate (its reference outputs move beyond the tolerance when the inputs
+  // move by about 2^-17 of their magnitude: nudge_inputs), or "" when it can.
+  std::string ill_conditioned(ReferenceState& reference, const SizeConfig& config, InputKind kind,
+                              std::uint64_t seed, const CaseData& data);
   std::vector<Bytes> oracle_outputs(ReferenceState& reference, const SizeConfig& config, const std::string& case_key,
                                     const std::vector<Bytes>& inputs);
   /// A TaskError naming the task for a failure the oracle reported.
