@@ -131,7 +131,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     root = Path(args.kernelbench)
     published = json.loads((root / "results" / "timing" / args.gpu / "baseline_time_torch.json").read_text())
-    device = torch.device("cuda")
+    device = torch.device("cuda", torch.cuda.current_device())
     props = torch.cuda.get_device_properties(device)
     settings = {"flush": "read", "flush_bytes": 2 * int(getattr(props, "L2_cache_size", 50 << 20)), "warmups": 3,
                 "min_samples": 10, "max_samples": 100, "noise_target": 0.01, "budget_seconds": args.budget}

@@ -175,7 +175,7 @@ std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceS
       continue;
     }
     const std::string disk_key = Sha256()
-                                     .field("kernelsmith.oracle-baseline/1")
+                                     .field("kernelsmith.oracle-baseline/2")  // 2: timed under torch's default settings
                                      .field(reference.content_key)
                                      .field(oracle_device)
                                      .field(reference.oracle_version.device_name)

@@ -217,6 +217,28 @@ def test_time_follows_the_protocol(oracle, tmp_path):
     assert po.handle(oracle, dict(request, baseline="fastest"))["stage"] == "request"
 
 
+def test_baselines_are_timed_under_torch_defaults_and_outputs_computed_exactly(oracle, tmp_path, monkeypatch):
+    # What the timed function saw: KernelBench's baseline settings; after the request, the exact ones again.
+    seen = {}
+    real_measure = po.measure
+
+    def spying_measure(torch_module, *args, **kwargs):
+        seen["cudnn_tf32"] = torch_module.backends.cudnn.allow_tf32
+        seen["deterministic"] = torch_module.backends.cudnn.deterministic
+        return real_measure(torch_module, *args, **kwargs)
+
+    monkeypatch.setattr(po, "measure", spying_measure)
+    spec = write(tmp_path, "x", torch.randn(4, 256))
+    spec["name"] = "x"
+    request = {"op": "time", "task_key": "t", "config": "timing", "device": "cpu", "baseline": "eager",
+               "problem": problem("relu", "19_ReLU.py", {"batch_size": 4, "dim": 256}), "input_sets": [[spec]],
+               "settings": {"min_samples": 3, "max_samples": 3, "budget_seconds": 1}}
+    assert po.handle(oracle, request)["ok"]
+    assert seen == {"cudnn_tf32": True, "deterministic": False}
+    assert torch.backends.cudnn.allow_tf32 is False and torch.backends.cudnn.deterministic is True
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+
+
 def test_the_helper_runs_as_a_script_and_reports_a_missing_torch(tmp_path):
     # As the C++ library starts it: by path, from an empty folder, JSON lines in and out.
     script = pathlib.Path(po.__file__)
