@@ -99,7 +99,7 @@ struct ReferenceState {
   bool spread_checked = false;
   std::map<std::string, TimingReport> baseline;  ///< by timing mode
   bool oracle = false;
-  std::string content_key;  ///< the task's content key (oracle tasks: the disk cache's keys)
+  std::string content_key;  ///< the task's content key (part of the disk cache's keys)
   OracleVersion oracle_version;
   /// The PyTorch baselines by "<baseline>|<timing mode>".
   std::map<std::string, OracleBaseline> oracle_baselines;
