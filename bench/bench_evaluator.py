@@ -76,6 +76,7 @@ class BenchCandidate:
     source: str
     handle: Any = None  # kernelsmith.Candidate
     language: str = "cuda"  # the kernel language: "cuda", or "triton" for bench_triton.py
+    compile_target: str = ""  # the architecture kernelsmith's evaluator compiled it for (e.g. sm_90a)
 
     @property
     def key(self) -> str:
@@ -629,7 +630,13 @@ def triton_median_ms(candidate: BenchCandidate, device: Any) -> float:
     from triton_timing import do_bench_median
 
     plan = bind_plan(candidate, device)
-    options = ("--std=c++17",) + tuple(f"-D{name}={value}" for name, value in plan.defines.items())
+    if not candidate.compile_target:
+        # Compiled for another architecture than ours, do_bench would time another kernel (the wgmma path of
+        # an sm_90a build is not in a plain sm_90 one): no comparison rather than a wrong one.
+        raise ValueError("the evaluator reported no compile target for this kernel, so CuPy cannot compile it "
+                         "the same way")
+    options = (f"--gpu-architecture={candidate.compile_target}", "--std=c++17") + tuple(
+        f"-D{name}={value}" for name, value in plan.defines.items())
     include = os.environ.get("CUDA_HOME", "/usr/local/cuda") + "/include"
     if os.path.isdir(include):
         options += (f"-I{include}",)
@@ -826,6 +833,7 @@ def phase_agreement(report: Report, candidates, device, count: int, cache_root: 
         batch = [c for c in picked if c.task is task]
         for candidate, evaluation in zip(batch, evaluator.evaluate_batch(task.handle, [c.handle for c in batch])):
             statuses[candidate.key] = status_name(evaluation)
+            candidate.compile_target = evaluation.compile.target
             median = timing_median_ms(evaluation)
             if statuses[candidate.key] == "ok" and median:
                 ours[candidate.key] = median

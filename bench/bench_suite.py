@@ -65,8 +65,10 @@ class TaskResult:
     speedup_vs_reference: float = math.nan
     eager_ms: float = math.nan
     compiled_ms: float = math.nan
+    compiled_max_autotune_ms: float = math.nan
     speedup_vs_eager: float = math.nan
     speedup_vs_compiled: float = math.nan
+    speedup_vs_max_autotune: float = math.nan
     cublas_ms: float = math.nan
     fraction_of_cublas: float = math.nan
     bandwidth_fraction: float = math.nan
@@ -99,11 +101,11 @@ def task_manifests(names: Optional[List[str]]) -> Dict[str, Dict[str, Any]]:
     return manifests
 
 
-def evaluate_expression(expression: str, sizes: Dict[str, int]) -> int:
-    allowed = set("0123456789+-*/() ") | set("".join(sizes))
-    if not set(str(expression)) <= allowed:
-        raise ValueError(f"cannot evaluate {expression!r} here")
-    return int(eval(str(expression).replace("/", "//"), {"__builtins__": {}}, dict(sizes)))  # noqa: S307
+def evaluate_expression(expression: Any, sizes: Dict[str, int]) -> int:
+    """A manifest's shape entry or work expression (a number or kernelsmith's expression language)."""
+    import kernelsmith
+
+    return int(kernelsmith.evaluate_expression(str(expression), dict(sizes)))
 
 
 # ------------------------------------------------------------------------------------------ PyTorch side
@@ -127,25 +129,39 @@ def make_inputs(manifest: Dict[str, Any], seed: int) -> Dict[str, Any]:
     return tensors
 
 
+#: The torch.compile modes timed beside eager: the key of their time in the results, and the mode.
+COMPILE_MODES = (("compiled_ms", "default"), ("compiled_max_autotune_ms", "max-autotune-no-cudagraphs"))
+
+
+def pytorch_function(manifest: Dict[str, Any], names: List[str]) -> Any:
+    """The task's PyTorch expression as a function of its inputs `names`, the sizes as constants. A function of
+    its own per task, which torch.compile traces whole: an eval inside one shared closure is a graph break
+    (Inductor then runs nothing but eager) and, shared by every task, hits Dynamo's recompile limit."""
+    import torch
+
+    source = f"lambda {', '.join(names)}: {manifest['pytorch']}"
+    scope = {"torch": torch, "math": math, **manifest["sizes"]}
+    return eval(compile(source, f"<{manifest['name']}.pytorch>", "eval"), scope)  # the manifest's own code  # noqa: S307
+
+
+def compiled_function(function: Any, mode: str) -> Any:
+    """A fresh torch.compile of `function` in `mode` (Dynamo's caches reset, so nothing carries from another
+    task or mode)."""
+    import torch
+
+    torch._dynamo.reset()
+    return torch.compile(function, mode=None if mode == "default" else mode, dynamic=False)
+
+
 def time_pytorch(manifest: Dict[str, Any], compile_too: bool, cublas: str = "") -> Dict[str, float]:
-    """Median times of the task's PyTorch expression, eager and compiled, and of `cublas` when given."""
+    """Median times of the task's PyTorch expression, eager and under each torch.compile mode, and of
+    `cublas` when given; each warmed, each sample after the L2 is evicted by a read (triton_timing.py)."""
     import torch
     from triton_timing import do_bench_median
 
     inputs = make_inputs(manifest, seed=1)
-    expression = manifest["pytorch"]
-    scope = {"torch": torch, "math": math, **manifest["sizes"]}
     names = list(inputs)
-    code = compile(expression, f"<{manifest['name']}.pytorch>", "eval")
-
-    def eager(*tensors):
-        return eval(code, scope, dict(zip(names, tensors)))  # the manifest's own expression  # noqa: S307
-
-    plain_code = compile(cublas or "None", f"<{manifest['name']}.cublas>", "eval")
-
-    def plain(*tensors):
-        return eval(plain_code, scope, dict(zip(names, tensors)))  # noqa: S307
-
+    eager = pytorch_function(manifest, names)
     arguments = [inputs[n] for n in names]
     times = {}
     with torch.no_grad():
@@ -153,12 +169,16 @@ def time_pytorch(manifest: Dict[str, Any], compile_too: bool, cublas: str = "") 
         torch.cuda.synchronize()
         times["eager_ms"] = do_bench_median(lambda: eager(*arguments), warmup=25, rep=200)
         if cublas:
+            plain = eval(compile(f"lambda {', '.join(names)}: {cublas}", f"<{manifest['name']}.cublas>", "eval"),
+                         {"torch": torch, "math": math, **manifest["sizes"]})  # noqa: S307
             times["cublas_ms"] = do_bench_median(lambda: plain(*arguments), warmup=25, rep=200)
         if compile_too:
-            compiled = torch.compile(eager, dynamic=False)
-            compiled(*arguments)  # the compile, outside the timing
-            torch.cuda.synchronize()
-            times["compiled_ms"] = do_bench_median(lambda: compiled(*arguments), warmup=25, rep=200)
+            for key, mode in COMPILE_MODES:
+                compiled = compiled_function(eager, mode)
+                for _ in range(3):
+                    compiled(*arguments)  # the compile and its warm-up, outside the timing
+                torch.cuda.synchronize()
+                times[key] = do_bench_median(lambda: compiled(*arguments), warmup=25, rep=200)
     return times
 
 
@@ -240,6 +260,9 @@ def run_task(ks, manifest: Dict[str, Any], screen, strict, args, wall_seconds: f
             if "compiled_ms" in times:
                 result.compiled_ms = times["compiled_ms"]
                 result.speedup_vs_compiled = result.compiled_ms / result.best_ms
+            if "compiled_max_autotune_ms" in times:
+                result.compiled_max_autotune_ms = times["compiled_max_autotune_ms"]
+                result.speedup_vs_max_autotune = result.compiled_max_autotune_ms / result.best_ms
         except Exception as error:  # noqa: BLE001 - PyTorch trouble costs the comparison, not the task
             result.notes.append(f"pytorch: {type(error).__name__}: {error}")
 
@@ -263,11 +286,11 @@ def fmt(value: float, spec: str, missing: str = "-") -> str:
 
 def print_table(results: List[TaskResult], device: str, seconds: float) -> None:
     header = ["task", "evals", "best ms", "noise", "ref ms", "x ref", "eager ms", "x eager", "compile ms",
-              "x compile", "% BW", "% fp32", "target"]
+              "x compile", "autotune ms", "x autotune", "% BW", "% fp32", "target"]
     rows = []
     for r in results:
         if r.status != "ok":
-            rows.append([r.task, str(r.evaluations)] + ["-"] * 10 + [r.status[:60]])
+            rows.append([r.task, str(r.evaluations)] + ["-"] * 12 + [r.status[:60]])
             continue
         target = "" if r.target_met is None else ("MET " if r.target_met else "MISSED ") + r.target
         if not math.isnan(r.fraction_of_cublas):
@@ -276,6 +299,7 @@ def print_table(results: List[TaskResult], device: str, seconds: float) -> None:
             r.task, str(r.evaluations), fmt(r.best_ms, ".4f"), fmt(r.best_noise * 100, ".1f") + "%",
             fmt(r.reference_ms, ".4f"), fmt(r.speedup_vs_reference, ".2f"), fmt(r.eager_ms, ".4f"),
             fmt(r.speedup_vs_eager, ".2f"), fmt(r.compiled_ms, ".4f"), fmt(r.speedup_vs_compiled, ".2f"),
+            fmt(r.compiled_max_autotune_ms, ".4f"), fmt(r.speedup_vs_max_autotune, ".2f"),
             fmt(r.bandwidth_fraction * 100, ".0f"), fmt(r.compute_fraction * 100, ".0f"), target,
         ])
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(header)]
@@ -284,8 +308,10 @@ def print_table(results: List[TaskResult], device: str, seconds: float) -> None:
     print("  ".join("-" * w for w in widths))
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)))
-    print("\nx ref / x eager / x compile: the best candidate's speedup (time ratio) over the task's naive "
-          "reference, PyTorch eager and torch.compile; % BW and % fp32: achieved over the device's measured "
+    print("\nx ref / x eager / x compile / x autotune: the best candidate's speedup (time ratio) over the task's "
+          "naive reference, PyTorch eager, torch.compile (mode default) and torch.compile "
+          "(max-autotune-no-cudagraphs), each compiled afresh per task and warmed; % BW and % fp32: achieved "
+          "over the device's measured "
           "peak copy bandwidth and fp32 FMA throughput.")
     for r in results:
         for note in r.notes:
@@ -325,6 +351,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     strict = make_evaluator(ks, args.backend, "strict", cache_dir)
     device = strict.device_name() or (torch.cuda.get_device_name(0) if torch_version else args.backend)
 
+    command = " ".join([Path(sys.executable).name] + sys.argv)
+    triton_version = ""
+    if torch_version:
+        import triton
+
+        triton_version = triton.__version__
+    print(f"device: {device}; kernelsmith {getattr(ks, '__version__', '?')}, torch {torch_version or '-'}, "
+          f"triton {triton_version or '-'}, python {sys.version.split()[0]}\ncommand: {command}", flush=True)
     started = time.perf_counter()
     results: List[TaskResult] = []
 
@@ -333,7 +367,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.json:
             Path(args.json).write_text(json.dumps(
                 {"device": device, "seconds": time.perf_counter() - started,
-                 "kernelsmith": getattr(ks, "__version__", ""), "torch": torch_version,
+                 "kernelsmith": getattr(ks, "__version__", ""), "torch": torch_version, "triton": triton_version,
+                 "command": command,
                  "results": [asdict(r) for r in results]}, indent=2, default=str))
 
     for index, (name, manifest) in enumerate(manifests.items()):
