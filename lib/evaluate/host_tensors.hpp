@@ -53,8 +53,8 @@ Bytes nudge_inputs(DType dtype, const Bytes& data, std::uint64_t seed);
 inline constexpr std::uint8_t kPoisonFirst = 0xFF;
 inline constexpr std::uint8_t kPoisonSecond = 0x7F;
 
-/// Below this relative spread (relative_spread) integer values are near-constant (see
-/// near_constant_spread).
+/// Below this relative spread (relative_spread) integer values are near-constant, and a candidate's output
+/// is compared for it below this at most (see near_constant_spread and compare_output).
 inline constexpr double kNearConstantSpread = 1e-3;
 
 /// The relative spread below which values of `dtype` compared under `tolerance` are near-constant: a
@@ -66,7 +66,8 @@ inline constexpr double kNearConstantSpread = 1e-3;
 double near_constant_spread(DType dtype, const Tolerance& tolerance);
 
 /// A candidate output is near-constant where the reference's is not when its spread is below
-/// near_constant_spread and below this fraction of the reference's (see compare_output).
+/// min(kNearConstantSpread, near_constant_spread) and below this fraction of the reference's (see
+/// compare_output).
 inline constexpr double kNearConstantFraction = 0.1;
 
 /// The relative L2 error an output may have, as a fraction of atol + rtol (see compare_output).
@@ -83,8 +84,8 @@ inline constexpr double kRelativeL2Fraction = 0.5;
 ///
 /// Float outputs must also pass two checks of the whole output (integer outputs are exact already):
 /// - not near-constant where the reference varies: the candidate's relative spread below
-///   min(near_constant_spread, kNearConstantFraction * the reference's) while the reference's is at least
-///   near_constant_spread. A right output within the tolerance keeps about the reference's spread, so
+///   min(t, kNearConstantFraction * the reference's) while the reference's is at least t, where t is
+///   min(kNearConstantSpread, near_constant_spread). A right output within the tolerance keeps about the reference's spread, so
 ///   the check passes it; it fails an all-zero or constant output that a loose tolerance lets through.
 /// - relative L2 error at most kRelativeL2Fraction * (atol + rtol), where the reference is not all zero.
 ///   Elements within the bound above give a relative L2 error of at most atol + rtol (the absolute part
