@@ -10,8 +10,9 @@ two settings (one model and input set per problem, built on the GPU):
 
 - ``default``: torch's own defaults (cuDNN may use TF32 and nondeterministic algorithms) — what KernelBench's
   published times were taken under, so the ratio to them checks the timing protocol;
-- ``exact``: the settings of kernelsmith's oracle (``_exact_float32``: no TF32, deterministic cuDNN) — the
-  baseline a candidate is compared with in kernelsmith, which must compute what the candidate must.
+- ``exact``: the settings of kernelsmith's expected outputs (``_exact_float32``: no TF32, deterministic cuDNN),
+  to show what timing a baseline under them would cost (kernelsmith times its baselines under torch's
+  defaults, docs/kernelbench-oracle.md).
 
 Prints per level the geometric mean of (ours / published), the share of problems within 10% and 25%, the
 Spearman rank correlation, and the largest outliers; ``--json`` writes every number.
