@@ -227,6 +227,7 @@ class _FakeEvaluation:
         self.status = _FakeStatus(status)
         self.timing = type("Timing", (), {"median_ms": median_ms})()
         self.stage_seconds = {"compile": 0.01, "timing": 0.02}
+        self.compile = type("Compile", (), {"target": "sm_90a"})()  # what the CuPy side compiles for
         self.message = "" if status == "ok" else "line 3: @require fails"
 
 
