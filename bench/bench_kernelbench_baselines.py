@@ -23,6 +23,7 @@ Spearman rank correlation, and the largest outliers; ``--json`` writes every num
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib.util
 import json
@@ -48,16 +49,6 @@ def to_device(value: Any, torch: Any, device: Any) -> Any:
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
-def use_settings(torch: Any, exact: bool) -> None:
-    if exact:
-        pytorch_oracle._exact_float32(torch)
-    else:
-        torch.backends.cuda.matmul.allow_tf32 = False  # torch's defaults
-        torch.backends.cudnn.allow_tf32 = True
-        torch.backends.cudnn.deterministic = False
-        torch.backends.cudnn.benchmark = False
-
-
 def time_problem(path: Path, torch: Any, device: Any, settings: Dict[str, Any]) -> Dict[str, Any]:
     """The mean forward time (ms) of the problem in `path` under torch's defaults and under the oracle's exact
     settings, on one model and one input set built on the GPU (building them on the host first, as KernelBench
@@ -71,9 +62,10 @@ def time_problem(path: Path, torch: Any, device: Any, settings: Dict[str, Any]) 
     inputs = [to_device(v, torch, device) for v in inputs]
     times: Dict[str, Any] = {}
     for key, exact in (("default_ms", False), ("exact_ms", True)):
-        use_settings(torch, exact)
+        # The oracle's own settings: torch's defaults as its baselines are timed, or its outputs' exact ones.
+        pytorch_oracle._exact_float32(torch)
         try:
-            with torch.no_grad():
+            with torch.no_grad(), (contextlib.nullcontext() if exact else pytorch_oracle._torch_defaults(torch)):
                 times[key] = float(pytorch_oracle.measure(torch, device, model, [inputs], settings, "eager")["mean_ms"])
         except Exception as error:  # a problem that fails under one setting: reported
             times[key] = None

@@ -133,13 +133,14 @@ def make_inputs(manifest: Dict[str, Any], seed: int) -> Dict[str, Any]:
 COMPILE_MODES = (("compiled_ms", "default"), ("compiled_max_autotune_ms", "max-autotune-no-cudagraphs"))
 
 
-def pytorch_function(manifest: Dict[str, Any], names: List[str]) -> Any:
-    """The task's PyTorch expression as a function of its inputs `names`, the sizes as constants. A function of
-    its own per task, which torch.compile traces whole: an eval inside one shared closure is a graph break
-    (Inductor then runs nothing but eager) and, shared by every task, hits Dynamo's recompile limit."""
+def pytorch_function(manifest: Dict[str, Any], names: List[str], expression: str = "") -> Any:
+    """The task's PyTorch expression (or `expression`) as a function of its inputs `names`, the sizes as
+    constants. A function of its own per task, which torch.compile traces whole: an eval inside one shared
+    closure is a graph break (Inductor then runs nothing but eager) and, shared by every task, hits Dynamo's
+    recompile limit."""
     import torch
 
-    source = f"lambda {', '.join(names)}: {manifest['pytorch']}"
+    source = f"lambda {', '.join(names)}: {expression or manifest['pytorch']}"
     scope = {"torch": torch, "math": math, **manifest["sizes"]}
     return eval(compile(source, f"<{manifest['name']}.pytorch>", "eval"), scope)  # the manifest's own code  # noqa: S307
 
@@ -169,8 +170,7 @@ def time_pytorch(manifest: Dict[str, Any], compile_too: bool, cublas: str = "") 
         torch.cuda.synchronize()
         times["eager_ms"] = do_bench_median(lambda: eager(*arguments), warmup=25, rep=200)
         if cublas:
-            plain = eval(compile(f"lambda {', '.join(names)}: {cublas}", f"<{manifest['name']}.cublas>", "eval"),
-                         {"torch": torch, "math": math, **manifest["sizes"]})  # noqa: S307
+            plain = pytorch_function(manifest, names, cublas)
             times["cublas_ms"] = do_bench_median(lambda: plain(*arguments), warmup=25, rep=200)
         if compile_too:
             for key, mode in COMPILE_MODES:
