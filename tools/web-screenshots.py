@@ -54,9 +54,9 @@ def main(argv=None) -> int:
         with Browser(executable, width=1280, height=800) as browser:
             pages = [("runs", "/", None),
                      ("progress", f"/store/0/run/{run}/", "document.getElementById('progress').dataset.lastSequence"),
-                     ("archive", f"/store/0/run/{run}/archive", "document.querySelector('svg.archive-grid')"),
-                     ("lineage", f"/store/0/run/{run}/lineage", "document.querySelector('svg.lineage')"),
-                     ("training", f"/store/0/run/{run}/training?kind=sft", "document.querySelector('table.summary')")]
+                     ("archive", f"/store/0/run/{run}/archive", "!!document.querySelector('svg.archive-grid')"),
+                     ("lineage", f"/store/0/run/{run}/lineage", "!!document.querySelector('svg.lineage')"),
+                     ("training", f"/store/0/run/{run}/training?kind=sft", "!!document.querySelector('table.summary')")]
             for name, path, ready in pages:
                 browser.open(base + path)
                 if ready:

@@ -346,10 +346,9 @@ class Run:
         return ax
 
     def _rebuilt_archive(self) -> ArchiveReplay:
-        """The run's MAP-Elites grid, rebuilt by offering the stored evaluations in order (kernelsmith.replay)."""
+        """The run's MAP-Elites grid, rebuilt as the engine rebuilds it on resume (kernelsmith.replay)."""
         replay = ArchiveReplay(json.dumps(self.info()["config"]))
-        for row in self._store().evaluated_programs(self.run_id):
-            replay.add(row)
+        replay.update(self._store(), self.run_id)
         return replay
 
     def archive_cells(self) -> List[Dict[str, Any]]:

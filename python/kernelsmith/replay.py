@@ -8,12 +8,14 @@ engine committed since (``after_sequence`` of :class:`kernelsmith.store.RunStore
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kernelsmith import _core as core
+from kernelsmith.store import INITIAL_ORIGINS
 
 
 def program_from_row(row: Dict[str, Any]) -> "core.Program":
@@ -97,35 +99,78 @@ class ArchiveCell:
 
 
 class ArchiveReplay:
-    """The run's MAP-Elites grid, rebuilt by offering its correct evaluations in order to a MapElitesArchive made
-    with the run's configuration (only correct programs enter a cell; migrated copies are not stored as
-    evaluations, so they are left out)."""
+    """The run's MAP-Elites grid, rebuilt as the engine builds it when it resumes a run: the stored evaluations
+    offered in order to a MapElitesArchive made with the run's configuration, the reference and seeds on every
+    island, and each recorded migration's copy offered to its island before the evaluations that followed it."""
 
     def __init__(self, config_json: str) -> None:
         config = core.EvolutionConfig.from_json(config_json)
         archive_config = core.ArchiveConfig()
         archive_config.islands = config.islands
         archive_config.features = config.features
+        archive_config.elite_count = config.elite_count
         self.config = archive_config
         self.archive = core.MapElitesArchive(archive_config)
         self.last_sequence = -1
-        self.offered = 0
+        self.offered = 0  # evaluations offered
+        self.migrated = 0  # migration copies offered
+        self._pending: List[Dict[str, Any]] = []  # migrations read, not offered yet (in their order)
+        self._last_migration_id = 0
 
     @property
     def features(self) -> List["core.FeatureDescriptor"]:
         """The grid's axes (the run's feature descriptors)."""
         return list(self.config.features)
 
-    def add(self, row: Dict[str, Any]) -> None:
-        """Offers the next evaluated program (a row of RunStoreReader.evaluated_programs())."""
-        self.add_program(program_from_row(row), int(row["sequence"]))
+    def update(self, reader: Any, run_id: int, chunk: int = 5000, lock: Any = None,
+               taken: Optional[Callable[[int], None]] = None) -> int:
+        """Offers what the store holds beyond what was offered: the evaluations after the last one (read `chunk` at a
+        time from a kernelsmith.store.RunStoreReader) and the migrations among them. The archive changes only under
+        `lock` (a context manager; the slow part, parsing each Evaluation, happens outside it); `taken(n)` is called
+        after each chunk. Returns the number of evaluations offered."""
+        lock = lock if lock is not None else contextlib.nullcontext()
+        total = 0
+        while True:
+            rows = reader.evaluated_programs(run_id, after_sequence=self.last_sequence, limit=chunk)
+            migrations = reader.migration_rows(run_id, after_id=self._last_migration_id)
+            programs = [program_from_row(row) for row in rows]
+            with lock:
+                self._pending.extend(migrations)
+                if migrations:
+                    self._last_migration_id = migrations[-1]["id"]
+                for row, program in zip(rows, programs):
+                    self._migrate(reader, run_id, int(row["sequence"]))
+                    self._offer(program, int(row["sequence"]))
+                # A migration recorded at sequence N happened after evaluation N - 1.
+                self._migrate(reader, run_id, self.last_sequence + 1)
+            total += len(rows)
+            if taken is not None:
+                taken(len(rows))
+            if len(rows) < chunk:
+                return total
 
-    def add_program(self, program: "core.Program", sequence: int) -> None:
-        """Offers the next evaluated program, made by program_from_row() (the slow part, which a caller may do
-        without holding a lock), evaluated at `sequence`."""
-        self.archive.add(program)
+    def _offer(self, program: "core.Program", sequence: int) -> None:
+        if program.candidate.lineage.origin in INITIAL_ORIGINS:
+            # The engine puts the reference and the seeds on every island (the archive keeps copies).
+            for island in range(self.config.islands):
+                program.island = island
+                self.archive.add(program)
+        else:
+            self.archive.add(program)
         self.offered += 1
         self.last_sequence = max(self.last_sequence, sequence)
+
+    def _migrate(self, reader: Any, run_id: int, up_to: int) -> None:
+        while self._pending and int(self._pending[0]["sequence"]) <= up_to:
+            record = self._pending.pop(0)
+            rows = reader.evaluated_programs(run_id, program_id=record["program_id"])
+            if not rows:
+                continue  # as the engine does: a migration of a program it does not know is passed over
+            copy = program_from_row(rows[0])
+            copy.island = min(max(int(record["to_island"]), 0), self.config.islands - 1)
+            copy.migrant = True
+            self.archive.add(copy)
+            self.migrated += 1
 
     def cells(self) -> List[ArchiveCell]:
         """Every occupied cell, island by island."""

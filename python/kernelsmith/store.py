@@ -798,6 +798,13 @@ class RunStoreReader:
         return {row["id"]: row["source"] for row in self._rows(
             f"SELECT id, source FROM programs WHERE run = ? AND id IN ({marks})", (run_id, *program_ids))}
 
+    def migration_rows(self, run_id: int, after_id: int = 0) -> List[Dict[str, Any]]:
+        """The run's migrations recorded after the row `after_id`, in order, as dicts of id, program_id, from_island,
+        to_island and sequence (the evaluations done when it happened)."""
+        return [dict(row) for row in self._rows(
+            "SELECT id, program_id, from_island, to_island, sequence FROM migrations WHERE run = ? AND id > ? "
+            "ORDER BY id", (run_id, after_id))]
+
     def steps_of_child(self, run_id: int, program_id: str) -> List[StoredStep]:
         """The steps whose proposal became the program (one, or none for a program no step made), with their LLM
         attempts; read like read_runs() reads steps."""

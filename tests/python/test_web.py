@@ -112,13 +112,18 @@ def web_store(tmp_path_factory):
     folder = tmp_path_factory.mktemp("web")
     path = folder / "runs.db"
     evaluate = evaluator(folder / "cache")
-    param = ks.Evolution(small_relu(), evaluate, ks.ParamMutator(), config(path, 8, 2)).run()
+    param_config = config(path, 8, 2)
+    param_config.migration.interval = 3  # migrations, which the rebuilt archive replays too
+    evolution = ks.Evolution(small_relu(), evaluate, ks.ParamMutator(), param_config)
+    param = evolution.run()
+    engine_cells = {(island, tuple(evolution.archive.cell_of(p))): p.id
+                    for island in range(2) for p in evolution.archive.island_cells(island)}
     coder = HostileCoder()
     with LoopbackLlmServer(responder=coder) as server:
         mutator = make_llm_mutator(server.url, "scripted-coder", api_key_env=None, full_weight=1.0, diff_weight=0.0,
                                    crossover_weight=0.0, seed=3, timeout=30, max_retries=0)
         llm = ks.Evolution(small_relu(), evaluate, mutator, config(path, 6, 1)).run()
-    return {"path": str(path), "param": param.run_id, "llm": llm.run_id, "folder": folder}
+    return {"path": str(path), "param": param.run_id, "llm": llm.run_id, "folder": folder, "engine_cells": engine_cells}
 
 
 @pytest.fixture(scope="module")
@@ -217,8 +222,10 @@ def test_the_run_page_and_the_evaluations_pages(client, web_store, monkeypatch):
 @needs_opencl
 def test_the_archive_page_draws_the_rebuilt_grid(client, web_store):
     run = web_store["param"]
+    assert ks.RunStore(web_store["path"], True).migrations(run), "the run should have migrated programs"
     cells = ks.Run(web_store["path"], run).archive_cells()
-    assert cells
+    # The rebuilt grid is the engine's own at the end of the run: its cells, migrants and initial copies included.
+    assert {(c["island"], tuple(c["bins"])): c["program_id"] for c in cells} == web_store["engine_cells"]
     page = get(client, f"/store/0/run/{run}/archive").get_data(as_text=True)
     # One grid for all islands, then one per island; each island's occupied cells drawn as links.
     assert page.count('class="archive-grid"') == 3

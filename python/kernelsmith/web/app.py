@@ -95,6 +95,8 @@ def create_app(paths: Sequence[str], loopback_only: bool = True) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     if loopback_only:
         app.config["TRUSTED_HOSTS"] = LOOPBACK_NAMES
+    app.jinja_env.trim_blocks = True  # no blank lines where template tags stand (the SVG pages are long)
+    app.jinja_env.lstrip_blocks = True
     app.jinja_env.filters["num"] = _format_number
     app.jinja_env.filters["when"] = _format_time
     app.jinja_env.filters["heat"] = _heat
@@ -121,7 +123,7 @@ def create_app(paths: Sequence[str], loopback_only: bool = True) -> Flask:
     @app.errorhandler(HTTPException)
     def _http_error(error: HTTPException):
         if isinstance(error, SecurityError):  # a Host that is not trusted: no page, it would name that host in its links
-            return Response(f"{error.description}: this server answers requests for localhost only (--host)\n",
+            return Response(f"{str(error.description).rstrip('.')}: this server answers requests for localhost only (--host)\n",
                             400, mimetype="text/plain")
         return render_template("error.html", title=error.name, message=error.description), error.code or 500
 

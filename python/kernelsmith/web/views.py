@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kernelsmith import _core as core
-from kernelsmith.replay import ArchiveReplay, ProgressReplay, config_json_of, program_from_row
+from kernelsmith.replay import ArchiveReplay, ProgressReplay, config_json_of
 from kernelsmith.store import RunStoreReader, connect_read_only, distinct_store_paths, read_runs
 
 #: Ancestors shown by the lineage page at first; "older" links ask for more, up to LINEAGE_MAX.
@@ -41,6 +41,7 @@ class ProgressSeries:
     fraction: Dict[str, List[Tuple[int, float]]] = field(default_factory=dict)
 
     def add(self, series: Dict[str, List[Tuple[int, float]]], key: str, sequence: int, value: float) -> None:
+        """Records (sequence, value) on the curve `key` of `series` when the value rises above its last point."""
         points = series.setdefault(key, [])
         if value > 0 and (not points or value > points[-1][1]):
             points.append((sequence, value))
@@ -127,7 +128,7 @@ class TrainingView:
 
 
 #: Seconds a request waits for a view's worker before it answers with what is ready.
-JOB_WAIT_SECONDS = 0.5
+JOB_WAIT_SECONDS = 0.25
 #: Evaluations a worker reads in one query (each a short read transaction, so the page sees partial results).
 CHUNK = 5000
 
@@ -148,11 +149,13 @@ class Stores:
     # -- lookups ------------------------------------------------------------------------------------
 
     def reader(self, store: int) -> RunStoreReader:
+        """The reader of store number `store`; raises NotFound for a number this server does not serve."""
         if not 0 <= store < len(self.readers):
             raise NotFound(f"there is no store {store}: this server shows stores 0 to {len(self.readers) - 1}")
         return self.readers[store]
 
     def run_row(self, store: int, run: int) -> Dict[str, Any]:
+        """The run's row in ``runs`` (every column); raises NotFound when the store has no such run."""
         row = self.reader(store).run_row(run)
         if row is None:
             raise NotFound(f"the store '{self.paths[store]}' has no run {run}")
@@ -206,16 +209,12 @@ class Stores:
         if cache.archive is None:
             cache.archive = ArchiveReplay(config_json_of(self.run_row(store, run)))
         job.total = reader.evaluation_count(run)
-        while True:
-            rows = reader.evaluated_programs(run, after_sequence=cache.archive.last_sequence, limit=CHUNK)
-            if not rows:
-                break
-            programs = [program_from_row(row) for row in rows]  # outside the lock: the slow part
-            with job.lock:
-                for row, program in zip(rows, programs):
-                    cache.archive.add_program(program, int(row["sequence"]))
-                job.done += len(rows)
-                job.total = max(job.total, job.done)
+
+        def taken(count: int) -> None:
+            job.done += count
+            job.total = max(job.total, job.done)
+
+        cache.archive.update(reader, run, CHUNK, job.lock, taken)
 
     def _training_work(self, job: Job, store: int, run: int, cache: RunCache) -> None:
         from kernelsmith import training
