@@ -816,9 +816,9 @@ class RunStoreReader:
                 raise _database_error(self.path, error) from None
 
     def ancestors(self, run_id: int, program_id: str, limit: int = 200) -> List[Dict[str, Any]]:
-        """The program and its ancestors, nearest first (breadth first over parent_ids, each program once), at most
-        `limit` of them, as dicts of id, parent_ids (parsed), origin, island, generation, and the evaluation's
-        sequence, status, speedup and fitness (None where not evaluated)."""
+        """The program and its nearest ancestors (breadth first over parent_ids, each program once), at most `limit`
+        of them, in no set order, as dicts of id, parent_ids (parsed), origin, island, generation, and the
+        evaluation's sequence, status, speedup and fitness (None where not evaluated)."""
         rows = self._rows(
             "WITH RECURSIVE lineage(id) AS (SELECT ? UNION "
             "SELECT j.value FROM lineage l JOIN programs p ON p.run = ? AND p.id = l.id, json_each(p.parent_ids) j "

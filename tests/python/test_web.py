@@ -370,6 +370,26 @@ def test_the_server_reads_and_never_writes(web_store, tmp_path):
         create_app([str(tmp_path / "other.db")])
 
 
+def test_a_version_1_store_is_served_as_it_is(tmp_path):
+    """The committed version-1 store (tests/data/run_store_v1.db): every page, and the file stays as it was."""
+    import shutil
+
+    path = tmp_path / "old.db"
+    shutil.copyfile(ROOT / "tests" / "data" / "run_store_v1.db", path)
+    before = path.read_bytes()
+    app = create_app([str(path)]).test_client()
+    runs = get(app, "/api/runs").get_json()["stores"][0]["runs"]
+    assert runs
+    for run in runs:
+        base = f"/store/0/run/{run['id']}"
+        for page in ("/", "/evaluations", "/archive", "/lineage", "/training?kind=sft", "/training?kind=rl",
+                     "/api/progress", "/api/state"):
+            get(app, base + page)
+        if run["best_program_id"]:
+            get(app, f"{base}/program/{run['best_program_id']}")
+    assert path.read_bytes() == before
+
+
 @needs_opencl
 def test_kernelsmith_serve_binds_loopback_and_refuses_other_hosts(web_store, tmp_path):
     command = [sys.executable, "-m", "kernelsmith", "serve", "--db", web_store["path"], "--db", web_store["path"],

@@ -125,10 +125,15 @@ class TrainingView:
     seconds: float
     #: Per step id: its parent, child and mutation, for the table of steps.
     steps_by_id: Dict[int, Dict[str, Any]] = field(default_factory=dict)
+    #: When the pass ended (time.monotonic()).
+    finished: float = 0.0
 
 
 #: Seconds a request waits for a view's worker before it answers with what is ready.
 JOB_WAIT_SECONDS = 0.25
+#: The training decisions of a run that moves on are worked out again at most this often, and never sooner than
+#: twice the last pass took after it.
+TRAINING_PAUSE_SECONDS = 10.0
 #: Evaluations a worker reads in one query (each a short read transaction, so the page sees partial results).
 CHUNK = 5000
 
@@ -221,9 +226,15 @@ class Stores:
 
         counts = self.reader(store).run_counts(run) or {}
         key = (counts.get("evaluations"), counts.get("steps"), counts.get("status"))
-        if cache.training is not None and (cache.training.evaluations, cache.training.step_count,
-                                           cache.training.status) == key:
+        last = cache.training
+        if last is not None and (last.evaluations, last.step_count, last.status) == key:
             return  # nothing new since the last pass
+        if last is not None:
+            # A run that keeps moving is not worked out again at once; the page shows the last pass meanwhile,
+            # and the job stays busy, so that the page polls on and shows the next one.
+            pause = last.finished + max(TRAINING_PAUSE_SECONDS, 2 * last.seconds) - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
         started = time.perf_counter()
         job.done, job.total = 0, counts.get("steps", 0)
         runs = read_runs(self.paths[store], [run])  # one snapshot: the decisions agree with one state of the run
@@ -233,6 +244,7 @@ class Stores:
         view = TrainingView(training.build_sft(runs), training.build_rl(runs), len(runs[0].evaluations),
                             len(runs[0].steps), runs[0].status, 0.0, steps_by_id)
         view.seconds = time.perf_counter() - started
+        view.finished = time.monotonic()
         with job.lock:
             cache.training = view
             job.done = job.total = view.step_count
