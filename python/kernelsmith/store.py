@@ -816,17 +816,19 @@ class RunStoreReader:
                 raise _database_error(self.path, error) from None
 
     def ancestors(self, run_id: int, program_id: str, limit: int = 200) -> List[Dict[str, Any]]:
-        """The program and its nearest ancestors (breadth first over parent_ids, each program once), at most `limit`
-        of them, in no set order, as dicts of id, parent_ids (parsed), origin, island, generation, and the
-        evaluation's sequence, status, speedup and fitness (None where not evaluated)."""
+        """The program and its nearest ancestors (breadth first over parent_ids, through every parent), at most
+        `limit` of them, nearest first, as dicts of id, depth (0 for the program, 1 for its parents, ...),
+        parent_ids (parsed), origin, island, generation, and the evaluation's sequence, status, speedup and fitness
+        (None where not evaluated)."""
         rows = self._rows(
-            "WITH RECURSIVE lineage(id) AS (SELECT ? UNION "
-            "SELECT j.value FROM lineage l JOIN programs p ON p.run = ? AND p.id = l.id, json_each(p.parent_ids) j "
-            "LIMIT ?) "
-            "SELECT p.id, p.parent_ids, p.origin, p.island, p.generation, e.sequence, e.status, e.speedup, e.fitness "
-            "FROM lineage l JOIN programs p ON p.run = ? AND p.id = l.id "
-            "LEFT JOIN evaluations e ON e.run = p.run AND e.program_id = p.id",
-            (program_id, run_id, int(limit), run_id),
+            "WITH RECURSIVE lineage(id, depth) AS (SELECT ?, 0 UNION "
+            "SELECT j.value, l.depth + 1 FROM lineage l JOIN programs p ON p.run = ? AND p.id = l.id, "
+            "json_each(p.parent_ids) j LIMIT ?) "
+            "SELECT p.id, min(l.depth) AS depth, p.parent_ids, p.origin, p.island, p.generation, e.sequence, e.status, "
+            "e.speedup, e.fitness FROM lineage l JOIN programs p ON p.run = ? AND p.id = l.id "
+            "LEFT JOIN evaluations e ON e.run = p.run AND e.program_id = p.id "
+            "GROUP BY p.id ORDER BY depth, p.generation DESC, p.id LIMIT ?",
+            (program_id, run_id, 4 * int(limit), run_id, int(limit)),
         )
         nodes = []
         for row in rows:

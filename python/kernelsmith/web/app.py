@@ -13,8 +13,8 @@ from __future__ import annotations
 import ipaddress
 import math
 import time
-from urllib.parse import urlencode
 from typing import Any, Dict, Optional, Sequence
+from urllib.parse import urlencode
 
 from flask import Flask, Response, abort, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, SecurityError
@@ -108,7 +108,7 @@ def create_app(paths: Sequence[str], loopback_only: bool = True) -> Flask:
         response.headers["Content-Security-Policy"] = _CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
-        if request.path.startswith("/api/") or "/api/" in request.path:
+        if "/api/" in request.path:
             response.headers["Cache-Control"] = "no-store"
         return response
 
@@ -122,9 +122,9 @@ def create_app(paths: Sequence[str], loopback_only: bool = True) -> Flask:
 
     @app.errorhandler(HTTPException)
     def _http_error(error: HTTPException):
-        if isinstance(error, SecurityError):  # a Host that is not trusted: no page, it would name that host in its links
-            return Response(f"{str(error.description).rstrip('.')}: this server answers requests for localhost only (--host)\n",
-                            400, mimetype="text/plain")
+        if isinstance(error, SecurityError):  # an untrusted Host: no page, whose links would name that host
+            message = f"{str(error.description).rstrip('.')}: this server answers requests for localhost only (--host)"
+            return Response(message + "\n", 400, mimetype="text/plain")
         return render_template("error.html", title=error.name, message=error.description), error.code or 500
 
     def fragment() -> bool:

@@ -308,8 +308,8 @@ class Stores:
         return cache.training, job
 
     def lineage(self, store: int, run: int, program_id: Optional[str], limit: int) -> Dict[str, Any]:
-        """The lineage of a program (default: the best) laid out for the page: nodes nearest first, each with a
-        lane (column of the graph) and row, and edges from each child to its parents that are shown."""
+        """The lineage of a program (default: the best) laid out for the page: at most `limit` nodes, nearest first,
+        each with a lane (column of the graph) and row, and edges from each child to its parents that are shown."""
         reader = self.reader(store)
         limit = max(1, min(int(limit), LINEAGE_MAX))
         if program_id is None:
@@ -359,8 +359,7 @@ class Stores:
 def lineage_layout(nodes: List[Dict[str, Any]], root_id: str) -> Dict[str, Any]:
     """Rows (nearest first) and lanes for a lineage graph: a node's first parent stays in its lane, a crossover's
     second parent opens a new lane, as `git log --graph` draws merges."""
-    nodes = sorted(nodes, key=lambda node: (-node["generation"], node["sequence"] if node["sequence"] is not None
-                                            else math.inf, node["id"]))
+    nodes = sorted(nodes, key=lambda node: (node["depth"], -node["generation"], node["id"]))
     by_id = {node["id"]: node for node in nodes}
     lanes: Dict[str, int] = {root_id: 0}
     next_lane = 1
