@@ -35,6 +35,14 @@ CREATE TABLE IF NOT EXISTS llm_attempts (
 CREATE INDEX IF NOT EXISTS llm_attempts_by_run ON llm_attempts(run);
 )sql";
 
+// Indexes for readers: the fittest correct program of a run (the notebook's Run.best(), the web view's
+// pages, which ask for it on every refresh) without a scan of the run's evaluations. An index does not
+// change a table, so it is no new schema version: a new store gets it with the schema, an older one the
+// next time it is opened for writing.
+const char* const kReaderIndexes = R"sql(
+CREATE INDEX IF NOT EXISTS evaluations_by_fitness ON evaluations(run, status, fitness);
+)sql";
+
 // Version 3 (with kLlmAttemptsTable). Changing a table means a new version and an upgrade in
 // open_schema() (see upgrade()).
 const char* const kSchema = R"sql(
@@ -332,6 +340,7 @@ struct RunStore::Impl {
           db.path(), version, kRunStoreSchemaVersion));
     }
     if (version < kRunStoreSchemaVersion && !read_only) upgrade();
+    if (!read_only) db.execute(kReaderIndexes);
   }
 
   // Brings an older file to the current version in one transaction, so that a reader sees either the

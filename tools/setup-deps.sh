@@ -22,6 +22,22 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# Headless Chromium for the web view's browser tests (tests/python/test_web.py): Debian's package. Optional
+# elsewhere (on Ubuntu the package installs a snap, which a container cannot run; the tests then skip, saying
+# why); CI (.ci/run sets KERNELSMITH_REQUIRE_CHROMIUM) stops here when it cannot be installed.
+if command -v dpkg-query >/dev/null 2>&1 && ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
+  echo "setup: installing chromium with apt (headless browser tests of the web view)"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  if ! { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null; }; then
+    if [ -n "${KERNELSMITH_REQUIRE_CHROMIUM:-}" ]; then
+      echo "setup: cannot install chromium, which KERNELSMITH_REQUIRE_CHROMIUM asks for (the web view's browser tests)" >&2
+      exit 1
+    fi
+    echo "setup: chromium is not installable here; the browser tests of the web view will skip"
+  fi
+fi
+
 # The venv: python3 may be a pyenv build that has venv built in; Debian's needs python3-venv (above).
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
@@ -33,14 +49,14 @@ need_pip=0
 .venv/bin/python - <<'PY' || need_pip=1
 import importlib.util, sys
 mods = ["pybind11", "scikit_build_core", "numpy", "pytest", "datasets",
-        "tqdm", "matplotlib", "pandas", "nbclient", "ipykernel", "pybind11_stubgen"]
+        "tqdm", "matplotlib", "pandas", "nbclient", "ipykernel", "pybind11_stubgen", "flask"]
 sys.exit(0 if all(importlib.util.find_spec(m) for m in mods) else 1)
 PY
 if [ "$need_pip" -eq 1 ]; then
   echo "setup: installing Python build and test requirements into .venv"
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q "pybind11>=2.10" "scikit-build-core>=0.10" "numpy>=1.22" "pytest>=7" "datasets>=2.14" \
-    tqdm matplotlib pandas nbclient ipykernel pybind11-stubgen
+    tqdm matplotlib pandas nbclient ipykernel pybind11-stubgen "flask>=3.1"
 fi
 # Triton, optional for users (pip install kernelsmith[triton]), is installed here so that the tests of
 # Triton candidates (tests/python/test_triton_compile.py: compiles for sm_80/sm_90, no GPU needed) run;

@@ -623,6 +623,26 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serves the read-only web view of the run stores (docs/web.md) until Ctrl-C."""
+    try:
+        from kernelsmith import web
+    except ImportError as error:
+        print(f"kernelsmith serve: {error}", file=sys.stderr)
+        return 2
+    if not 0 <= args.port <= 65535:
+        print(f"kernelsmith serve: --port {args.port} is not a port number (0 to 65535; 0 picks a free one)",
+              file=sys.stderr)
+        return 2
+    try:
+        web.serve(args.db, host=args.host, port=args.port, announce=lambda line: print(line, flush=True))
+    except OSError as error:  # the port is taken, or the address is not this machine's
+        print(f"kernelsmith serve: cannot listen on {args.host}:{args.port} ({error}): pick another --port or --host",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
 # ---- kernelsmith kernelbench import: KernelBench problems as tasks (docs/kernelbench.md)
 
 _IMPORT_ROW = "{number:>4}  {task:<52} {status:<9} {tensors:<34} {sizes:<30} {reason}"
@@ -848,6 +868,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rl: one record per parent state or per attempt")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=cmd_export)
+
+    p = sub.add_parser("serve", help="a read-only web view of run stores that follows a run live (needs kernelsmith[web])")
+    p.add_argument("--db", action="append", required=True, help="run store (repeat for several)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 lets anyone who reaches "
+                        "it read the stores)")
+    p.add_argument("--port", type=int, default=8050, help="port (default 8050; 0 picks a free one and prints it)")
+    p.set_defaults(handler=cmd_serve)
 
     _add_kernelbench_parser(sub)
     return parser

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 from kernelsmith import _core as core
+from kernelsmith.replay import ArchiveReplay, ProgressReplay, program_from_row
 from kernelsmith.store import RunStoreReader
 
 __all__ = ["Run", "evolve", "evaluation_html", "candidate_html"]
@@ -289,43 +290,27 @@ class Run:
         rows = self._store().evaluated_programs(self.run_id, program_id=program_id)
         if not rows:
             raise LookupError(f"Run: run {self.run_id} in '{self.db_path}' has no evaluated program '{program_id}'")
-        return self._to_program(rows[0])
-
-    @staticmethod
-    def _to_program(row: Dict[str, Any]) -> "core.Program":
-        candidate = core.Candidate(row["language"], row["source"])
-        lineage = candidate.lineage
-        lineage.parent_ids = row["parent_ids"]
-        lineage.origin = row["origin"]
-        lineage.island = row["island"]
-        lineage.generation = row["generation"]
-        candidate.lineage = lineage
-        evaluation = core.Evaluation.from_json(row["json"], f"run store program {row['id']}")
-        return core.Program(candidate, evaluation, row["island"], row["generation"], row["sequence"])
+        return program_from_row(rows[0])
 
     def best(self) -> Optional["core.Program"]:
         """The fittest correct program so far (the earlier one on ties), or None."""
         rows = self._store().evaluated_programs(self.run_id, correct_only=True, best_first=True, limit=1)
-        return self._to_program(rows[0]) if rows else None
+        return program_from_row(rows[0]) if rows else None
 
     def _history_rows(self) -> List[Dict[str, Any]]:
+        replay = ProgressReplay()
         history = []
-        best = 0.0
-        island_best: Dict[int, float] = {}
-        for program in self._program_rows():
-            correct = program["status"] == "ok"
-            if correct:
-                best = max(best, program["speedup"])
-                island_best[program["island"]] = max(island_best.get(program["island"], 0.0), program["speedup"])
+        for row in self._store().progress_rows(self.run_id):
+            point = replay.add(row)
             history.append(
                 {
-                    "sequence": program["sequence"],
-                    "program_id": program["id"],
-                    "island": program["island"],
-                    "status": program["status"],
-                    "speedup": program["speedup"] if correct else float("nan"),
-                    "best_speedup": best,
-                    "island_best_speedup": island_best.get(program["island"], 0.0),
+                    "sequence": point.sequence,
+                    "program_id": point.program_id,
+                    "island": point.island,
+                    "status": point.status,
+                    "speedup": point.speedup,
+                    "best_speedup": point.best_speedup,
+                    "island_best_speedup": point.island_best_speedup,
                 }
             )
         return history
@@ -360,51 +345,29 @@ class Run:
         ax.legend(loc="best", fontsize="small")
         return ax
 
-    def _rebuilt_archive(self):
-        """The run's MAP-Elites grid, rebuilt by offering the stored evaluations in order (migrated
-        copies are not stored as evaluations, so they are left out)."""
-        info = self.info()
-        config = core.EvolutionConfig.from_json(json.dumps(info["config"]))
-        archive_config = core.ArchiveConfig()
-        archive_config.islands = config.islands
-        archive_config.features = config.features
-        archive = core.MapElitesArchive(archive_config)
-        for row in self._store().evaluated_programs(self.run_id):
-            archive.add(self._to_program(row))
-        return archive, archive_config
+    def _rebuilt_archive(self) -> ArchiveReplay:
+        """The run's MAP-Elites grid, rebuilt as the engine rebuilds it on resume (kernelsmith.replay)."""
+        replay = ArchiveReplay(json.dumps(self.info()["config"]))
+        replay.update(self._store(), self.run_id)
+        return replay
 
     def archive_cells(self) -> List[Dict[str, Any]]:
         """The occupied cells of the rebuilt grid: island, bins (one per feature), program, fitness."""
-        archive, config = self._rebuilt_archive()
-        cells = []
-        for island in range(config.islands):
-            for program in archive.island_cells(island):
-                cells.append({"island": island, "bins": list(archive.cell_of(program)), "program_id": program.id,
-                              "fitness": program.fitness, "speedup": program.evaluation.speedup})
-        return cells
+        return [{"island": cell.island, "bins": cell.bins, "program_id": cell.program_id, "fitness": cell.fitness,
+                 "speedup": cell.speedup} for cell in self._rebuilt_archive().cells()]
 
     def plot_archive(self, ax=None, x: int = 0, y: Optional[int] = None):
         """The archive grid over features x and y (indices into the run's feature descriptors; default
         the first and the last: complexity and log_speedup): each cell's best fitness over the other
         features and the islands; empty cells are blank."""
         plt = _pyplot()
-        archive, config = self._rebuilt_archive()
-        features = list(config.features)
+        replay = self._rebuilt_archive()
+        features = replay.features
         if y is None:
             y = len(features) - 1
-        if len(features) < 2:
-            raise ValueError(f"plot_archive: the run has {len(features)} feature(s); the grid needs two")
-        if not (0 <= x < len(features) and 0 <= y < len(features) and x != y):
-            raise ValueError(f"plot_archive: x={x}, y={y} must be two different indices below {len(features)}")
-        grid = [[float("nan")] * features[x].bins for _ in range(features[y].bins)]
-        occupied = 0
-        for island in range(config.islands):
-            for program in archive.island_cells(island):
-                bins = archive.cell_of(program)
-                occupied += 1
-                current = grid[bins[y]][bins[x]]
-                if math.isnan(current) or program.fitness > current:
-                    grid[bins[y]][bins[x]] = program.fitness
+        replay.check_axes(x, y, "plot_archive")
+        cells, occupied = replay.grid(x, y)
+        grid = [[float("nan") if cell is None else cell.fitness for cell in row] for row in cells]
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 4.5))
         image = ax.imshow(grid, origin="lower", cmap="viridis", aspect="auto",
@@ -412,7 +375,7 @@ class Run:
         plt.colorbar(image, ax=ax, label="best fitness")
         ax.set_xlabel(features[x].name)
         ax.set_ylabel(features[y].name)
-        ax.set_title(f"archive: {occupied} occupied cell(s) over {config.islands} island(s)")
+        ax.set_title(f"archive: {occupied} occupied cell(s) over {replay.config.islands} island(s)")
         return ax
 
     def lineage(self, program_id: Optional[str] = None) -> List[Dict[str, Any]]:

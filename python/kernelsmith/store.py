@@ -27,9 +27,10 @@ import json
 import math
 import os
 import sqlite3
+from collections import abc
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from kernelsmith import _core as core
 
@@ -86,6 +87,40 @@ def _json_list(text: Optional[str], where: str) -> List[str]:
     return [str(item) for item in value]
 
 
+class LazyDocument(abc.Mapping):
+    """A stored JSON object, parsed on first use: most readers of a large run need an evaluation's columns, not its
+    whole document, and parsing 100,000 documents up front costs seconds and gigabytes. A text that is not a JSON
+    object reads as an empty one."""
+
+    __slots__ = ("_text", "_value")
+
+    def __init__(self, text: Optional[str]) -> None:
+        self._text = text
+        self._value: Optional[Dict[str, Any]] = None
+
+    def _parsed(self) -> Dict[str, Any]:
+        if self._value is None:
+            try:
+                value = json.loads(self._text) if self._text else {}
+            except json.JSONDecodeError:
+                value = {}
+            self._value = value if isinstance(value, dict) else {}
+            self._text = None
+        return self._value
+
+    def __getitem__(self, key: str) -> Any:
+        return self._parsed()[key]
+
+    def __iter__(self):
+        return iter(self._parsed())
+
+    def __len__(self) -> int:
+        return len(self._parsed())
+
+    def __repr__(self) -> str:
+        return f"LazyDocument({self._parsed()!r})"
+
+
 # --------------------------------------------------------------------------------------------------
 # records
 
@@ -122,7 +157,8 @@ class StoredEvaluation:
     message: str
     backend: str
     device: str
-    data: Dict[str, Any] = field(repr=False, default_factory=dict)
+    #: The whole Evaluation document (a dict, or a LazyDocument parsed on first use).
+    data: Mapping[str, Any] = field(repr=False, default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -377,17 +413,14 @@ def _llm_attempts(connection: sqlite3.Connection, version: int, run_id: int) -> 
 
 
 def _read_evaluations(connection: sqlite3.Connection, run_id: int) -> List[StoredEvaluation]:
-    """The run's evaluations in evaluation order (a JSON column that does not parse gives empty data)."""
+    """The run's evaluations in evaluation order, their documents parsed on first use (a JSON column that does not
+    parse gives empty data)."""
     evaluations = []
     for e in connection.execute(
         "SELECT id, program_id, sequence, status, fitness, speedup, message, backend, device, json "
         "FROM evaluations WHERE run = ? ORDER BY sequence",
         (run_id,),
     ):
-        try:
-            data = json.loads(e["json"]) if e["json"] else {}
-        except json.JSONDecodeError:
-            data = {}
         evaluations.append(StoredEvaluation(
             id=int(e["id"]),
             program_id=e["program_id"],
@@ -398,37 +431,22 @@ def _read_evaluations(connection: sqlite3.Connection, run_id: int) -> List[Store
             message=e["message"] or "",
             backend=e["backend"] or "",
             device=e["device"] or "",
-            data=data,
+            data=LazyDocument(e["json"]),
         ))
     return evaluations
 
 
-def _read_run(connection: sqlite3.Connection, version: int, path: str, row: sqlite3.Row) -> StoredRun:
-    run_id = int(row["id"])
-    programs: Dict[str, StoredProgram] = {}
-    for p in connection.execute(
-        "SELECT id, language, source, normalized_hash, parent_ids, origin, island, generation "
-        "FROM programs WHERE run = ? ORDER BY created, rowid",
-        (run_id,),
-    ):
-        programs[p["id"]] = StoredProgram(
-            id=p["id"],
-            language=p["language"],
-            source=p["source"],
-            normalized_hash=p["normalized_hash"],
-            parent_ids=_json_list(p["parent_ids"], f"{path}: programs.parent_ids of {p['id']}"),
-            origin=p["origin"],
-            island=int(p["island"]),
-            generation=int(p["generation"]),
-        )
-    evaluations = {e.program_id: e for e in _read_evaluations(connection, run_id)}
+def _read_steps(connection: sqlite3.Connection, version: int, path: str, run_id: int, condition: str = "",
+                parameters: tuple = ()) -> List[StoredStep]:
+    """The run's steps (those matching `condition`, an SQL fragment starting with AND, when given), in order, with
+    their novelty facts and LLM attempts."""
     novelty_columns = ", duplicate_of, novelty_kind" if version >= 2 else ""
     novelty_columns += ", abandoned_by" if version >= 3 else ""
     version_1_facts = _novelty_facts_of_version_1(path, run_id) if version < 2 else {}
     attempts = _llm_attempts(connection, version, run_id)
     steps: List[StoredStep] = []
     for s in connection.execute(
-        f"SELECT {_STEP_COLUMNS}{novelty_columns} FROM steps WHERE run = ? ORDER BY id", (run_id,)
+        f"SELECT {_STEP_COLUMNS}{novelty_columns} FROM steps WHERE run = ? {condition} ORDER BY id", (run_id, *parameters)
     ):
         step_id = int(s["id"])
         if version >= 2:
@@ -457,6 +475,29 @@ def _read_run(connection: sqlite3.Connection, version: int, path: str, row: sqli
                 llm_attempts=attempts.get(step_id, []),
             )
         )
+    return steps
+
+
+def _read_run(connection: sqlite3.Connection, version: int, path: str, row: sqlite3.Row) -> StoredRun:
+    run_id = int(row["id"])
+    programs: Dict[str, StoredProgram] = {}
+    for p in connection.execute(
+        "SELECT id, language, source, normalized_hash, parent_ids, origin, island, generation "
+        "FROM programs WHERE run = ? ORDER BY created, rowid",
+        (run_id,),
+    ):
+        programs[p["id"]] = StoredProgram(
+            id=p["id"],
+            language=p["language"],
+            source=p["source"],
+            normalized_hash=p["normalized_hash"],
+            parent_ids=_json_list(p["parent_ids"], f"{path}: programs.parent_ids of {p['id']}"),
+            origin=p["origin"],
+            island=int(p["island"]),
+            generation=int(p["generation"]),
+        )
+    evaluations = {e.program_id: e for e in _read_evaluations(connection, run_id)}
+    steps = _read_steps(connection, version, path, run_id)
     return StoredRun(
         store=path,
         id=run_id,
@@ -589,6 +630,11 @@ EVALUATED_PROGRAM_COLUMNS = (
 )
 
 
+#: The id of a run's fittest correct evaluation (the earlier on ties); {run} is the run's id or a column naming it.
+_BEST_EVALUATION = ("SELECT id FROM evaluations WHERE run = {run} AND status = 'ok' "
+                    "ORDER BY fitness DESC, sequence ASC LIMIT 1")
+
+
 class RunStoreReader:
     """Short read-only queries on one store, each on a fresh connection, so that a notebook sees what a
     running engine has committed since the last call. Raises StoreError (see connect_read_only)."""
@@ -629,17 +675,21 @@ class RunStoreReader:
 
     def evaluated_programs(
         self, run_id: int, program_id: Optional[str] = None, correct_only: bool = False, best_first: bool = False,
-        limit: Optional[int] = None,
+        limit: Optional[int] = None, after_sequence: int = -1,
     ) -> List[Dict[str, Any]]:
         """The run's evaluated programs as dicts of EVALUATED_PROGRAM_COLUMNS (parent_ids parsed, json the
         whole Evaluation document), in evaluation order, or fittest first (earlier first on ties) with
-        best_first; only one program, only correct ones, or at most `limit` of them when asked."""
+        best_first; only one program, only correct ones, only those evaluated after `after_sequence`, or at
+        most `limit` of them when asked."""
         sql = (
             "SELECT e.sequence, p.id, p.language, p.source, p.parent_ids, p.origin, p.island, p.generation, "
             "e.status, e.fitness, e.speedup, e.message, e.wall_seconds, e.json "
             "FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id WHERE e.run = ?"
         )
         parameters: List[Any] = [run_id]
+        if after_sequence >= 0:
+            sql += " AND e.sequence > ?"
+            parameters.append(int(after_sequence))
         if program_id is not None:
             sql += " AND p.id = ?"
             parameters.append(program_id)
@@ -655,3 +705,134 @@ class RunStoreReader:
             program["parent_ids"] = _json_list(program["parent_ids"], f"{self.path}: programs.parent_ids of {row['id']}")
             programs.append(program)
         return programs
+
+    # -- paged and incremental queries (the web view, docs/web.md; the notebook's replays) ---------
+
+    def runs_overview(self) -> List[Dict[str, Any]]:
+        """Every run of the store, newest first, without its config and task, in one read: the row's columns (id,
+        task_name, language, backend, device, mutator, seed, started, updated, finished, status, stop_reason, error)
+        plus ``evaluations`` and ``steps`` (counts) and the fittest correct program's ``best_program_id``,
+        ``best_speedup`` and ``best_fitness`` (None when none is correct yet)."""
+        return [dict(row) for row in self._rows(
+            f"SELECT r.id, r.task_name, r.language, r.backend, r.device, r.mutator, r.seed, r.started, r.updated, "
+            f"r.finished, r.status, r.stop_reason, r.error, "
+            f"(SELECT count(*) FROM evaluations e WHERE e.run = r.id) AS evaluations, "
+            f"(SELECT count(*) FROM steps s WHERE s.run = r.id) AS steps, "
+            f"b.program_id AS best_program_id, b.speedup AS best_speedup, b.fitness AS best_fitness "
+            f"FROM runs r LEFT JOIN evaluations b ON b.id = ({_BEST_EVALUATION.format(run='r.id')}) "
+            f"ORDER BY r.id DESC"
+        )]
+
+    def best_evaluation(self, run_id: int) -> Optional[Dict[str, Any]]:
+        """The fittest correct evaluation of the run (the earlier on ties) as a dict of program_id, sequence,
+        speedup and fitness, or None. Uses the index evaluations_by_fitness where the store has it."""
+        rows = self._rows(
+            f"SELECT program_id, sequence, speedup, fitness FROM evaluations WHERE id = ({_BEST_EVALUATION.format(run='?')})",
+            (run_id,),
+        )
+        return dict(rows[0]) if rows else None
+
+    def run_counts(self, run_id: int) -> Optional[Dict[str, Any]]:
+        """What changes while a run goes on, in one short read: status, stop_reason, updated, finished, and the
+        counts of evaluations and steps; None when the store has no such run."""
+        rows = self._rows(
+            "SELECT status, stop_reason, updated, finished, "
+            "(SELECT count(*) FROM evaluations e WHERE e.run = r.id) AS evaluations, "
+            "(SELECT count(*) FROM steps s WHERE s.run = r.id) AS steps FROM runs r WHERE r.id = ?",
+            (run_id,),
+        )
+        return dict(rows[0]) if rows else None
+
+    def island_rows(self, run_id: int) -> List[Dict[str, Any]]:
+        """The run's rows of ``islands`` (programs, best program, fitness and speedup per island)."""
+        return [dict(row) for row in self._rows(
+            "SELECT island, programs, best_program_id, best_fitness, best_speedup, updated FROM islands "
+            "WHERE run = ? ORDER BY island", (run_id,))]
+
+    def progress_rows(self, run_id: int, after_sequence: int = -1, limit: Optional[int] = None) -> List[Dict[str, Any]]:
+        """The run's evaluations after `after_sequence` (at most `limit` of them), in order, as dicts of sequence,
+        program_id, island, status, speedup and sol_fraction (the Evaluation's sol.fraction; None when not computed):
+        what a progress chart needs, without the sources."""
+        return [dict(row) for row in self._rows(
+            "SELECT e.sequence, e.program_id, p.island, e.status, e.speedup, "
+            "json_extract(e.json, '$.sol.fraction') AS sol_fraction "
+            "FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id "
+            "WHERE e.run = ? AND e.sequence > ? ORDER BY e.sequence LIMIT ?",
+            (run_id, after_sequence, -1 if limit is None else int(limit)))]
+
+    def evaluations_page(self, run_id: int, before_sequence: Optional[int] = None, limit: int = 50) -> List[Dict[str, Any]]:
+        """A page of the run's evaluations, newest first (keyset paging: those before `before_sequence`), as dicts
+        of sequence, program_id, status, speedup, fitness, message, island, generation and origin."""
+        sql = ("SELECT e.sequence, e.program_id, e.status, e.speedup, e.fitness, e.message, p.island, p.generation, "
+               "p.origin FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id WHERE e.run = ?")
+        parameters: List[Any] = [run_id]
+        if before_sequence is not None:
+            sql += " AND e.sequence < ?"
+            parameters.append(int(before_sequence))
+        sql += " ORDER BY e.sequence DESC LIMIT ?"
+        parameters.append(int(limit))
+        return [dict(row) for row in self._rows(sql, tuple(parameters))]
+
+    def program_record(self, run_id: int, program_id: str) -> Optional[Dict[str, Any]]:
+        """One program (every column of ``programs``, parent_ids parsed) with its evaluation's sequence, status,
+        speedup, fitness, message and whole JSON document (None where it is not evaluated yet); None when the run
+        has no such program."""
+        rows = self._rows(
+            "SELECT p.id, p.language, p.source, p.normalized_hash, p.parent_ids, p.origin, p.island, p.generation, "
+            "p.created, e.id AS evaluation_id, e.sequence, e.status, e.speedup, e.fitness, e.message, e.json "
+            "FROM programs p LEFT JOIN evaluations e ON e.run = p.run AND e.program_id = p.id "
+            "WHERE p.run = ? AND p.id = ?",
+            (run_id, program_id),
+        )
+        if not rows:
+            return None
+        program = dict(rows[0])
+        program["parent_ids"] = _json_list(program["parent_ids"], f"{self.path}: programs.parent_ids of {program_id}")
+        return program
+
+    def program_sources(self, run_id: int, program_ids: Sequence[str]) -> Dict[str, str]:
+        """The sources of the programs named (those the run has), by id."""
+        if not program_ids:
+            return {}
+        marks = ", ".join("?" for _ in program_ids)
+        return {row["id"]: row["source"] for row in self._rows(
+            f"SELECT id, source FROM programs WHERE run = ? AND id IN ({marks})", (run_id, *program_ids))}
+
+    def migration_rows(self, run_id: int, after_id: int = 0) -> List[Dict[str, Any]]:
+        """The run's migrations recorded after the row `after_id`, in order, as dicts of id, program_id, from_island,
+        to_island and sequence (the evaluations done when it happened)."""
+        return [dict(row) for row in self._rows(
+            "SELECT id, program_id, from_island, to_island, sequence FROM migrations WHERE run = ? AND id > ? "
+            "ORDER BY id", (run_id, after_id))]
+
+    def steps_of_child(self, run_id: int, program_id: str) -> List[StoredStep]:
+        """The steps whose proposal became the program (one, or none for a program no step made), with their LLM
+        attempts; read like read_runs() reads steps."""
+        connection, version = connect_read_only(self.path, self.timeout)
+        with closing(connection):
+            try:
+                return _read_steps(connection, version, self.path, run_id, "AND child_id = ?", (program_id,))
+            except sqlite3.DatabaseError as error:
+                raise _database_error(self.path, error) from None
+
+    def ancestors(self, run_id: int, program_id: str, limit: int = 200) -> List[Dict[str, Any]]:
+        """The program and its nearest ancestors (breadth first over parent_ids, through every parent), at most
+        `limit` of them, nearest first, as dicts of id, depth (0 for the program, 1 for its parents, ...),
+        parent_ids (parsed), origin, island, generation, and the evaluation's sequence, status, speedup and fitness
+        (None where not evaluated)."""
+        rows = self._rows(
+            "WITH RECURSIVE lineage(id, depth) AS (SELECT ?, 0 UNION "
+            "SELECT j.value, l.depth + 1 FROM lineage l JOIN programs p ON p.run = ? AND p.id = l.id, "
+            "json_each(p.parent_ids) j LIMIT ?) "
+            "SELECT p.id, min(l.depth) AS depth, p.parent_ids, p.origin, p.island, p.generation, e.sequence, e.status, "
+            "e.speedup, e.fitness FROM lineage l JOIN programs p ON p.run = ? AND p.id = l.id "
+            "LEFT JOIN evaluations e ON e.run = p.run AND e.program_id = p.id "
+            "GROUP BY p.id ORDER BY depth, p.generation DESC, p.id LIMIT ?",
+            (program_id, run_id, 4 * int(limit), run_id, int(limit)),
+        )
+        nodes = []
+        for row in rows:
+            node = dict(row)
+            node["parent_ids"] = _json_list(node["parent_ids"], f"{self.path}: programs.parent_ids of {row['id']}")
+            nodes.append(node)
+        return nodes

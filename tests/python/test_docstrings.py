@@ -10,7 +10,8 @@ import re
 
 import kernelsmith._core as core
 
-PUBLIC_MODULES = ["kernelsmith", "kernelsmith.notebook", "kernelsmith.llm", "kernelsmith.training", "kernelsmith.rl"]
+PUBLIC_MODULES = ["kernelsmith", "kernelsmith.notebook", "kernelsmith.llm", "kernelsmith.training", "kernelsmith.rl",
+                  "kernelsmith.store", "kernelsmith.replay", "kernelsmith.web", "kernelsmith.web.views"]
 
 # What pybind11 and the standard types add to every class: not ours to document.
 INHERITED_NOISE = {"name", "value"}  # members pybind11 gives each enum

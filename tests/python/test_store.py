@@ -11,6 +11,7 @@ import re
 import shutil
 import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -294,3 +295,27 @@ def test_only_the_store_module_runs_sql_on_a_run_store():
     assert offenders == []
     assert not (package / "training" / "store.py").exists()
     assert not hasattr(training, "Run") and not hasattr(training, "Program")
+
+
+def index_names(path) -> set:
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
+        return {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+
+
+def test_the_readers_index_comes_with_a_new_store_and_to_an_older_one_opened_for_writing(tmp_path):
+    fresh = tmp_path / "fresh.db"
+    ks.RunStore(str(fresh))
+    assert "evaluations_by_fitness" in index_names(fresh)
+    older = copy_of_fixture(tmp_path)
+    assert "evaluations_by_fitness" not in index_names(older)
+    ks.RunStore(older, True)  # a reader changes nothing
+    assert "evaluations_by_fitness" not in index_names(older)
+    best_before = store.RunStoreReader(older).best_evaluation(1)
+    ks.RunStore(older)
+    assert "evaluations_by_fitness" in index_names(older)
+    assert store.RunStoreReader(older).best_evaluation(1) == best_before
+    with closing(sqlite3.connect(f"file:{older}?mode=ro", uri=True)) as connection:
+        plan = " ".join(str(row[3]) for row in connection.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM evaluations WHERE run = 1 AND status = 'ok' "
+            "ORDER BY fitness DESC, sequence ASC LIMIT 1"))
+    assert "evaluations_by_fitness" in plan

@@ -27,8 +27,27 @@ from kernelsmith.training.rewards import (
     outcome_from_evaluation,
     rloo_advantages,
 )
-from kernelsmith.training.rl_data import RL_COMPLETION_DROP_REASONS, RL_DROP_REASONS, RlExport, RlOptions, build_rl, export_rl
-from kernelsmith.training.sft import SFT_DROP_REASONS, SftExport, SftOptions, build_sft, export_sft
+from kernelsmith.training.rl_data import (
+    RL_COMPLETION_DROP_REASON_TEXT,
+    RL_COMPLETION_DROP_REASONS,
+    RL_DROP_REASON_TEXT,
+    RL_DROP_REASONS,
+    RlAttemptDecision,
+    RlDecision,
+    RlExport,
+    RlOptions,
+    build_rl,
+    export_rl,
+)
+from kernelsmith.training.sft import (
+    SFT_DROP_REASON_TEXT,
+    SFT_DROP_REASONS,
+    SftDecision,
+    SftExport,
+    SftOptions,
+    build_sft,
+    export_sft,
+)
 from kernelsmith.training.trajectory import StepView, TaskDifficulty, step_views, task_difficulties
 
 __all__ = [
@@ -37,11 +56,17 @@ __all__ = [
     "LeakageReport",
     "Outcome",
     "RL_COMPLETION_DROP_REASONS",
+    "RL_COMPLETION_DROP_REASON_TEXT",
     "RL_DROP_REASONS",
+    "RL_DROP_REASON_TEXT",
     "RewardShaping",
+    "RlAttemptDecision",
+    "RlDecision",
     "RlExport",
     "RlOptions",
     "SFT_DROP_REASONS",
+    "SFT_DROP_REASON_TEXT",
+    "SftDecision",
     "SftExport",
     "SftOptions",
     "StepView",

@@ -30,28 +30,66 @@ from kernelsmith.training.rewards import (
 from kernelsmith.store import StoredRun, load_runs
 from kernelsmith.training.trajectory import StepView, best_speedups, step_views, task_json_of
 
+#: Drop reasons for parent states, with what each means.
+RL_DROP_REASON_TEXT = {
+    "parent_unknown": "the parent or its evaluation is missing",
+    "parent_incorrect": "the parent is not a correct program: nothing to measure a speedup against",
+    "no_headroom": "the parent is already within min_headroom of the best known / of the hardware limit",
+    "group_too_small": "fewer usable attempts than min_group_size",
+    "no_reward_variance": "all attempts scored the same (require_variance)",
+    "duplicate_state": "the same parent program (normalised) is kept from another run already",
+    "task_cap": "over max_per_task for its task",
+}
+
 #: Drop reasons for parent states.
-RL_DROP_REASONS = (
-    "parent_unknown",  # the parent or its evaluation is missing
-    "parent_incorrect",  # the parent is not a correct program: nothing to measure a speedup against
-    "no_headroom",  # the parent is already within min_headroom of the best known / of the hardware limit
-    "group_too_small",  # fewer usable attempts than min_group_size
-    "no_reward_variance",  # all attempts scored the same (require_variance)
-    "duplicate_state",  # the same parent program (normalised) is kept from another run already
-    "task_cap",  # over max_per_task for its task
-)
+RL_DROP_REASONS = tuple(RL_DROP_REASON_TEXT)
+
+#: Reasons an attempt is left out of its group, with what each means.
+RL_COMPLETION_DROP_REASON_TEXT = {
+    "no_prompt": "not an LLM step (e.g. the parameter mutator)",
+    "malformed_prompt": "steps.prompt is not a JSON array of chat messages",
+    "no_response": "the client failed: no answer to reward",
+    "pending": "the child is not evaluated yet",
+    "not_evaluated": "the child was never evaluated",
+    "near_duplicate": "rejected as a near duplicate: its own outcome was never measured",
+    "duplicate_unresolved": "rejected as a duplicate, but no stored program matches its code",
+    "duplicate_unevaluated": "a duplicate of a program without an evaluation",
+}
 
 #: Reasons an attempt is left out of its group.
-RL_COMPLETION_DROP_REASONS = (
-    "no_prompt",  # not an LLM step (e.g. the parameter mutator)
-    "malformed_prompt",
-    "no_response",  # the client failed: no answer to reward
-    "pending",  # the child is not evaluated yet
-    "not_evaluated",  # the child was never evaluated
-    "near_duplicate",  # rejected as a near duplicate: its own outcome was never measured
-    "duplicate_unresolved",  # rejected as a duplicate, but no stored program matches its code
-    "duplicate_unevaluated",  # a duplicate of a program without an evaluation
-)
+RL_COMPLETION_DROP_REASONS = tuple(RL_COMPLETION_DROP_REASON_TEXT)
+
+
+@dataclass
+class RlAttemptDecision:
+    """One attempt (step) on a parent state: left out of its group (reason) or scored (reward, advantages; set when
+    the group got that far)."""
+
+    step: int
+    reason: Optional[str] = None
+    reward: Optional[float] = None
+    advantage_grpo: Optional[float] = None
+    advantage_rloo: Optional[float] = None
+
+
+@dataclass
+class RlDecision:
+    """What the RL export did with one parent state: kept (reason None) or dropped for one of RL_DROP_REASONS."""
+
+    store: str
+    run: int
+    parent_id: str
+    reason: Optional[str]
+    #: Room to improve (best known speedup / parent's, or 1 / its fraction of the hardware limit); None when the
+    #: state was dropped before it was measured.
+    headroom: Optional[float] = None
+    attempts: List[RlAttemptDecision] = field(default_factory=list)
+
+    @property
+    def kept(self) -> bool:
+        """True when the state became a record (records, with layout "completions")."""
+        return self.reason is None
+
 
 _STATE_LABEL = "kernel_optimization"
 
@@ -106,6 +144,8 @@ class RlExport:
     records: List[Dict[str, Any]] = field(default_factory=list)
     report: ExportReport = field(default_factory=lambda: ExportReport("rl"))
     shaping: RewardShaping = field(default_factory=RewardShaping)
+    #: One decision per parent state considered, in the order of the runs and their first attempts.
+    decisions: List[RlDecision] = field(default_factory=list)
 
 
 def _attempt(view: StepView, parent_speedup: float) -> Tuple[Optional[Attempt], Optional[str]]:
@@ -216,40 +256,54 @@ def build_rl(runs: Sequence[StoredRun], options: Optional[RlOptions] = None) -> 
         for view in step_views(run):
             groups[(run.key, view.step.parent_ids[0])].append(view)
     report.considered = len(groups)
+    decision_of: Dict[Tuple[str, str], RlDecision] = {}
+    for key, views in groups.items():
+        decision_of[key] = RlDecision(views[0].run.store, views[0].run.id, key[1], None,
+                                      attempts=[RlAttemptDecision(view.step.id) for view in views])
+    export.decisions = list(decision_of.values())
+
+    def drop(key: Tuple[str, str], reason: str) -> None:
+        report.drop(reason)
+        decision_of[key].reason = reason
 
     kept: List[Tuple[float, List[Attempt], StepView, float]] = []
-    for (_, _parent_id), views in groups.items():
+    for key, views in groups.items():
         first = views[0]
         if first.parent is None or first.parent_evaluation is None:
-            report.drop("parent_unknown")
+            drop(key, "parent_unknown")
             continue
         if not first.parent_evaluation.ok or first.parent_speedup <= 0:
-            report.drop("parent_incorrect")
+            drop(key, "parent_incorrect")
             continue
         parent_speedup = first.parent_speedup
         headroom = best_known.get(first.task, 0.0) / parent_speedup
         fraction = first.parent_evaluation.sol_fraction
         if fraction is not None:
             headroom = max(headroom, 1.0 / fraction)
+        decision_of[key].headroom = headroom
         if headroom < options.min_headroom:
-            report.drop("no_headroom")
+            drop(key, "no_headroom")
             continue
         attempts: List[Attempt] = []
         left_out: Counter = Counter()
-        for view in views:
+        for view, attempt_decision in zip(views, decision_of[key].attempts):
             attempt, reason = _attempt(view, parent_speedup)
             if attempt is None:
                 left_out[reason] += 1
+                attempt_decision.reason = reason
             else:
                 attempts.append(attempt)
         if len(attempts) < options.min_group_size:
-            report.drop("group_too_small")
+            drop(key, "group_too_small")
             report.dropped_completions.update(left_out)
             report.dropped_completions["in_dropped_group"] += len(attempts)
             continue
         rewards = [shaping.reward(a.outcome) for a in attempts]
+        scored = {a.view.step.id: reward for a, reward in zip(attempts, rewards)}
+        for attempt_decision in decision_of[key].attempts:
+            attempt_decision.reward = scored.get(attempt_decision.step)
         if options.require_variance and len(set(rewards)) < 2:
-            report.drop("no_reward_variance")
+            drop(key, "no_reward_variance")
             report.dropped_completions.update(left_out)
             report.dropped_completions["in_dropped_group"] += len(attempts)
             continue
@@ -257,6 +311,10 @@ def build_rl(runs: Sequence[StoredRun], options: Optional[RlOptions] = None) -> 
             attempts, rewards, grpo_advantages(rewards, options.grpo_eps), rloo_advantages(rewards)
         ):
             attempt.reward, attempt.advantage_grpo, attempt.advantage_rloo = reward, a_grpo, a_rloo
+        advantages = {a.view.step.id: (a.advantage_grpo, a.advantage_rloo) for a in attempts}
+        for attempt_decision in decision_of[key].attempts:
+            if attempt_decision.step in advantages:
+                attempt_decision.advantage_grpo, attempt_decision.advantage_rloo = advantages[attempt_decision.step]
         report.dropped_completions.update(left_out)
         # The state's prompt is its best attempt's (ties: the latest, whose prompt saw the most).
         best = max(attempts, key=lambda a: (a.reward, a.view.step.id))
@@ -270,12 +328,13 @@ def build_rl(runs: Sequence[StoredRun], options: Optional[RlOptions] = None) -> 
     for headroom, attempts, best_view, _ in kept:
         parent = best_view.parent
         state_key = (best_view.task, parent.language, parent.normalized_hash or parent.id)
+        group_key = (best_view.run.key, best_view.step.parent_ids[0])
         if options.dedup and state_key in seen_states:
-            report.drop("duplicate_state")
+            drop(group_key, "duplicate_state")
             report.dropped_completions["in_dropped_group"] += len(attempts)
             continue
         if options.max_per_task is not None and per_task[best_view.task] >= options.max_per_task:
-            report.drop("task_cap")
+            drop(group_key, "task_cap")
             report.dropped_completions["in_dropped_group"] += len(attempts)
             continue
         seen_states.add(state_key)

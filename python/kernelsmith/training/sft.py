@@ -24,25 +24,51 @@ from kernelsmith.training.rewards import DEFAULT_DISQUALIFYING_FLAGS
 from kernelsmith.store import StoredRun, load_runs
 from kernelsmith.training.trajectory import StepView, step_views, task_difficulties
 
+#: Drop reasons of the SFT export, in the order the filters apply, with what each means.
+SFT_DROP_REASON_TEXT = {
+    "no_prompt": "the step has no recorded prompt (a non-LLM mutator such as the parameter mutator)",
+    "malformed_prompt": "steps.prompt is not a JSON array of chat messages",
+    "no_child": "the answer gave no program (unparseable, diff matched nothing, duplicate, ...)",
+    "pending": "the child is not evaluated yet (the run is still going, or stopped before it)",
+    "not_evaluated": "the child was never evaluated (the step records why)",
+    "child_incorrect": "the child failed to compile, launch, run or match the reference",
+    "integrity_flag": "the child's timing carries a disqualifying integrity flag",
+    "parent_unknown": "the parent or its evaluation is missing from the store",
+    "parent_incorrect": "a repair step (the parent was not correct); see keep_repairs",
+    "first_step": "first steps are excluded (first_steps=\"drop\")",
+    "below_threshold": "the child does not beat its parent by more than the threshold",
+    "leakage": "the answer mostly copies a program its prompt showed for inspiration",
+    "duplicate_pair": "the same prompt and response were kept already",
+    "duplicate_child": "the same child program (normalised) was kept already, from a better step",
+    "task_cap": "over max_per_task for its task",
+    "difficulty_cap": "over max_per_difficulty for its difficulty",
+}
+
 #: Drop reasons of the SFT export, in the order the filters apply.
-SFT_DROP_REASONS = (
-    "no_prompt",  # the step has no recorded prompt (a non-LLM mutator such as the parameter mutator)
-    "malformed_prompt",  # steps.prompt is not a JSON array of chat messages
-    "no_child",  # the answer gave no program (unparseable, diff matched nothing, duplicate, ...)
-    "pending",  # the child is not evaluated yet (the run is still going, or stopped before it)
-    "not_evaluated",  # the child was never evaluated (the step records why)
-    "child_incorrect",  # the child failed to compile, launch, run or match the reference
-    "integrity_flag",  # the child's timing carries a disqualifying integrity flag
-    "parent_unknown",  # the parent or its evaluation is missing from the store
-    "parent_incorrect",  # a repair step (the parent was not correct); see keep_repairs
-    "first_step",  # first steps are excluded (first_steps="drop")
-    "below_threshold",  # the child does not beat its parent by more than the threshold
-    "leakage",  # the answer mostly copies a program its prompt showed for inspiration
-    "duplicate_pair",  # the same prompt and response were kept already
-    "duplicate_child",  # the same child program (normalised) was kept already, from a better step
-    "task_cap",  # over max_per_task for its task
-    "difficulty_cap",  # over max_per_difficulty for its difficulty
-)
+SFT_DROP_REASONS = tuple(SFT_DROP_REASON_TEXT)
+
+
+@dataclass
+class SftDecision:
+    """What the SFT export did with one step: kept (reason None) or dropped for one of SFT_DROP_REASONS."""
+
+    store: str
+    run: int
+    step: int
+    reason: Optional[str]
+    #: Child speedup over parent speedup; None unless both are correct.
+    gain: Optional[float] = None
+    #: The leakage guard's score, when the step reached the guard.
+    leakage: Optional[float] = None
+    #: The parent is the run's reference or seed (a first step: kept when correct, by default).
+    first_step: bool = False
+    #: The parent was not correct (a repair step: kept only with keep_repairs).
+    repair: bool = False
+
+    @property
+    def kept(self) -> bool:
+        """True when the step became a record."""
+        return self.reason is None
 
 
 @dataclass
@@ -113,6 +139,8 @@ class SftExport:
 
     records: List[Dict[str, Any]] = field(default_factory=list)
     report: ExportReport = field(default_factory=lambda: ExportReport("sft"))
+    #: One decision per step considered, in the order of the runs and their steps.
+    decisions: List[SftDecision] = field(default_factory=list)
 
 
 def _first_filter(view: StepView, options: SftOptions) -> Tuple[Optional[str], List[Dict[str, str]]]:
@@ -196,12 +224,22 @@ def build_sft(runs: Sequence[StoredRun], options: Optional[SftOptions] = None) -
         views.extend(step_views(run))
     report.considered = len(views)
     difficulty = task_difficulties(views, options.difficulty_edges)
+    export.decisions = [
+        SftDecision(view.run.store, view.run.id, view.step.id, None, view.gain, first_step=view.first_step,
+                    repair=view.parent_evaluation is not None and not view.parent_evaluation.ok)
+        for view in views
+    ]
+    decision_of = {id(view): decision for view, decision in zip(views, export.decisions)}
+
+    def drop(view: StepView, reason: str) -> None:
+        report.drop(reason)
+        decision_of[id(view)].reason = reason
 
     survivors: List[_Candidate] = []
     for view in views:
         reason, messages = _first_filter(view, options)
         if reason is not None:
-            report.drop(reason)
+            drop(view, reason)
             continue
         candidate = _Candidate(view, messages)
         if options.leakage_threshold is not None:
@@ -210,8 +248,9 @@ def build_sft(runs: Sequence[StoredRun], options: Optional[SftOptions] = None) -
             candidate.leakage_score = measured.score
             candidate.leakage_containment = measured.containment
             candidate.novel_ngrams = measured.novel_ngrams
+            decision_of[id(view)].leakage = measured.score
             if measured.leaks(options.leakage_threshold, options.leakage_min_novel):
-                report.drop("leakage")
+                drop(view, "leakage")
                 continue
         survivors.append(candidate)
 
@@ -226,10 +265,10 @@ def build_sft(runs: Sequence[StoredRun], options: Optional[SftOptions] = None) -
             child = candidate.view.child
             child_key = (child.language, child.normalized_hash or child.id)
             if pair in seen_pairs:
-                report.drop("duplicate_pair")
+                drop(candidate.view, "duplicate_pair")
                 continue
             if child_key in seen_children:
-                report.drop("duplicate_child")
+                drop(candidate.view, "duplicate_child")
                 continue
             seen_pairs.add(pair)
             seen_children.add(child_key)
@@ -243,10 +282,10 @@ def build_sft(runs: Sequence[StoredRun], options: Optional[SftOptions] = None) -
         task = candidate.view.task
         label = difficulty[task].label if task in difficulty else "unknown"
         if options.max_per_task is not None and per_task[task] >= options.max_per_task:
-            report.drop("task_cap")
+            drop(candidate.view, "task_cap")
             continue
         if options.max_per_difficulty is not None and per_difficulty[label] >= options.max_per_difficulty:
-            report.drop("difficulty_cap")
+            drop(candidate.view, "difficulty_cap")
             continue
         per_task[task] += 1
         per_difficulty[label] += 1

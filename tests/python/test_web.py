@@ -1,0 +1,588 @@
+"""The web view (`kernelsmith serve`, docs/web.md) over real run stores.
+
+The store is real: two short evolutions of relu on the OpenCL backend (PoCL runs them on the CPU), one with
+the parameter mutator on two islands, one with the LLM mutator talking HTTP to a loopback server that
+answers with scripted kernels, some of them hostile (`<script>` in the answer and in the kernel's source).
+The server tests go through Flask's test client and through `kernelsmith serve` itself; the browser tests
+load every page in headless Chromium (Debian's package), check that the charts and graphs are drawn, that
+nothing hostile runs, that a page follows a live run, and keep screenshots in build/artifacts/web/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from markupsafe import escape
+
+import kernelsmith as ks
+from backends import needs_opencl
+
+pytest.importorskip("flask", reason="the web view needs Flask: pip install 'kernelsmith[web]'")
+from kernelsmith import training  # noqa: E402
+from kernelsmith.web import create_app, make_server, views  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("KERNELSMITH_ARTIFACTS", ROOT / "build" / "artifacts")) / "web"
+
+HOSTILE_ANSWER = "Faster, trust me <script>window.__pwned = 'answer'</script><img src=x onerror=\"window.__pwned='img'\">"
+HOSTILE_COMMENT = "// </pre><script>window.__pwned = 'source'</script> & <b>bold</b>"
+
+
+def small_relu() -> "ks.Task":
+    document = json.loads(ks.Task.load("relu").to_json())
+    document["sizes"] = {"N": 1 << 16}
+    document["check_sizes"] = [{"name": "odd_1023", "sizes": {"N": 1023}}]
+    return ks.Task.from_json(json.dumps(document), "<relu, 2^16 elements>")
+
+
+def relu_variant(k: int, comment: str = "") -> str:
+    items = (1, 2, 4)[k % 3]
+    block = (64, 128, 256)[(k // 3) % 3]
+    return f"""// @launch relu<<<ceil_div(N, {block * items}), {block}>>>(x, y, N)
+{comment}
+__kernel void relu(__global const float* restrict x, __global float* restrict y, int N) {{
+  const int base = get_group_id(0) * {block * items} + get_local_id(0);
+  for (int item = 0; item < {items}; ++item) {{
+    const int i = base + item * {block};
+    if (i < N) y[i] = fmax(x[i], 0.0f);
+  }}
+}}
+"""
+
+
+def evaluator(cache_dir) -> "ks.Evaluator":
+    options = ks.EvaluatorOptions()
+    options.backend = "opencl"
+    options.mode = "screen"
+    options.correctness_trials = 1
+    options.screen_budget_seconds = 0.05
+    options.min_samples = 5
+    options.cache_dir = str(cache_dir)
+    return ks.create_evaluator(options)
+
+
+def config(path, budget: int, islands: int) -> "ks.EvolutionConfig":
+    result = ks.EvolutionConfig()
+    result.budget = budget
+    result.islands = islands
+    result.seed = 5
+    result.mutations_in_flight = 1
+    result.db_path = str(path)
+    return result
+
+
+class HostileCoder:
+    """Answers the LLM mutator with correct relu kernels; the first answer carries markup and script in its prose
+    and in a comment of its kernel, the third has no code at all."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, body, index):
+        from loopback_llm import chat_reply
+
+        self.count += 1
+        if self.count == 1:
+            text = f"{HOSTILE_ANSWER}\n\n```opencl\n{relu_variant(7, HOSTILE_COMMENT)}```\n"
+        elif self.count == 3:
+            text = "I would rather not write code today."
+        else:
+            text = f"Another shape of work-group.\n\n```opencl\n{relu_variant(self.count)}```\n"
+        return chat_reply(text, prompt_tokens=900 + index, completion_tokens=120)
+
+
+@pytest.fixture(scope="module")
+def web_store(tmp_path_factory):
+    """One store, two real runs: the parameter mutator on two islands, then the LLM mutator (hostile answers)."""
+    if not ks.devices() or not any(b.name == "opencl" and b.available for b in ks.devices()):
+        pytest.skip("no OpenCL device (install pocl-opencl-icd)")
+    from kernelsmith.llm import make_llm_mutator
+    from loopback_llm import LoopbackLlmServer
+
+    folder = tmp_path_factory.mktemp("web")
+    path = folder / "runs.db"
+    evaluate = evaluator(folder / "cache")
+    param_config = config(path, 8, 2)
+    param_config.migration.interval = 3  # migrations, which the rebuilt archive replays too
+    evolution = ks.Evolution(small_relu(), evaluate, ks.ParamMutator(), param_config)
+    param = evolution.run()
+    engine_cells = {(island, tuple(evolution.archive.cell_of(p))): p.id
+                    for island in range(2) for p in evolution.archive.island_cells(island)}
+    coder = HostileCoder()
+    with LoopbackLlmServer(responder=coder) as server:
+        mutator = make_llm_mutator(server.url, "scripted-coder", api_key_env=None, full_weight=1.0, diff_weight=0.0,
+                                   crossover_weight=0.0, seed=3, timeout=30, max_retries=0)
+        llm = ks.Evolution(small_relu(), evaluate, mutator, config(path, 6, 1)).run()
+    return {"path": str(path), "param": param.run_id, "llm": llm.run_id, "folder": folder, "engine_cells": engine_cells}
+
+
+@pytest.fixture(scope="module")
+def client(web_store):
+    return create_app([web_store["path"]]).test_client()
+
+
+def get(client, url: str, status: int = 200):
+    response = client.get(url, headers={"Host": "127.0.0.1:8050"})
+    assert response.status_code == status, (url, response.status_code, response.get_data(as_text=True)[:2000])
+    return response
+
+
+def hostile_program(path: str, run: int) -> "ks.ProgramRecord":
+    store = ks.RunStore(path, True)
+    found = [p for p in store.programs(run) if "__pwned" in p.candidate.source]
+    assert len(found) == 1, "the hostile answer's kernel should have become a program"
+    return found[0]
+
+
+# --------------------------------------------------------------------------------------------------
+# the server
+
+
+@needs_opencl
+def test_the_runs_page_lists_every_run_with_its_counts(client, web_store):
+    store = ks.RunStore(web_store["path"], True)
+    page = get(client, "/").get_data(as_text=True)
+    overview = get(client, "/api/runs").get_json()
+    (entry,) = overview["stores"]
+    assert entry["path"] == web_store["path"]
+    assert [run["id"] for run in entry["runs"]] == [web_store["llm"], web_store["param"]]  # newest first
+    for run in entry["runs"]:
+        assert run["evaluations"] == store.evaluation_count(run["id"])
+        assert run["steps"] == len(store.steps(run["id"]))
+        best = store.best(run["id"], 1)
+        assert run["best_program_id"] == best[0].program_id
+        assert run["best_speedup"] == pytest.approx(best[0].evaluation.speedup)
+        assert f'/store/0/run/{run["id"]}/' in page
+    assert "finished" in page and "relu" in page
+    assert overview["running"] is False
+
+
+@needs_opencl
+def test_the_progress_data_are_the_running_bests_per_island(client, web_store):
+    run = web_store["param"]
+    store = ks.RunStore(web_store["path"], True)
+    island_of = {p.id: p.candidate.lineage.island for p in store.programs(run)}
+    expected = {"all": [], "0": [], "1": []}
+    expected_fraction = {"all": [], "0": [], "1": []}
+    for record in store.evaluations(run):  # an independent running maximum over what the C++ store reads
+        evaluation = record.evaluation
+        if str(evaluation.status).split(".")[-1] != "ok":
+            continue
+        fraction = evaluation.sol.fraction if evaluation.sol is not None else 0.0
+        for key in ("all", str(island_of[record.program_id])):
+            if not expected[key] or evaluation.speedup > expected[key][-1][1]:
+                expected[key].append([record.sequence, evaluation.speedup])
+            if fraction > 0 and (not expected_fraction[key] or fraction > expected_fraction[key][-1][1]):
+                expected_fraction[key].append([record.sequence, fraction])
+    progress = get(client, f"/store/0/run/{run}/api/progress").get_json()
+    assert progress["last_sequence"] == store.evaluation_count(run) - 1
+    assert progress["islands"] == [0, 1]
+    for key, points in expected.items():
+        assert [p[0] for p in progress["speedup"][key]] == [p[0] for p in points]
+        assert [p[1] for p in progress["speedup"][key]] == pytest.approx([p[1] for p in points])
+    assert expected_fraction["all"], "PoCL reports the fraction of the hardware limit"
+    for key, points in expected_fraction.items():
+        assert [p[0] for p in progress["fraction"].get(key, [])] == [p[0] for p in points]
+        assert [p[1] for p in progress["fraction"].get(key, [])] == pytest.approx([p[1] for p in points])
+    # Polling with `since` gives only what came after.
+    middle = progress["speedup"]["all"][0][0]
+    later = get(client, f"/store/0/run/{run}/api/progress?since={middle}").get_json()
+    assert all(p[0] > middle for points in later["speedup"].values() for p in points)
+    assert later["speedup"]["all"] == progress["speedup"]["all"][1:]
+
+
+@needs_opencl
+def test_the_run_page_and_the_evaluations_pages(client, web_store, monkeypatch):
+    run = web_store["param"]
+    store = ks.RunStore(web_store["path"], True)
+    page = get(client, f"/store/0/run/{run}/").get_data(as_text=True)
+    assert 'id="chart-speedup"' in page and 'id="chart-fraction"' in page and "chart.min.js" in page
+    assert page.count("<tr><td>") >= 2  # the islands table: two islands
+    # Paged newest first; every evaluation on exactly one page.
+    monkeypatch.setattr(views, "PAGE_ROWS", 3)
+    seen, url = [], f"/store/0/run/{run}/evaluations"
+    while url:
+        text = get(client, url).get_data(as_text=True)
+        seen.extend(int(n) for n in re.findall(r'<tr><td class="num">(\d+)</td>', text))
+        older = re.search(r'href="([^"]*before=\d+)">older', text)
+        url = older.group(1).replace("&amp;", "&") if older else None
+    assert seen == list(range(store.evaluation_count(run)))[::-1]
+
+
+@needs_opencl
+def test_the_archive_page_draws_the_rebuilt_grid(client, web_store):
+    run = web_store["param"]
+    assert ks.RunStore(web_store["path"], True).migrations(run), "the run should have migrated programs"
+    cells = ks.Run(web_store["path"], run).archive_cells()
+    # The rebuilt grid is the engine's own at the end of the run: its cells, migrants and initial copies included.
+    assert {(c["island"], tuple(c["bins"])): c["program_id"] for c in cells} == web_store["engine_cells"]
+    page = get(client, f"/store/0/run/{run}/archive").get_data(as_text=True)
+    # One grid for all islands, then one per island; each island's occupied cells drawn as links.
+    assert page.count('class="archive-grid"') == 3
+    for cell in cells:
+        assert f"/store/0/run/{run}/program/{cell['program_id']}" in page
+    island = get(client, f"/store/0/run/{run}/archive?island=1&x=0&y=1").get_data(as_text=True)
+    assert island.count('class="archive-grid"') == 1
+    assert get(client, f"/store/0/run/{run}/archive?x=1&y=1", 400).get_data(as_text=True).count("different") == 1
+    get(client, f"/store/0/run/{run}/archive?island=9", 400)
+    get(client, f"/store/0/run/{run}/archive?x=a", 400)
+
+
+@needs_opencl
+def test_the_lineage_page_is_the_stores_lineage_of_the_best(client, web_store):
+    run = web_store["param"]
+    store = ks.RunStore(web_store["path"], True)
+    best = store.best(run, 1)[0].program_id
+    parents = {p.id: p.candidate.lineage.parent_ids for p in store.programs(run)}
+    lineage_ids, stack = set(), [best]  # every ancestor, through all parents (crossovers have two)
+    while stack:
+        current = stack.pop()
+        if current not in lineage_ids:
+            lineage_ids.add(current)
+            stack.extend(parents[current])
+    page = get(client, f"/store/0/run/{run}/lineage").get_data(as_text=True)
+    shown = re.findall(r'class="node[^"]*" data-program="([0-9a-f]+)"', page)
+    assert set(shown) == lineage_ids and shown[0] == best
+    # The store's own first-parent chain is among them.
+    assert {record.id for record in store.lineage(run, best)} <= set(shown)
+    assert page.count("<circle") == len(lineage_ids)
+    assert f'data-program="{best}"' in page.split('id="detail"')[1]  # the best's details beside the tree
+    # Another node selected: its details; a limit of one shows only the program and offers more.
+    other = shown[-1]
+    selected = get(client, f"/store/0/run/{run}/lineage?selected={other}").get_data(as_text=True)
+    assert f'<section class="program" data-program="{other}"' in selected
+    if len(shown) > 1:
+        one = get(client, f"/store/0/run/{run}/lineage?limit=1").get_data(as_text=True)
+        assert one.count("<circle") == 1 and "show more" in one
+    get(client, f"/store/0/run/{run}/lineage?program=0000000000000000", 404)
+
+
+@needs_opencl
+def test_the_program_page_shows_source_diff_evaluation_and_the_llm_step(client, web_store):
+    run = web_store["llm"]
+    store = ks.RunStore(web_store["path"], True)
+    steps = [s for s in store.steps(run) if s.child_id and s.prompt]
+    step = steps[-1]
+    record = store.evaluation_of(run, step.child_id)
+    page = get(client, f"/store/0/run/{run}/program/{step.child_id}").get_data(as_text=True)
+    document = json.loads(record.evaluation.to_json())
+    assert "The whole Evaluation (JSON)" in page
+    assert f"{document['timing']['median_ms']:.4g} ms" in page  # timing with its noise
+    assert "noise ±" in page and "Correctness: passed" in page and "Compile: ok" in page
+    assert "Diff to parent" in page and 'class="add"' in page
+    assert "Prompt" in page and "Response" in page and "scripted-coder" in page
+    messages = json.loads(step.prompt)
+    assert str(escape(messages[-1]["content"][:200])) in page  # escaped as the templates escape
+    assert str(escape(step.response[:200])) in page
+    get(client, f"/store/0/run/{run}/program/0000000000000000", 404)
+    get(client, f"/store/0/run/{run + 99}/", 404)
+    get(client, "/store/3/run/1/", 404)
+
+
+@needs_opencl
+def test_the_training_view_shows_the_exports_own_decisions(client, web_store):
+    runs = ks.store.read_runs(web_store["path"], [web_store["llm"]])
+    sft = training.build_sft(runs)
+    rl = training.build_rl(runs)
+    # Every step considered has one decision, and the decisions add up to the report.
+    assert len(sft.decisions) == sft.report.considered
+    assert sum(d.kept for d in sft.decisions) == sft.report.kept == len(sft.records)
+    for reason, count in sft.report.dropped.items():
+        assert sum(d.reason == reason for d in sft.decisions) == count
+    kept_steps = {d.step for d in sft.decisions if d.kept}
+    assert kept_steps == {record["metadata"]["step"] for record in sft.records}
+    assert len(rl.decisions) == rl.report.considered
+    assert sum(d.kept for d in rl.decisions) == rl.report.kept
+    kept_states = {d.parent_id for d in rl.decisions if d.kept}
+    assert kept_states == {record["extra_info"]["parent_id"] for record in rl.records}
+
+    run = web_store["llm"]
+    page = get(client, f"/store/0/run/{run}/training?kind=sft").get_data(as_text=True)
+    assert f"<td>kept</td>" not in page  # the summary links each decision
+    for reason, count in sft.report.dropped.items():
+        assert re.search(rf'decision={reason}">{reason}</a></td><td class="num">{count}</td>', page)
+    kept = get(client, f"/store/0/run/{run}/training?kind=sft&decision=kept").get_data(as_text=True)
+    assert sorted(int(n) for n in re.findall(r'<tr class="kept"><td class="num">(\d+)</td>', kept)) == sorted(kept_steps)
+    rl_page = get(client, f"/store/0/run/{run}/training?kind=rl").get_data(as_text=True)
+    for decision in rl.decisions:
+        assert decision.parent_id in rl_page
+    param_page = get(client, f"/store/0/run/{web_store['param']}/training").get_data(as_text=True)
+    assert 'decision=no_prompt">no_prompt</a>' in param_page  # the parameter mutator's steps have no prompt
+    get(client, f"/store/0/run/{run}/training?kind=dpo", 400)
+    get(client, f"/store/0/run/{run}/training?decision=nope", 400)
+
+
+@needs_opencl
+def test_hostile_program_text_is_shown_escaped(client, web_store):
+    run = web_store["llm"]
+    program = hostile_program(web_store["path"], run)
+    urls = [f"/store/0/run/{run}/program/{program.id}", f"/store/0/run/{run}/lineage?selected={program.id}",
+            f"/store/0/run/{run}/program/{program.id}?fragment=1"]
+    for url in urls:
+        response = get(client, url)
+        text = response.get_data(as_text=True)
+        assert "<script>window.__pwned" not in text and "<img src=x" not in text and "<b>bold</b>" not in text
+        assert "&lt;script&gt;window.__pwned = &#39;source&#39;&lt;/script&gt;" in text
+        assert "&lt;/pre&gt;" in text
+        policy = response.headers["Content-Security-Policy"]
+        assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    answer = get(client, urls[0]).get_data(as_text=True)
+    assert "&lt;script&gt;window.__pwned = &#39;answer&#39;&lt;/script&gt;" in answer
+    assert "onerror=&#34;" in answer or "onerror=&quot;" in answer
+
+
+@needs_opencl
+def test_the_server_reads_and_never_writes(web_store, tmp_path):
+    import hashlib
+    import shutil
+
+    copy = tmp_path / "copy.db"
+    store = ks.RunStore(web_store["path"], True)  # noqa: F841  (a reader while we copy)
+    for suffix in ("", "-wal"):
+        if os.path.exists(web_store["path"] + suffix):
+            shutil.copyfile(web_store["path"] + suffix, str(copy) + suffix)
+    before = {suffix: hashlib.sha256(Path(str(copy) + suffix).read_bytes()).hexdigest()
+              for suffix in ("", "-wal") if os.path.exists(str(copy) + suffix)}
+    os.chmod(copy, 0o444)  # a read-only file is served all the same
+    app = create_app([str(copy)]).test_client()
+    for run in (web_store["param"], web_store["llm"]):
+        for page in ("/", "/api/runs", f"/store/0/run/{run}/", f"/store/0/run/{run}/archive",
+                     f"/store/0/run/{run}/lineage", f"/store/0/run/{run}/training?kind=rl",
+                     f"/store/0/run/{run}/api/progress"):
+            get(app, page)
+    after = {suffix: hashlib.sha256(Path(str(copy) + suffix).read_bytes()).hexdigest()
+             for suffix in ("", "-wal") if os.path.exists(str(copy) + suffix)}
+    assert after == before
+    with pytest.raises(ks.StoreError, match="does not exist"):
+        create_app([str(tmp_path / "missing.db")])
+    (tmp_path / "other.db").write_bytes(b"not a database at all" * 100)
+    with pytest.raises(ks.StoreError):
+        create_app([str(tmp_path / "other.db")])
+
+
+def test_a_version_1_store_is_served_as_it_is(tmp_path):
+    """The committed version-1 store (tests/data/run_store_v1.db): every page, and the file stays as it was."""
+    import shutil
+
+    path = tmp_path / "old.db"
+    shutil.copyfile(ROOT / "tests" / "data" / "run_store_v1.db", path)
+    before = path.read_bytes()
+    app = create_app([str(path)]).test_client()
+    runs = get(app, "/api/runs").get_json()["stores"][0]["runs"]
+    assert runs
+    for run in runs:
+        base = f"/store/0/run/{run['id']}"
+        for page in ("/", "/evaluations", "/archive", "/lineage", "/training?kind=sft", "/training?kind=rl",
+                     "/api/progress", "/api/state"):
+            get(app, base + page)
+        if run["best_program_id"]:
+            get(app, f"{base}/program/{run['best_program_id']}")
+    assert path.read_bytes() == before
+
+
+@needs_opencl
+def test_kernelsmith_serve_binds_loopback_and_refuses_other_hosts(web_store, tmp_path):
+    command = [sys.executable, "-m", "kernelsmith", "serve", "--db", web_store["path"], "--db", web_store["path"],
+               "--port", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        line = process.stdout.readline()
+        match = re.match(r"kernelsmith serve: (http://127\.0\.0\.1:(\d+)/) shows 1 run store\(s\), read-only", line)
+        assert match, line + process.stderr.read() if process.poll() is not None else line
+        url = match.group(1)
+        with urllib.request.urlopen(url, timeout=30) as response:
+            assert response.status == 200 and b"Runs" in response.read()
+        # A request for another host name (DNS rebinding) is refused.
+        request = urllib.request.Request(url, headers={"Host": "attacker.example:8050"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 400 and b"localhost only" in refused.value.read()
+        refused.value.close()
+    finally:
+        process.terminate()
+        process.wait(30)
+        process.stdout.close()
+        process.stderr.close()
+    bad = subprocess.run([sys.executable, "-m", "kernelsmith", "serve", "--db", str(tmp_path / "none.db")],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "does not exist" in bad.stderr
+
+
+@needs_opencl
+def test_the_data_follow_a_live_run(tmp_path):
+    path = tmp_path / "live.db"
+    ks.RunStore(str(path))  # an empty store, so that the server can start before the run
+    app = create_app([str(path)]).test_client()
+    assert get(app, "/api/runs").get_json()["stores"][0]["runs"] == []
+    evolution = ks.Evolution(small_relu(), evaluator(tmp_path / "cache"), ks.ParamMutator(), config(path, 10, 2))
+    thread = threading.Thread(target=evolution.run)
+    thread.start()
+    try:
+        counts, last_sequences, signatures = [], [], set()
+        deadline = time.monotonic() + 120
+        while thread.is_alive() and time.monotonic() < deadline:
+            runs = get(app, "/api/runs").get_json()["stores"][0]["runs"]
+            if runs:
+                state = get(app, f"/store/0/run/{runs[0]['id']}/api/state").get_json()
+                progress = get(app, f"/store/0/run/{runs[0]['id']}/api/progress").get_json()
+                counts.append(state["evaluations"])
+                last_sequences.append(progress["last_sequence"])
+                signatures.add(state["signature"])
+            time.sleep(0.2)
+    finally:
+        evolution.stop()
+        thread.join(120)
+    assert counts == sorted(counts) and last_sequences == sorted(last_sequences)
+    assert len(set(counts)) >= 3, f"the state should move while the run goes on: {counts}"
+    assert any(s.startswith("running/") for s in signatures)
+    final = get(app, "/api/runs").get_json()
+    assert final["running"] is False
+
+
+# --------------------------------------------------------------------------------------------------
+# in a real browser
+
+
+def chromium():
+    from browser import find_chromium
+
+    path, why = find_chromium()
+    if path is None:
+        if os.environ.get("KERNELSMITH_REQUIRE_CHROMIUM"):
+            pytest.fail(f"KERNELSMITH_REQUIRE_CHROMIUM is set, but {why}")
+        pytest.skip(why)
+    return path
+
+
+@pytest.fixture(scope="module")
+def served(web_store):
+    server = make_server(create_app([web_store["path"]]), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from browser import Browser
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with Browser(chromium()) as instance:
+        yield instance
+
+
+# How much of a canvas is drawn: pixels that are not transparent.
+CANVAS_INK = """Array.from(document.querySelectorAll('canvas')).map((canvas) => {
+  const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let ink = 0;
+  for (let i = 3; i < data.length; i += 4) if (data[i] > 0) ink++;
+  const chart = window.Chart && window.Chart.getChart(canvas);
+  return {id: canvas.id, ink: ink, size: canvas.width * canvas.height,
+          points: chart ? chart.data.datasets.map((d) => d.data.length) : []};
+})"""
+
+
+@needs_opencl
+def test_every_page_renders_in_chromium(browser, served, web_store):
+    run = web_store["param"]
+    base = f"{served}/store/0/run/{run}"
+    browser.open(f"{served}/")
+    assert browser.evaluate("document.querySelectorAll('table.runs tbody tr').length") == 2
+    browser.screenshot(str(ARTIFACTS / "runs.png"))
+
+    browser.open(f"{base}/")
+    browser.wait_for("document.getElementById('progress').dataset.lastSequence !== undefined")
+    canvases = browser.evaluate(CANVAS_INK)
+    assert [c["id"] for c in canvases] == ["chart-speedup", "chart-fraction"]
+    for canvas in canvases:
+        assert canvas["ink"] > 0.01 * canvas["size"], canvas  # axes, labels and curves drawn
+        assert len(canvas["points"]) == 3 and all(n >= 2 for n in canvas["points"]), canvas  # run + 2 islands
+    browser.screenshot(str(ARTIFACTS / "progress.png"))
+
+    browser.open(f"{base}/archive")
+    assert browser.evaluate("document.querySelectorAll('svg.archive-grid').length") == 3
+    assert browser.evaluate("document.querySelectorAll('svg.archive-grid rect.cell').length") > 0
+    drawn = browser.evaluate("document.querySelector('svg.archive-grid rect.cell').getBBox().width")
+    assert drawn > 10
+    browser.screenshot(str(ARTIFACTS / "archive.png"))
+
+    browser.open(f"{base}/lineage")
+    nodes = browser.evaluate("Array.from(document.querySelectorAll('a.node')).map((n) => n.dataset.program)")
+    assert nodes and browser.evaluate("document.querySelectorAll('svg.lineage circle').length") == len(nodes)
+    # A click on the oldest node shows its program beside the tree, without leaving the page.
+    browser.evaluate("document.querySelectorAll('a.node')[document.querySelectorAll('a.node').length - 1]"
+                     ".dispatchEvent(new MouseEvent('click', {bubbles: true, button: 0}))")
+    browser.wait_for(f"document.querySelector('#detail section.program')?.dataset.program === '{nodes[-1]}'")
+    assert browser.evaluate("location.search").endswith(f"selected={nodes[-1]}")
+    browser.screenshot(str(ARTIFACTS / "lineage.png"))
+
+    browser.open(f"{served}/store/0/run/{web_store['llm']}/training?kind=sft")
+    assert browser.evaluate("document.querySelectorAll('table.decisions tbody tr').length") > 0
+    browser.screenshot(str(ARTIFACTS / "training.png"))
+    browser.open(f"{served}/store/0/run/{web_store['llm']}/training?kind=rl")
+    browser.open(f"{base}/evaluations")
+    assert browser.problems() == []
+
+
+@needs_opencl
+def test_hostile_text_does_not_run_in_chromium(browser, served, web_store):
+    run = web_store["llm"]
+    program = hostile_program(web_store["path"], run)
+    for url in (f"{served}/store/0/run/{run}/program/{program.id}",
+                f"{served}/store/0/run/{run}/lineage?selected={program.id}"):
+        mark = len(browser.events)
+        browser.open(url)
+        assert browser.evaluate("typeof window.__pwned") == "undefined"
+        assert browser.evaluate("document.querySelectorAll('img').length") == 0
+        # Only the package's own script is on the page; the hostile text is there as text.
+        scripts = browser.evaluate("Array.from(document.scripts).map((s) => new URL(s.src).pathname)")
+        assert scripts == ["/static/app.js"]
+        text = browser.evaluate("document.body.innerText")
+        assert "<script>window.__pwned = 'source'</script>" in text
+        assert "<script>window.__pwned = 'answer'</script>" in text
+        assert [p for p in browser.problems()[mark:] if "__pwned" in p] == []
+    browser.screenshot(str(ARTIFACTS / "hostile.png"))
+
+
+@needs_opencl
+def test_a_page_follows_a_live_run_in_chromium(browser, tmp_path):
+    path = tmp_path / "live.db"
+    ks.RunStore(str(path))
+    server = make_server(create_app([str(path)]), "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    evolution = ks.Evolution(small_relu(), evaluator(tmp_path / "cache"), ks.ParamMutator(), config(path, 12, 2))
+    thread = threading.Thread(target=evolution.run)
+    thread.start()
+    try:
+        reader = ks.store.RunStoreReader(str(path))
+        deadline = time.monotonic() + 60
+        while reader.latest_run_id() is None or reader.evaluation_count(reader.latest_run_id()) < 2:
+            assert time.monotonic() < deadline and thread.is_alive(), "the run should have started"
+            time.sleep(0.1)
+        run = reader.latest_run_id()
+        browser.open(f"http://127.0.0.1:{server.server_port}/store/0/run/{run}/")
+        first = int(browser.wait_for("document.getElementById('progress').dataset.lastSequence"))
+        first_text = browser.evaluate("document.querySelector('#live .state').innerText")
+        # The page polls while the run goes on: its charts and its live part move on without a reload.
+        later = int(browser.wait_for(
+            f"Number(document.getElementById('progress').dataset.lastSequence) > {first} && "
+            "document.getElementById('progress').dataset.lastSequence", timeout=90))
+        assert later > first
+        browser.wait_for(f"document.querySelector('#live .state').innerText !== {json.dumps(first_text)}", timeout=30)
+    finally:
+        evolution.stop()
+        thread.join(120)
+        server.shutdown()
+        server.server_close()
