@@ -106,6 +106,7 @@ class _EvaluatorActor:
         self._task_cache = max(1, task_cache)
         self._task_fetches = 0
         self._lock = threading.Lock()
+        self._fetch_lock = threading.Lock()
 
     def describe(self) -> Dict[str, Any]:
         context = self._ray.get_runtime_context()
@@ -121,19 +122,29 @@ class _EvaluatorActor:
             "version": ks.__version__,
         }
 
-    def _task(self, key: str, holder: Sequence[Any]) -> Any:
+    def _cached_task(self, key: str) -> Any:
         with self._lock:
             task = self._tasks.get(key)
             if task is not None:
                 self._tasks.move_to_end(key)
+            return task
+
+    def _task(self, key: str, holder: Sequence[Any]) -> Any:
+        task = self._cached_task(key)
+        if task is not None:
+            return task
+        # The body is fetched from the object store only on a miss: once per task and actor process (the
+        # calls running side by side wait for one fetch).
+        with self._fetch_lock:
+            task = self._cached_task(key)
+            if task is not None:
                 return task
-        # The body is fetched from the object store only on a miss: once per task and actor process.
-        task = ks.Task.from_json(self._ray.get(holder[0]), f"<task {key[:12]} from the driver>")
-        with self._lock:
-            self._task_fetches += 1
-            self._tasks[key] = task
-            while len(self._tasks) > self._task_cache:
-                self._tasks.popitem(last=False)
+            task = ks.Task.from_json(self._ray.get(holder[0]), f"<task {key[:12]} from the driver>")
+            with self._lock:
+                self._task_fetches += 1
+                self._tasks[key] = task
+                while len(self._tasks) > self._task_cache:
+                    self._tasks.popitem(last=False)
         return task
 
     def evaluate(self, key: str, holder: Sequence[Any], candidate_documents: Sequence[str]) -> List[str]:
@@ -158,7 +169,9 @@ class _Slot:
         self.state = "starting"  # starting, alive, probing (lost; waiting for Ray to restart it), dead
         self.in_flight = 0
         self.lost = 0  # times it was lost with work in flight
-        self.probe: Any = None
+        self.lost_at = 0.0
+        self.probe: Any = None  # a describe() call in flight while probing
+        self.next_probe = 0.0
 
     @property
     def name(self) -> str:
@@ -220,6 +233,7 @@ class RayEvaluator(ks.Evaluator):
         if max_retries < 0 or actor_restarts < 0:
             raise ks.ValidationError("RayEvaluator: max_retries and actor_restarts must be 0 or more")
         self.max_retries = max_retries
+        self.actor_restarts = actor_restarts
         self.startup_seconds = float(startup_seconds)
         self._started_ray = False
         if not ray.is_initialized():
@@ -420,6 +434,7 @@ class RayEvaluator(ks.Evaluator):
                 if self._closed:
                     return
                 self._assign()
+                self._send_due_probes()
                 self._fail_if_no_actor()
                 refs = list(self._running) + [slot.probe for slot in self._slots if slot.probe is not None]
                 if not refs:
@@ -472,8 +487,8 @@ class RayEvaluator(ks.Evaluator):
             if slot.state == "alive":
                 slot.state = "probing"
                 slot.lost += 1
-                # Answers once Ray has restarted the actor; fails when it will not come back.
-                slot.probe = slot.handle.describe.remote()
+                slot.lost_at = time.monotonic()
+                slot.next_probe = slot.lost_at
             job.retries += 1
             job.lost_on.append(slot.index)
             job.last_loss = f"{slot.name} on {slot.info.get('host', '?')}: {type(error).__name__}: {_first_line(error)}"
@@ -483,18 +498,27 @@ class RayEvaluator(ks.Evaluator):
                 self._pending.appendleft(job)
             self._assign()
 
+    def _send_due_probes(self) -> None:
+        """Asks each lost actor whether Ray has restarted it, every half second (under the lock)."""
+        now = time.monotonic()
+        for slot in self._slots:
+            if slot.state == "probing" and slot.probe is None and now >= slot.next_probe:
+                slot.probe = slot.handle.describe.remote()
+
     def _probe_answered(self, slot: _Slot, ref: Any) -> None:
         try:
             info = self._ray.get(ref)
-        except Exception:
+        except Exception:  # still restarting (ActorUnavailableError), or gone for good
             info = None
         with self._cond:
             slot.probe = None
-            if info is None:
-                slot.state = "dead"  # Ray will not restart it (restarts spent, or its node is gone)
-            else:
+            if info is not None:
                 slot.info = info
                 slot.state = "alive"
+            elif slot.lost > self.actor_restarts or time.monotonic() - slot.lost_at > self.startup_seconds:
+                slot.state = "dead"  # Ray will not restart it (restarts spent, or its node is gone)
+            else:
+                slot.next_probe = time.monotonic() + 0.5
             self._assign()
 
     def _fail_if_no_actor(self) -> None:
