@@ -87,6 +87,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # count). They do nothing to CUDA.
     os.environ.setdefault("POCL_DEVICES", " ".join(["pthread"] * max(counts)))
     os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
+    if not args.ray and "RAY_AUTH_MODE" not in os.environ and "RAY_AUTH_TOKEN" not in os.environ:
+        # The local cluster started here authenticates with a token of its own, given in the environment
+        # before Ray is imported (which reads it), so that nothing is written to ~/.ray.
+        import secrets
+
+        os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
 
     import kernelsmith as ks
     from bench_evaluator import Report, seed_variants, table
@@ -240,7 +246,12 @@ def measure(path: str, counts: Sequence[int], available: int, make: Any, task: A
         if count > available:
             print(f"{path}: {count} skipped, this host has {available} device(s)")
             continue
-        row = timed_batch(make(count), task, candidates, count)
+        evaluator = make(count)
+        try:
+            row = timed_batch(evaluator, task, candidates, count)
+        finally:
+            if hasattr(evaluator, "close"):
+                evaluator.close()  # a Ray evaluator gives its actors' resources back for the next count
         print(f"{path} {count}: {row['per_minute']:.1f} evaluations/min ({row['ok']}/{row['evaluations']} ok, "
               f"{row['workers_used']} workers used)")
         rows.append(row)
@@ -254,7 +265,8 @@ def ray_connect(ray: Any, args: argparse.Namespace, counts: Sequence[int], gpu: 
         ray.init(address=args.ray, log_to_driver=False)
     else:
         # A local cluster: the GPUs Ray finds, or one CPU per PoCL actor.
-        ray.init(num_cpus=max(counts) if not gpu else None, include_dashboard=False, log_to_driver=False)
+        ray.init(num_cpus=max(counts) if not gpu else None, include_dashboard=False, log_to_driver=False,
+                 _node_ip_address="127.0.0.1")
 
 
 def measure_ray(ks: Any, ray: Any, args: argparse.Namespace, counts: Sequence[int], gpu: bool, devices: int,
@@ -266,18 +278,9 @@ def measure_ray(ks: Any, ray: Any, args: argparse.Namespace, counts: Sequence[in
     available = int(resources.get("GPU", 0)) if gpu else int(resources.get("CPU", 0))
     print(f"ray: cluster {ray.get_runtime_context().gcs_address}, resources "
           f"{ {k: v for k, v in resources.items() if k in ('CPU', 'GPU')} }")
-    evaluators = []
-
-    def make(count: int) -> Any:
-        evaluator = RayEvaluator(options=options, kind="gpu" if gpu else "cpu", actors=count)
-        evaluators.append(evaluator)
-        return evaluator
-
-    try:
-        return measure("ray", counts, available, make, task, candidates)
-    finally:
-        for evaluator in evaluators:
-            evaluator.close()
+    return measure("ray", counts, available,
+                   lambda count: RayEvaluator(options=options, kind="gpu" if gpu else "cpu", actors=count), task,
+                   candidates)
 
 
 def compare(ks: Any, ray: Any, args: argparse.Namespace, options: Any, task: Any,

@@ -503,6 +503,28 @@ def test_the_rl_reward_takes_many_concurrent_callers_over_ray(cluster, harness_t
 
 
 @needs_ray
+def test_verls_compute_score_evaluates_on_ray_when_told_to(cluster, harness_task, monkeypatch):
+    """kernelsmith.rl.compute_score (verl's custom reward function) over KERNELSMITH_REWARD_RAY."""
+    from kernelsmith import rl
+    from kernelsmith.distributed import RayEvaluator
+
+    monkeypatch.setenv("KERNELSMITH_REWARD_RAY", cluster.address)
+    monkeypatch.setenv("KERNELSMITH_REWARD_BACKEND", "opencl")
+    monkeypatch.setattr(rl, "_default", None)
+    state = {"task_json": harness_task.to_json(), "language": "opencl",
+             "parent_source": harness_task.references["opencl"].source}
+    try:
+        score = rl.compute_score("kernelsmith", "```opencl\n" + scale_add_candidate(7).source + "```", None, state)
+        evaluator = rl.default_reward().evaluator
+        assert isinstance(evaluator, RayEvaluator)
+        assert score > 0  # correct
+        assert rl.compute_score("kernelsmith", "```opencl\n" + BROKEN.source + "```", None, state) == -0.3
+    finally:
+        if rl._default is not None:
+            rl._default.evaluator.close()
+
+
+@needs_ray
 def test_the_python_blocks_of_docs_distributed_md_run(cluster, tmp_path, monkeypatch):
     """Every ```python block of docs/distributed.md, in order, in one namespace, in a scratch folder, on
     this module's cluster (RAY_ADDRESS points at it)."""
