@@ -428,23 +428,45 @@ class RayEvaluator(ks.Evaluator):
             self._running[ref] = (job, slot)
 
     def _dispatch_loop(self) -> None:
-        ray = self._ray
         while True:
-            with self._cond:
-                if self._closed:
+            try:
+                if not self._dispatch_once():
                     return
-                self._assign()
-                self._send_due_probes()
-                self._fail_if_no_actor()
-                refs = list(self._running) + [slot.probe for slot in self._slots if slot.probe is not None]
-                if not refs:
-                    self._cond.wait(0.5)
-                    continue
-            ready, _ = ray.wait(refs, num_returns=1, timeout=0.05)
-            if ready:
-                ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
-            for ref in ready:
-                self._complete(ref)
+            except Exception as error:  # a failure of Ray itself: the callers hear of it rather than hang
+                self._fail_all(error)
+                time.sleep(0.5)
+
+    def _dispatch_once(self) -> bool:
+        """Hands out work, sends due probes, and settles what finished; False once closed."""
+        ray = self._ray
+        with self._cond:
+            if self._closed:
+                return False
+            self._assign()
+            self._send_due_probes()
+            self._fail_if_no_actor()
+            refs = list(self._running) + [slot.probe for slot in self._slots if slot.probe is not None]
+            if not refs:
+                self._cond.wait(0.5)
+                return True
+        ready, _ = ray.wait(refs, num_returns=1, timeout=0.05)
+        if ready:
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+        for ref in ready:
+            self._complete(ref)
+        return True
+
+    def _fail_all(self, error: BaseException) -> None:
+        with self._cond:
+            jobs = list(self._pending) + [job for job, _ in self._running.values()]
+            self._pending.clear()
+            for _, slot in self._running.values():
+                slot.in_flight -= 1
+            self._running.clear()
+        for job in jobs:
+            if not job.future.done():
+                job.future.set_exception(ks.Error(f"RayEvaluator: the dispatcher failed: {type(error).__name__}: "
+                                                  f"{error}"))
 
     def _complete(self, ref: Any) -> None:
         ray = self._ray

@@ -151,6 +151,27 @@ def test_an_evolution_keeps_every_worker_of_a_device_set_busy(tmp_path):
         assert record.evaluation.placement.host == socket.gethostname()
 
 
+@needs_opencl
+def test_a_device_set_takes_concurrent_callers():
+    """Callers on several threads share the set's workers (a reward service on one host)."""
+    task = ks.Task.load(str(HARNESS_TASK))
+    evaluator = ks.create_evaluator(fast_options(devices="0,0"))
+    results = {}
+
+    def caller(index: int) -> None:
+        batch = [scale_add_candidate(10 * index + i) for i in range(3)] + [BROKEN]
+        results[index] = evaluator.evaluate_batch(task, batch)
+
+    threads = [threading.Thread(target=caller, args=(i,)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=240)
+    assert sorted(results) == [0, 1, 2]
+    for evaluations in results.values():
+        assert [e.status for e in evaluations] == [ks.Status.ok] * 3 + [ks.Status.incorrect]
+
+
 def _small_relu_task(folder: Path) -> "ks.Task":
     document = json.loads(ks.Task.load("relu").to_json())
     document["name"] = "relu_small"
