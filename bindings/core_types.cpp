@@ -234,6 +234,18 @@ void bind_task(py::module_& m) {
                   py::arg("folder") = std::filesystem::path(),
                   "Parses a manifest. `origin` names it in messages; `folder` resolves the source files it names.")
       .def("to_json", &Task::to_json, "Self-contained JSON (sources inline) that Task.from_json reads back.")
+      .def("content_key", &Task::content_key,
+           "64 hex digits over everything the task holds (manifest and data cases): equal content, equal key. "
+           "Evaluators send a task to a worker or Ray actor once and name it by this key afterwards.")
+      // Pickled as its JSON (and folder), so that tasks travel to other processes (Ray, multiprocessing).
+      .def(py::pickle(
+          [](const Task& t) { return py::make_tuple(t.to_json(), t.folder.string()); },
+          [](const py::tuple& state) {
+            const auto folder = state[1].cast<std::string>();
+            Task task = Task::from_json(state[0].cast<std::string>(), "<pickled task>", std::filesystem::path());
+            task.folder = folder;
+            return task;
+          }))
       .def("validate", &Task::validate, py::arg("origin") = "<task>",
            "Checks every invariant; raises ValidationError naming the field.")
       .def("tensor", &Task::tensor, py::arg("name"), py::return_value_policy::copy,
@@ -306,6 +318,8 @@ void bind_candidate(py::module_& m) {
                   "Reads a source file; the language comes from the extension (.cu, .cuh, .cl, .maca, .py) unless "
                   "given.")
       .def("to_json", &Candidate::to_json, "JSON under the schema kernelsmith.candidate/1.")
+      .def(py::pickle([](const Candidate& c) { return c.to_json(); },
+                      [](const std::string& json) { return Candidate::from_json(json, "<pickled candidate>"); }))
       .def_static("from_json", &Candidate::from_json, py::arg("json_text"), py::arg("origin") = "<candidate>",
                   "Parses candidate JSON; a stated id must match the content.")
       .def("__repr__", [](const Candidate& c) {
@@ -550,8 +564,24 @@ void bind_evaluation(py::module_& m) {
       .def_readwrite("remeasured_speedup", &IntegrityReport::remeasured_speedup, "The speedup measured again.")
       .def("__repr__", [](const IntegrityReport& i) { return "IntegrityReport(flags=" + list_repr(i.flags) + ")"; });
 
+  py::class_<Placement>(m, "Placement",
+                        "Where an evaluation ran (host, device, Ray actor) and how often it was lost with the process "
+                        "running it and run again (docs/distributed.md).")
+      .def(py::init<>())
+      .def_readwrite("host", &Placement::host, "Host name of the machine whose device ran it.")
+      .def_readwrite("device_index", &Placement::device_index,
+                     "Index of the device within the backend; -1 when it never reached a device (rejected in the "
+                     "caller's process) or the evaluator does not say.")
+      .def_readwrite("actor", &Placement::actor, "The Ray actor that ran it (RayEvaluator); empty elsewhere.")
+      .def_readwrite("retries", &Placement::retries,
+                     "Times it was started on an actor that was lost before answering and started again elsewhere.")
+      .def("__repr__", [](const Placement& p) {
+        return "Placement(host=" + quoted(p.host) + ", device_index=" + std::to_string(p.device_index) +
+               ", actor=" + quoted(p.actor) + ", retries=" + std::to_string(p.retries) + ")";
+      });
+
   py::class_<Evaluation>(m, "Evaluation",
-                         "The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/3 "
+                         "The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/4 "
                          "(docs/evaluation-schema.md).")
       .def(py::init<>())
       .def_readwrite("candidate_id", &Evaluation::candidate_id, "Id of the evaluated candidate.")
@@ -584,8 +614,13 @@ void bind_evaluation(py::module_& m) {
       .def_readwrite("wall_seconds", &Evaluation::wall_seconds, "Wall time of the whole evaluation.")
       .def_readwrite("stage_seconds", &Evaluation::stage_seconds,
                      "Seconds by stage: compile, reference, load, correctness, timing, baseline, oracle, overhead.")
+      .def_readwrite("placement", &Evaluation::placement,
+                     "Where it ran: host, device index, Ray actor, and how often it was run again after its actor was "
+                     "lost.")
       .def_property_readonly("ok", &Evaluation::ok, "True when status is Status.ok.")
-      .def("to_json", &Evaluation::to_json, "JSON under the schema kernelsmith.evaluation/3.")
+      .def("to_json", &Evaluation::to_json, "JSON under the schema kernelsmith.evaluation/4.")
+      .def(py::pickle([](const Evaluation& e) { return e.to_json(); },
+                      [](const std::string& json) { return Evaluation::from_json(json, "<pickled evaluation>"); }))
       .def_static("from_json", &Evaluation::from_json, py::arg("json_text"), py::arg("origin") = "<evaluation>",
                   "Parses evaluation JSON; raises ValidationError naming the field.")
       .def("to_prompt_text", &Evaluation::to_prompt_text,

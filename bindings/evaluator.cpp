@@ -21,10 +21,32 @@ class PyEvaluator : public Evaluator, public py::trampoline_self_life_support {
   }
   std::string backend_name() const override { PYBIND11_OVERRIDE(std::string, Evaluator, backend_name, ); }
   std::string device_name() const override { PYBIND11_OVERRIDE(std::string, Evaluator, device_name, ); }
+  int concurrency() const override { PYBIND11_OVERRIDE(int, Evaluator, concurrency, ); }
 };
 
+/// EvaluatorOptions.devices takes "all", "0,1", a list of indices, or None (the one device `device`).
+std::string device_set_spec(const py::object& value) {
+  if (value.is_none()) return "";
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::int_>(value) || !py::isinstance<py::iterable>(value)) {
+    throw py::type_error("EvaluatorOptions.devices takes \"all\", a list of device indices such as [0, 1], a "
+                         "string such as \"0,1\", or None; got " +
+                         std::string(py::str(py::type::of(value).attr("__name__"))));
+  }
+  std::string spec;
+  for (const auto& item : value) {
+    if (!py::isinstance<py::int_>(item) || py::isinstance<py::bool_>(item)) {
+      throw py::type_error("EvaluatorOptions.devices: a list holds device indices (int); got " +
+                           std::string(py::repr(item)));
+    }
+    spec += (spec.empty() ? "" : ",") + std::to_string(item.cast<long long>());
+  }
+  return spec;
+}
+
 std::string repr_options(const EvaluatorOptions& o) {
-  return "<EvaluatorOptions backend=" + o.backend + " device=" + std::to_string(o.device) + " mode=" + o.mode +
+  return "<EvaluatorOptions backend=" + o.backend + " device=" + std::to_string(o.device) +
+         (o.devices.empty() ? "" : " devices=" + o.devices) + " mode=" + o.mode +
          " isolate=" + (o.isolate ? "True" : "False") + ">";
 }
 
@@ -50,6 +72,11 @@ void bind_evaluator(py::module_& m) {
            "Keyword arguments set fields, e.g. EvaluatorOptions(backend='opencl', mode='strict').")
       .def_readwrite("backend", &EvaluatorOptions::backend, "'cuda', 'opencl' or 'auto' (the best available)")
       .def_readwrite("device", &EvaluatorOptions::device, "Index of the device within the backend.")
+      .def_property(
+          "devices", [](const EvaluatorOptions& o) { return o.devices; },
+          [](EvaluatorOptions& o, const py::object& value) { o.devices = device_set_spec(value); },
+          "A device set, one worker process per entry: 'all', a list of indices ([0, 1]) or '0,1'; ''/None: the one "
+          "device `device`. Reads back as a string. An index given twice gets two workers (docs/distributed.md).")
       .def_readwrite("mode", &EvaluatorOptions::mode, "'screen' (cheap timing) or 'strict' (final numbers)")
       .def_readwrite("correctness_trials", &EvaluatorOptions::correctness_trials,
                      "random trials on the timing sizes in strict mode (check sizes get one each)")
@@ -118,6 +145,9 @@ void bind_evaluator(py::module_& m) {
            "The backend this evaluator measures on, for the record ('opencl', 'cuda'; 'custom' by default).")
       .def("device_name", &Evaluator::device_name,
            "The device this evaluator measures on, for the record (e.g. 'NVIDIA H100 ...'; empty by default).")
+      .def("concurrency", &Evaluator::concurrency,
+           "How many candidates it evaluates at once (its devices or Ray actors; 1 by default). An evolution with "
+           "mutations_in_flight = 0 keeps twice this many in flight.")
       .def("__repr__", [](const Evaluator& evaluator) {
         return "<Evaluator " + evaluator.backend_name() + " '" + evaluator.device_name() + "'>";
       });

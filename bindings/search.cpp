@@ -719,7 +719,8 @@ void bind_evolution(py::module_& m) {
                      "Recent attempts on the same parent passed as short-term memory.")
       .def_readwrite("mutations_in_flight", &EvolutionConfig::mutations_in_flight,
                      "Mutations proposed concurrently (threads calling Mutator.propose); 1 makes a seeded run "
-                     "reproducible with deterministic parts.")
+                     "reproducible with deterministic parts; 0 keeps twice the evaluator's concurrency() in flight "
+                     "(one candidate waiting per device or Ray actor).")
       .def_readwrite("budget", &EvolutionConfig::budget,
                      "Evaluations in the run (reference and seeds included; a resumed run counts its earlier ones). "
                      "Required, at least 1.")

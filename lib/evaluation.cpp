@@ -1,4 +1,4 @@
-// Evaluation: JSON round trip under the schema "kernelsmith.evaluation/3" (docs/evaluation-schema.md)
+// Evaluation: JSON round trip under the schema "kernelsmith.evaluation/4" (docs/evaluation-schema.md)
 // and the concise text an LLM reads as feedback.
 #include "kernelsmith/evaluation.hpp"
 

@@ -46,8 +46,10 @@ void EvolutionConfig::validate() const {
     throw ValidationError(fmt::format("crossover_rate = {} is outside [0, 1]", crossover_rate));
   }
   if (memory < 0) throw ValidationError(fmt::format("memory = {} must be >= 0", memory));
-  if (mutations_in_flight < 1 || mutations_in_flight > 1024) {
-    throw ValidationError(fmt::format("mutations_in_flight = {} must be in [1, 1024]", mutations_in_flight));
+  if (mutations_in_flight < 0 || mutations_in_flight > 1024) {
+    throw ValidationError(
+        fmt::format("mutations_in_flight = {} must be in [0, 1024] (0: twice the evaluator's concurrency)",
+                    mutations_in_flight));
   }
   if (budget < 1) throw ValidationError(fmt::format("budget = {} evaluations must be at least 1", budget));
   if (!(wall_seconds >= 0.0)) throw ValidationError(fmt::format("wall_seconds = {} must be >= 0 (0: no limit)", wall_seconds));
@@ -1090,10 +1092,13 @@ struct Evolution::Impl {
     std::exception_ptr failure;
     std::unique_ptr<MutationPool> pool_owner;
     std::map<std::uint64_t, std::shared_ptr<Job>> outstanding;  // submitted, not collected, by ticket
+    // "auto" (0): enough proposals that each of the evaluator's devices has the next candidate waiting.
+    const int in_flight = config.mutations_in_flight > 0 ? config.mutations_in_flight
+                                                         : std::clamp(2 * evaluator->concurrency(), 1, 1024);
     try {
       if (!stop_requested.load() && (!previous || store->programs(run_id).empty())) seed_population();
       // Pending candidates from an interrupted session, in batches as wide as the mutations in flight.
-      const auto width = static_cast<std::size_t>(config.mutations_in_flight);
+      const auto width = static_cast<std::size_t>(in_flight);
       for (std::size_t begin = 0; begin < pending.size() && stop_reason().empty(); begin += width) {
         std::vector<Pending> batch(pending.begin() + static_cast<std::ptrdiff_t>(begin),
                                    pending.begin() + static_cast<std::ptrdiff_t>(std::min(pending.size(), begin + width)));
@@ -1105,7 +1110,7 @@ struct Evolution::Impl {
                                 run_id, config.budget));
       }
 
-      pool_owner = std::make_unique<MutationPool>(mutator, config.mutations_in_flight);
+      pool_owner = std::make_unique<MutationPool>(mutator, in_flight);
       {
         std::lock_guard<std::mutex> lock(pool_mutex);
         pool = pool_owner.get();
@@ -1113,7 +1118,7 @@ struct Evolution::Impl {
       for (;;) {
         reason = stop_reason();
         if (!reason.empty()) break;
-        while (static_cast<int>(outstanding.size()) < config.mutations_in_flight &&
+        while (static_cast<int>(outstanding.size()) < in_flight &&
                evaluations + static_cast<std::int64_t>(outstanding.size()) < config.budget && !stop_requested.load()) {
           std::shared_ptr<Job> job = make_job();
           if (!job) break;

@@ -505,18 +505,22 @@ Json evaluation_to_json(const Evaluation& e) {
   Json stages = Json::object();
   for (const auto& [stage, seconds] : e.stage_seconds) stages[stage] = json_number(seconds);
   json["stage_seconds"] = stages;
+  json["placement"] = Json{{"host", e.placement.host},
+                           {"device_index", e.placement.device_index},
+                           {"actor", e.placement.actor},
+                           {"retries", e.placement.retries}};
   return json;
 }
 
 Evaluation evaluation_from_json(const JsonField& root) {
   root.expect_object({"schema", "candidate_id", "task", "backend", "device", "status", "message", "compile",
                       "correctness", "timing", "baseline_timing", "speedup", "baselines", "speedups",
-                      "baseline_errors", "sol", "integrity", "fitness", "wall_seconds", "stage_seconds"});
+                      "baseline_errors", "sol", "integrity", "fitness", "wall_seconds", "stage_seconds", "placement"});
   const JsonField schema = root["schema"];
-  if (schema.string() != kEvaluationSchema && schema.string() != kEvaluationSchemaV2 &&
-      schema.string() != kEvaluationSchemaV1) {
-    schema.fail_expected(fmt::format("\"{}\" (or the older \"{}\" or \"{}\")", kEvaluationSchema,
-                                     kEvaluationSchemaV2, kEvaluationSchemaV1));
+  if (schema.string() != kEvaluationSchema && schema.string() != kEvaluationSchemaV3 &&
+      schema.string() != kEvaluationSchemaV2 && schema.string() != kEvaluationSchemaV1) {
+    schema.fail_expected(fmt::format("\"{}\" (or the older \"{}\", \"{}\" or \"{}\")", kEvaluationSchema,
+                                     kEvaluationSchemaV3, kEvaluationSchemaV2, kEvaluationSchemaV1));
   }
   Evaluation evaluation;
   read_field(root, "candidate_id", evaluation.candidate_id);
@@ -552,6 +556,13 @@ Evaluation evaluation_from_json(const JsonField& root) {
   read_field(root, "wall_seconds", evaluation.wall_seconds);
   if (auto stages = root.optional("stage_seconds")) {
     for (const auto& [stage, seconds] : stages->members()) evaluation.stage_seconds[stage] = seconds.number();
+  }
+  if (auto placement = root.optional("placement")) {
+    placement->expect_object({"host", "device_index", "actor", "retries"});
+    read_field(*placement, "host", evaluation.placement.host);
+    read_field(*placement, "device_index", evaluation.placement.device_index);
+    read_field(*placement, "actor", evaluation.placement.actor);
+    read_field(*placement, "retries", evaluation.placement.retries);
   }
   return evaluation;
 }

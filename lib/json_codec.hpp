@@ -61,7 +61,7 @@ Candidate candidate_from_json(const JsonField& root);
 Json timing_report_to_json(const TimingReport& timing);
 TimingReport timing_report_from_json(const JsonField& field);
 
-/// Schema "kernelsmith.evaluation/3" (docs/evaluation-schema.md); versions 1 and 2 are read too.
+/// Schema "kernelsmith.evaluation/4" (docs/evaluation-schema.md); versions 1 to 3 are read too.
 Json evaluation_to_json(const Evaluation& evaluation);
 Evaluation evaluation_from_json(const JsonField& root);
 

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "detail/expression.hpp"
+#include "detail/text.hpp"
 
 namespace kernelsmith {
 namespace {
@@ -24,13 +25,7 @@ const std::vector<std::string>& directive_names() {
   return names;
 }
 
-std::string trim(const std::string& text) {
-  std::size_t begin = 0;
-  std::size_t end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return text.substr(begin, end - begin);
-}
+using detail::trim;
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);

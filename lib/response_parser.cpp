@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "detail/text.hpp"
 #include "kernelsmith/language.hpp"
 
 namespace kernelsmith {
@@ -36,12 +37,7 @@ std::string join_lines(const std::vector<std::string>& lines, std::size_t begin,
   return out;
 }
 
-std::string trim(const std::string& s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
+using detail::trim;
 
 std::string trim_right(const std::string& s) {
   std::size_t e = s.size();

@@ -16,6 +16,7 @@
 #include "detail/expression.hpp"
 #include "detail/file_cache.hpp"
 #include "detail/json_util.hpp"
+#include "evaluate/task_key.hpp"
 #include "json_codec.hpp"
 #include "task_cases.hpp"
 #include "kernelsmith/error.hpp"
@@ -473,6 +474,8 @@ Task Task::from_json(const std::string& json_text, const std::string& origin, co
 }
 
 std::string Task::to_json() const { return detail::task_to_json(*this).dump(2); }
+
+std::string Task::content_key() const { return detail::task_content_key(*this); }
 
 void Task::validate(const std::string& origin) const {
   const Checker checker(origin);

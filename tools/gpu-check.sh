@@ -6,6 +6,7 @@
 #   OUT=/tmp/out tools/gpu-check.sh                      # every step
 #   OUT=/tmp/out tools/gpu-check.sh build unit gpu       # the C++ side (about 5 minutes)
 #   OUT=/tmp/out tools/gpu-check.sh install devices bench   # the Python side and the benchmark
+#   OUT=/tmp/out tools/gpu-check.sh install scale           # GPUs of this host and Ray actors (needs ray)
 #   KS_USE_ENV_CXX=1 OUT=/tmp/out tools/gpu-check.sh build gpu   # with the environment's $CXX and $CC
 #
 # The build and install steps use Ubuntu's /usr/bin/g++ and /usr/bin/gcc (libstdc++ linked dynamically)
@@ -13,9 +14,9 @@
 # libstdc++ statically; the library hides its copy, see lib/CMakeLists.txt). Each choice has its own
 # build folders, so the two never mix.
 #
-# Steps: info build gpu unit install devices bench kbimport kbrun kbbase (KernelBench: KERNELBENCH names its
-# problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and KB_L2_PROBLEMS narrow
-# them).
+# Steps: info build gpu unit install devices bench scale kbimport kbrun kbbase (KernelBench: KERNELBENCH names
+# its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and KB_L2_PROBLEMS narrow
+# them; scale: KS_SCALE_COUNTS, KS_RAY_WHEELS).
 # A failing step does not stop the others (a step that needs an earlier one says so); the exit status
 # is the number of failed steps. Each step runs under its own time limit, so a hang leaves the log of
 # what happened.
@@ -164,6 +165,20 @@ step_bench() {
   "$venv/bin/python" bench/bench_evaluator.py --out "$logs/bench_evaluator.json"
 }
 
+# Scaling (docs/distributed.md): evaluations per minute on 1, 2, 4 GPUs of this host (those it has) and on as
+# many Ray actors, then the direct evaluator against one Ray actor on the same candidates (strict mode:
+# statuses must agree; the medians' ratio is printed). Ray comes from PyPI; on a machine without network
+# give a folder of wheels (ray and its dependencies) in KS_RAY_WHEELS. Without Ray the device-set part
+# still runs and the step fails, saying Ray is missing.
+step_scale() {
+  need_install || return 1
+  if ! "$venv/bin/python" -c 'import ray' 2>/dev/null && [ -n "${KS_RAY_WHEELS:-}" ]; then
+    "$venv/bin/python" -m pip install --no-index --find-links "$KS_RAY_WHEELS" ray
+  fi
+  (cd /tmp && "$venv/bin/python" "$root/bench/bench_scale.py" --compare --counts "${KS_SCALE_COUNTS:-1,2,4}" \
+    --out "$logs/bench_scale.json")
+}
+
 # KernelBench (docs/kernelbench.md): the folder of its problems, given by path, never copied.
 kernelbench="${KERNELBENCH:-$root/../shared/kernelbench/KernelBench}"
 kb_tasks="$root/build/kb-tasks"
@@ -212,7 +227,7 @@ step_kbbase() {
 
 export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
-  step_devices step_bench step_kbimport step_kbrun step_kbbase
+  step_devices step_bench step_scale step_kbimport step_kbrun step_kbbase
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -223,10 +238,11 @@ for step in "${steps[@]}"; do
     install) run_step install 900 step_install ;;
     devices) run_step devices 120 step_devices ;;
     bench) run_step bench 590 step_bench ;;
+    scale) run_step scale 590 step_scale ;;
     kbimport) run_step kbimport 590 step_kbimport ;;
     kbbase) run_step kbbase 590 step_kbbase ;;
     kbrun) run_step kbrun 590 step_kbrun ;;
-    *) note "unknown step '$step' (steps: info build gpu unit install devices bench kbimport kbrun kbbase)"; failures=$((failures + 1)) ;;
+    *) note "unknown step '$step' (steps: info build gpu unit install devices bench scale kbimport kbrun kbbase)"; failures=$((failures + 1)) ;;
   esac
 done
 note "gpu-check done: $failures failed step(s); logs in $logs"

@@ -75,3 +75,9 @@ if [ "$(.venv/bin/python -c "import torch; print(torch.__version__.split('+')[0]
   echo "setup: installing torch $torch_pin into .venv (optional: KernelBench oracle and baselines)"
   .venv/bin/python -m pip install -q "torch==$torch_pin" || echo "setup: torch is not installable here; its tests will skip"
 fi
+# Ray, optional for users (pip install kernelsmith[ray]): kernelsmith.distributed.RayEvaluator. CI needs it:
+# tests/python/test_distributed.py starts a local Ray cluster and evaluates on PoCL actors.
+if ! .venv/bin/python -c "import ray" 2>/dev/null; then
+  echo "setup: installing ray into .venv (optional: evaluation on a Ray cluster)"
+  .venv/bin/python -m pip install -q "ray>=2.9" || echo "setup: ray is not installable here; its tests will skip"
+fi

@@ -18,4 +18,5 @@ KERNELSMITH_PYTHON="$(pwd)/.venv/bin/python" ctest --test-dir build/ci --output-
 bash tools/install.sh
 echo "test: pytest"
 # Run from tests/ so that `import kernelsmith` finds the installed package, not the source folder.
-.venv/bin/python -m pytest -q -p no:cacheprovider -c pyproject.toml --rootdir . tests/python
+# setup-deps installed Ray: the local-cluster tests of tests/python/test_distributed.py must run, not skip.
+KERNELSMITH_REQUIRE_RAY=1 .venv/bin/python -m pytest -q -p no:cacheprovider -c pyproject.toml --rootdir . tests/python

@@ -119,6 +119,22 @@ struct IntegrityReport {
   double remeasured_speedup = 0.0;
 };
 
+/// Where an evaluation ran: which machine and device, which Ray actor, and whether it had to be run again
+/// because the process running it was lost (docs/distributed.md).
+struct Placement {
+  /// Host name of the machine whose device ran it (the caller's, for a candidate rejected before a device).
+  std::string host;
+  /// Index of the device within the backend (EvaluatorOptions::device, or one of EvaluatorOptions::devices);
+  /// -1 when it never reached a device (rejected by the plan check or the compiler in the caller's process)
+  /// or the evaluator does not say.
+  int device_index = -1;
+  /// The Ray actor that ran it (kernelsmith.distributed.RayEvaluator); empty elsewhere.
+  std::string actor;
+  /// Times it was started on an actor that was lost before answering (its process or node died) and was
+  /// started again on another: 0 for an evaluation that ran once.
+  int retries = 0;
+};
+
 struct KERNELSMITH_API Evaluation {
   std::string candidate_id;
   std::string task;
@@ -157,6 +173,8 @@ struct KERNELSMITH_API Evaluation {
   /// task with an oracle, cached on disk, so mostly on a task's first evaluation) and "overhead" (the
   /// worker round trip). Stages that did not run are absent.
   std::map<std::string, double> stage_seconds;
+  /// Where it ran (host, device, actor) and how often it was lost and run again.
+  Placement placement;
 
   bool ok() const { return status == Status::ok; }
 
@@ -168,9 +186,10 @@ struct KERNELSMITH_API Evaluation {
   std::string to_prompt_text() const;
 };
 
-/// Version 3 added baselines, speedups and baseline_errors; version 2 stage_seconds. Documents of
-/// versions 1 and 2 are still read.
-inline constexpr const char* kEvaluationSchema = "kernelsmith.evaluation/3";
+/// Version 4 added placement; version 3 baselines, speedups and baseline_errors; version 2 stage_seconds.
+/// Documents of versions 1 to 3 are still read.
+inline constexpr const char* kEvaluationSchema = "kernelsmith.evaluation/4";
+inline constexpr const char* kEvaluationSchemaV3 = "kernelsmith.evaluation/3";
 inline constexpr const char* kEvaluationSchemaV2 = "kernelsmith.evaluation/2";
 inline constexpr const char* kEvaluationSchemaV1 = "kernelsmith.evaluation/1";
 

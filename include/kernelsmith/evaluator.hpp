@@ -26,14 +26,26 @@ class KERNELSMITH_API Evaluator {
   virtual std::vector<Evaluation> evaluate_batch(const Task& task,
                                                  const std::vector<Candidate>& candidates);
 
-  /// Backend and device this evaluator measures on, for the record ("opencl", "NVIDIA H100 ...").
+  /// Backend and device this evaluator measures on, for the record ("opencl", "NVIDIA H100 ..."). An
+  /// evaluator over several devices of one kind names that kind.
   virtual std::string backend_name() const { return "custom"; }
   virtual std::string device_name() const { return ""; }
+
+  /// How many candidates it evaluates at once: its devices (EvaluatorOptions::devices) or Ray actors. An
+  /// evolution whose mutations_in_flight is 0 ("auto") keeps twice this many in flight, so that every
+  /// device has the next candidate waiting.
+  virtual int concurrency() const { return 1; }
 };
 
 struct EvaluatorOptions {
   std::string backend = "auto";  ///< "cuda", "opencl" or "auto" (best available)
   int device = 0;
+  /// A device set (docs/distributed.md): one worker process per entry; the candidates of a batch go to
+  /// whichever worker is idle, each device times one candidate at a time, and speedups are against the
+  /// baseline timed on the same device. Empty: the one device `device`. "all": every device of the
+  /// backend. "0,2,3": these devices. An index listed twice gets two workers, which then time against
+  /// each other on that device: useful to test the scheduling on one CPU device, not for timing.
+  std::string devices;
   std::string mode = "screen";   ///< "screen" (cheap timing) or "strict" (final numbers)
   /// Correctness: random trials on the timing sizes in strict mode; every check size gets one.
   int correctness_trials = 3;

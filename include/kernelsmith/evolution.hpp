@@ -41,8 +41,10 @@ struct KERNELSMITH_API EvolutionConfig {
   double crossover_rate = 0.1;
   /// Recent attempts on the same parent passed as short-term memory.
   int memory = 5;
-  /// Mutations proposed concurrently (threads calling Mutator::propose). 1 makes a run reproducible
-  /// under a seed with a deterministic mutator and evaluator.
+  /// Mutations proposed concurrently (threads calling Mutator::propose); a batch to evaluate holds at most
+  /// this many candidates. 1 makes a run reproducible under a seed with a deterministic mutator and
+  /// evaluator. 0: twice the evaluator's concurrency(), so that an evaluator over several devices or Ray
+  /// actors has a candidate waiting for each (docs/distributed.md).
   int mutations_in_flight = 1;
 
   // Stop rules (0 disables a rule; the budget is required).

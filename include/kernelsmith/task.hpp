@@ -155,6 +155,11 @@ struct KERNELSMITH_API Task {
   /// Self-contained JSON (sources inline), accepted back by from_json.
   std::string to_json() const;
 
+  /// 64 hex digits over everything the task holds (the manifest and every data case's bytes): tasks of
+  /// equal content get equal keys. Evaluators send a task to a worker or actor once and name it by this
+  /// key afterwards. Cheap to call again: a data case's digest is computed once.
+  std::string content_key() const;
+
   /// Checks every invariant (unique names, at least one output, shapes evaluate, sizes positive, ...).
   /// Throws ValidationError naming the field.
   void validate(const std::string& origin = "<task>") const;

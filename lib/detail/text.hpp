@@ -1,4 +1,4 @@
-// Small helpers for messages: byte counts people can read, and whether a file's bytes are text.
+// Small helpers for text: trimming, byte counts people can read, and whether a file's bytes are text.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,9 @@
 #include <string_view>
 
 namespace kernelsmith::detail {
+
+/// The text without the white space (std::isspace) at its ends.
+std::string trim(std::string_view text);
 
 /// "512 B", "1.5 KiB", "68.7 GiB": binary units, four significant digits.
 std::string human_bytes(std::int64_t bytes);

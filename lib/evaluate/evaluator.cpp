@@ -1,6 +1,7 @@
 // The built-in evaluator: compiles in the caller's process (a thread pool, a compile cache in memory
 // and on disk), then runs the shared harness on the device in a worker process, one candidate at a
-// time, while later candidates compile.
+// time, while later candidates compile. Over a device set (EvaluatorOptions::devices) it holds one
+// worker per device and hands each compiled candidate to whichever is idle.
 #include "kernelsmith/evaluator.hpp"
 
 #include <fmt/format.h>
@@ -8,14 +9,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <future>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 
+#include <unistd.h>
+
 #include "backend_registry.hpp"
 #include "evaluate/build_failure.hpp"
+#include "evaluate/device_set.hpp"
 #include "detail/file_cache.hpp"
 #include "evaluate/harness.hpp"
 #include "evaluate/task_fit.hpp"
@@ -47,6 +52,12 @@ using Clock = std::chrono::steady_clock;
 using detail::ProgramSet;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string this_host() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "";
+  return name;
+}
 
 /// Compiled programs by content key: in memory, and on disk when a folder is given.
 class CompileCache {
@@ -133,22 +144,43 @@ void validate_options(const EvaluatorOptions& options) {
   if (options.device < 0) fail(fmt::format("device must be 0 or more; got {}", options.device));
 }
 
+/// One worker process and the device it owns: the unit a batch's candidates are handed to.
+struct DeviceLane {
+  int index = 0;  ///< within the backend
+  DeviceInfo device;
+  std::unique_ptr<detail::WorkerClient> worker;  ///< null when evaluating in-process
+  bool busy = false;
+};
+
 class BuiltinEvaluator final : public Evaluator {
  public:
-  BuiltinEvaluator(EvaluatorOptions options, std::string backend, DeviceInfo device, std::string toolkit)
+  BuiltinEvaluator(EvaluatorOptions options, std::string backend, std::vector<DeviceInfo> devices, std::string toolkit)
       : options_(std::move(options)),
         backend_(std::move(backend)),
-        device_(std::move(device)),
+        device_(devices.front()),
         toolkit_(std::move(toolkit)),
         cache_dir_(detail::resolve_cache_dir(options_.cache_dir)),
+        host_(this_host()),
         compile_cache_(options_.use_disk_cache ? (std::filesystem::path(cache_dir_) / "compile").string()
                                                : std::string()) {
     options_.backend = backend_;
-    if (options_.isolate) {
-      detail::worker_executable();  // fail now, not at the first evaluation, when it is missing
-      worker_ = std::make_unique<detail::WorkerClient>(detail::WorkerSettings{backend_, options_.device, cache_dir_});
-    } else {
-      local_backend_ = create_backend(backend_, options_.device);
+    if (!options_.isolate && devices.size() > 1) {
+      throw ValidationError(fmt::format(
+          "EvaluatorOptions: devices \"{}\" needs isolate=True: a device set runs one worker process per device",
+          options_.devices));
+    }
+    if (options_.isolate) detail::worker_executable();  // fail now, not at the first evaluation, when it is missing
+    for (DeviceInfo& device : devices) {
+      auto lane = std::make_unique<DeviceLane>();
+      lane->index = device.index;
+      if (options_.isolate) {
+        lane->worker = std::make_unique<detail::WorkerClient>(detail::WorkerSettings{backend_, device.index, cache_dir_});
+      }
+      lane->device = std::move(device);
+      lanes_.push_back(std::move(lane));
+    }
+    if (!options_.isolate) {
+      local_backend_ = create_backend(backend_, device_.index);
       harness_ = std::make_unique<detail::Harness>(*local_backend_, cache_dir_);
     }
   }
@@ -158,8 +190,10 @@ class BuiltinEvaluator final : public Evaluator {
   }
 
   std::vector<Evaluation> evaluate_batch(const Task& task, const std::vector<Candidate>& candidates) override {
-    // A task too large for the device is found here, in the manifest's words, before its reference runs.
-    detail::check_task_fits_device(task, device_, kernelsmith::language_of_backend(backend_));
+    // A task too large for a device is found here, in the manifest's words, before its reference runs.
+    for (const auto& lane : lanes_) {
+      detail::check_task_fits_device(task, lane->device, kernelsmith::language_of_backend(backend_));
+    }
     std::vector<std::future<CompileOutcome>> compiles;
     compiles.reserve(candidates.size());
     // The compile jobs hold their own copies: one that overruns its timeout may finish after this call.
@@ -167,34 +201,51 @@ class BuiltinEvaluator final : public Evaluator {
     for (const auto& candidate : candidates) {
       compiles.push_back(pool().submit([this, shared_task, candidate] { return compile_stage(*shared_task, candidate); }));
     }
+    // One driver per device (at most one per candidate) takes the next candidate in order, waits for its
+    // compile, then for an idle device. The caller's thread is one of the drivers.
+    std::vector<std::optional<Evaluation>> results(candidates.size());
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::mutex failure_mutex;
+    std::exception_ptr failure;
+    auto drive = [&] {
+      while (!failed.load()) {
+        const std::size_t i = next++;
+        if (i >= candidates.size()) return;
+        try {
+          results[i] = finish(task, candidates[i], compiles[i]);
+        } catch (...) {
+          // A task or backend error ends the batch: the other drivers finish the candidate they hold.
+          std::lock_guard<std::mutex> lock(failure_mutex);
+          if (!failure) failure = std::current_exception();
+          failed = true;
+        }
+      }
+    };
+    {
+      std::vector<std::future<void>> helpers;  // their destructors wait, also when this scope is left by an exception
+      for (std::size_t k = 1; k < std::min(lanes_.size(), candidates.size()); ++k) {
+        helpers.push_back(std::async(std::launch::async, drive));
+      }
+      drive();
+    }
+    if (failure) std::rethrow_exception(failure);
     std::vector<Evaluation> evaluations;
     evaluations.reserve(candidates.size());
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      const auto waited = Clock::now();
-      CompileOutcome outcome;
-      // The compiler enforces its own timeout; this one covers a toolchain that ignores it.
-      const auto limit = std::chrono::duration<double>(options_.compile_timeout_seconds + 10.0);
-      if (compiles[i].wait_for(limit) != std::future_status::ready) {
-        Evaluation evaluation = detail::failed_evaluation(task, candidates[i], backend_, device_.name,
-                                                          Status::compile_error, "");
-        evaluation.message = fmt::format("compilation did not finish within {:g} s", options_.compile_timeout_seconds);
-        evaluation.compile.log = evaluation.message;
-        evaluation.wall_seconds = seconds_since(waited);
-        evaluations.push_back(std::move(evaluation));
-        continue;
-      }
-      outcome = compiles[i].get();
-      if (outcome.finished) {
-        evaluations.push_back(std::move(*outcome.finished));
-        continue;
-      }
-      evaluations.push_back(device_stage(task, candidates[i], outcome));
-    }
+    for (auto& result : results) evaluations.push_back(std::move(*result));
     return evaluations;
   }
 
   std::string backend_name() const override { return backend_; }
-  std::string device_name() const override { return device_.name; }
+  std::string device_name() const override {
+    // A set of one kind of device is named after it, so that the engine finds its attributes by name.
+    std::string names = device_.name;
+    for (const auto& lane : lanes_) {
+      if (lane->device.name != device_.name) names += " | " + lane->device.name;
+    }
+    return names;
+  }
+  int concurrency() const override { return static_cast<int>(lanes_.size()); }
 
  private:
   // What the parent compiles for: the target the device backend would pick itself (sm_90a on an H200,
@@ -334,13 +385,66 @@ class BuiltinEvaluator final : public Evaluator {
     return outcome;
   }
 
-  Evaluation device_stage(const Task& task, const Candidate& candidate, const CompileOutcome& outcome) {
-    std::lock_guard<std::mutex> lock(device_mutex_);
+  /// One candidate from its compile job to its evaluation: on the first idle device, unless the compile
+  /// stage already ended it.
+  Evaluation finish(const Task& task, const Candidate& candidate, std::future<CompileOutcome>& compile) {
+    const auto waited = Clock::now();
+    // The compiler enforces its own timeout; this one covers a toolchain that ignores it.
+    const auto limit = std::chrono::duration<double>(options_.compile_timeout_seconds + 10.0);
+    if (compile.wait_for(limit) != std::future_status::ready) {
+      Evaluation evaluation =
+          detail::failed_evaluation(task, candidate, backend_, device_.name, Status::compile_error, "");
+      evaluation.message = fmt::format("compilation did not finish within {:g} s", options_.compile_timeout_seconds);
+      evaluation.compile.log = evaluation.message;
+      evaluation.wall_seconds = seconds_since(waited);
+      evaluation.placement.host = host_;
+      return evaluation;
+    }
+    CompileOutcome outcome = compile.get();
+    if (outcome.finished) {
+      outcome.finished->placement.host = host_;
+      return std::move(*outcome.finished);
+    }
+    DeviceLane& lane = acquire_lane();
+    struct Release {
+      BuiltinEvaluator& self;
+      DeviceLane& lane;
+      ~Release() { self.release_lane(lane); }
+    } release{*this, lane};
+    return device_stage(lane, task, candidate, outcome);
+  }
+
+  /// The first idle device, waiting for one when all are busy (other drivers, other callers).
+  DeviceLane& acquire_lane() {
+    std::unique_lock<std::mutex> lock(lanes_mutex_);
+    for (;;) {
+      for (auto& lane : lanes_) {
+        if (!lane->busy) {
+          lane->busy = true;
+          return *lane;
+        }
+      }
+      lane_freed_.wait(lock);
+    }
+  }
+
+  void release_lane(DeviceLane& lane) {
+    {
+      std::lock_guard<std::mutex> lock(lanes_mutex_);
+      lane.busy = false;
+    }
+    lane_freed_.notify_one();
+  }
+
+  /// Runs the candidate on the lane's device; the caller holds the lane, so the device times one candidate
+  /// at a time.
+  Evaluation device_stage(DeviceLane& lane, const Task& task, const Candidate& candidate,
+                          const CompileOutcome& outcome) {
     const auto start = Clock::now();
     Evaluation evaluation;
     if (!lost_device_.empty()) throw DeviceError(lost_device_);
-    if (worker_) {
-      evaluation = worker_->evaluate(task, candidate, outcome.programs, options_);
+    if (lane.worker) {
+      evaluation = lane.worker->evaluate(task, candidate, outcome.programs, options_);
     } else {
       try {
         evaluation = harness_->evaluate(task, candidate, outcome.programs, options_);
@@ -351,7 +455,7 @@ class BuiltinEvaluator final : public Evaluator {
         evaluation = detail::failed_evaluation(task, candidate, backend_, device_.name, Status::crashed,
                                                fmt::format("the device context was lost: {}", fault.what()));
         try {
-          auto fresh = create_backend(backend_, options_.device);
+          auto fresh = create_backend(backend_, lane.index);
           harness_.reset();
           local_backend_ = std::move(fresh);
           harness_ = std::make_unique<detail::Harness>(*local_backend_, cache_dir_);
@@ -377,6 +481,8 @@ class BuiltinEvaluator final : public Evaluator {
       if (stage != "compile") staged += seconds;
     }
     evaluation.stage_seconds["overhead"] = std::max(0.0, device_seconds - staged);
+    evaluation.placement.host = host_;
+    evaluation.placement.device_index = lane.index;
     return evaluation;
   }
 
@@ -385,15 +491,17 @@ class BuiltinEvaluator final : public Evaluator {
   DeviceInfo device_;
   std::string toolkit_;
   std::string cache_dir_;
+  std::string host_;
   CompileCache compile_cache_;
   std::atomic<bool> offline_compiles_{true};
   std::once_flag pool_once_;
   std::unique_ptr<detail::ThreadPool> pool_;
-  std::mutex device_mutex_;
-  std::unique_ptr<detail::WorkerClient> worker_;
+  std::mutex lanes_mutex_;
+  std::condition_variable lane_freed_;
+  std::vector<std::unique_ptr<DeviceLane>> lanes_;
   std::unique_ptr<Backend> local_backend_;
   std::unique_ptr<detail::Harness> harness_;
-  std::string lost_device_;  ///< in-process only: why the device cannot be used again
+  std::string lost_device_;  ///< in-process only (one device): why the device cannot be used again
 };
 
 }  // namespace
@@ -411,15 +519,15 @@ std::unique_ptr<Evaluator> create_evaluator(const EvaluatorOptions& options) {
     throw BackendUnavailableError(fmt::format("the {} backend cannot run kernels here: {}", backend,
                                               info == backends.end() ? "unknown backend" : info->reason));
   }
-  if (options.device >= static_cast<int>(info->devices.size())) {
-    throw NotFoundError(fmt::format("{} device {} does not exist: there {} {} device{} (0 to {})", backend,
-                                    options.device, info->devices.size() == 1 ? "is" : "are", info->devices.size(),
-                                    info->devices.size() == 1 ? "" : "s", info->devices.size() - 1));
+  std::vector<DeviceInfo> set;
+  for (const int index : detail::resolve_device_set(options, *info)) {
+    DeviceInfo device = info->devices[static_cast<std::size_t>(index)];
+    device.index = index;
+    set.push_back(std::move(device));
   }
   std::string toolkit;
   for (const auto& detail : info->details) toolkit += detail + "\n";
-  return std::make_unique<BuiltinEvaluator>(options, backend, info->devices[static_cast<std::size_t>(options.device)],
-                                            toolkit);
+  return std::make_unique<BuiltinEvaluator>(options, backend, std::move(set), toolkit);
 }
 
 }  // namespace kernelsmith

@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_helper_python', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_kernel_specs', 'triton_status']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_helper_python', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_kernel_specs', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -448,9 +448,13 @@ class Task:
         """
         Loads a task by built-in name (searched along task_search_path()), by folder holding task.json, or by manifest path. Raises NotFoundError or ValidationError naming the file and the field.
         """
+    def __getstate__(self) -> tuple[str, str]:
+        ...
     def __init__(self) -> None:
         ...
     def __repr__(self) -> str:
+        ...
+    def __setstate__(self, arg0: tuple) -> None:
         ...
     def add_case(self, inputs: dict, expected: typing.Any = None, sizes: typing.Any = None, device: typing.SupportsInt | typing.SupportsIndex = 0) -> DataCase:
         """
@@ -461,6 +465,10 @@ class Task:
     def all_size_configs(self) -> list[SizeConfig]:
         """
         The timing configuration first, then the check ones.
+        """
+    def content_key(self) -> str:
+        """
+        64 hex digits over everything the task holds (manifest and data cases): equal content, equal key. Evaluators send a task to a worker or Ray actor once and name it by this key afterwards.
         """
     def element_count(self, tensor: TensorSpec, sizes: collections.abc.Mapping[str, typing.SupportsInt | typing.SupportsIndex]) -> int:
         """
@@ -662,9 +670,13 @@ class Candidate:
         """
         Parses candidate JSON; a stated id must match the content.
         """
+    def __getstate__(self) -> str:
+        ...
     def __init__(self, language: str = '', source: str = '', lineage: Lineage = ...) -> None:
         ...
     def __repr__(self) -> str:
+        ...
+    def __setstate__(self, arg0: str) -> None:
         ...
     def id(self) -> str:
         """
@@ -1584,9 +1596,49 @@ class IntegrityReport:
     @remeasured_speedup.setter
     def remeasured_speedup(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+class Placement:
+    """
+    Where an evaluation ran (host, device, Ray actor) and how often it was lost with the process running it and run again (docs/distributed.md).
+    """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def actor(self) -> str:
+        """
+        The Ray actor that ran it (RayEvaluator); empty elsewhere.
+        """
+    @actor.setter
+    def actor(self, arg0: str) -> None:
+        ...
+    @property
+    def device_index(self) -> int:
+        """
+        Index of the device within the backend; -1 when it never reached a device (rejected in the caller's process) or the evaluator does not say.
+        """
+    @device_index.setter
+    def device_index(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def host(self) -> str:
+        """
+        Host name of the machine whose device ran it.
+        """
+    @host.setter
+    def host(self, arg0: str) -> None:
+        ...
+    @property
+    def retries(self) -> int:
+        """
+        Times it was started on an actor that was lost before answering and started again elsewhere.
+        """
+    @retries.setter
+    def retries(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
 class Evaluation:
     """
-    The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/3 (docs/evaluation-schema.md).
+    The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/4 (docs/evaluation-schema.md).
     """
     @staticmethod
     def _repr_html_(evaluation: 'core.Evaluation') -> str:
@@ -1599,13 +1651,17 @@ class Evaluation:
         """
         Parses evaluation JSON; raises ValidationError naming the field.
         """
+    def __getstate__(self) -> str:
+        ...
     def __init__(self) -> None:
         ...
     def __repr__(self) -> str:
         ...
+    def __setstate__(self, arg0: str) -> None:
+        ...
     def to_json(self) -> str:
         """
-        JSON under the schema kernelsmith.evaluation/3.
+        JSON under the schema kernelsmith.evaluation/4.
         """
     def to_prompt_text(self) -> str:
         """
@@ -1704,6 +1760,14 @@ class Evaluation:
         """
         True when status is Status.ok.
         """
+    @property
+    def placement(self) -> Placement:
+        """
+        Where it ran: host, device index, Ray actor, and how often it was run again after its actor was lost.
+        """
+    @placement.setter
+    def placement(self, arg0: Placement) -> None:
+        ...
     @property
     def sol(self) -> SpeedOfLight | None:
         """
@@ -2185,6 +2249,14 @@ class EvaluatorOptions:
     def device(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     @property
+    def devices(self) -> str:
+        """
+        A device set, one worker process per entry: 'all', a list of indices ([0, 1]) or '0,1'; ''/None: the one device `device`. Reads back as a string. An index given twice gets two workers (docs/distributed.md).
+        """
+    @devices.setter
+    def devices(self, arg1: typing.Any) -> None:
+        ...
+    @property
     def flush_l2(self) -> bool:
         """
         Overwrite a buffer of twice the L2 size (or 64 MiB) before each sample, so every sample starts with a cold cache.
@@ -2339,6 +2411,10 @@ class Evaluator:
     def backend_name(self) -> str:
         """
         The backend this evaluator measures on, for the record ('opencl', 'cuda'; 'custom' by default).
+        """
+    def concurrency(self) -> int:
+        """
+        How many candidates it evaluates at once (its devices or Ray actors; 1 by default). An evolution with mutations_in_flight = 0 keeps twice this many in flight.
         """
     def device_name(self) -> str:
         """
@@ -4198,7 +4274,7 @@ class EvolutionConfig:
     @property
     def mutations_in_flight(self) -> int:
         """
-        Mutations proposed concurrently (threads calling Mutator.propose); 1 makes a seeded run reproducible with deterministic parts.
+        Mutations proposed concurrently (threads calling Mutator.propose); 1 makes a seeded run reproducible with deterministic parts; 0 keeps twice the evaluator's concurrency() in flight (one candidate waiting per device or Ray actor).
         """
     @mutations_in_flight.setter
     def mutations_in_flight(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
@@ -5392,7 +5468,7 @@ def triton_status() -> TritonStatus:
     Whether Triton candidates can be compiled here: asks a compile helper (started once, then kept) whether triton imports. Never raises.
     """
 CANDIDATE_SCHEMA: str = 'kernelsmith.candidate/1'
-EVALUATION_SCHEMA: str = 'kernelsmith.evaluation/3'
+EVALUATION_SCHEMA: str = 'kernelsmith.evaluation/4'
 INITIAL_ORIGINS: tuple = ('reference', 'seed')
 ORIGINS: tuple = ('reference', 'seed', 'user', 'param', 'llm_full', 'llm_diff', 'llm_crossover')
 RUN_STORE_SCHEMA_VERSION: int = 3

@@ -277,11 +277,34 @@ def _check_evolution_options(ks, args: argparse.Namespace) -> None:
 
 
 def _create_evaluator(ks, args: argparse.Namespace, backend: str):
+    """The built-in evaluator on --device or the --devices set, or with --ray a RayEvaluator whose actors
+    each hold one (docs/distributed.md)."""
     options = ks.EvaluatorOptions()
     options.backend = backend
     options.device = args.device
     options.seed = args.seed
+    devices = getattr(args, "devices", None)
+    ray_address = getattr(args, "ray", None)
+    if ray_address:
+        if devices:
+            raise ks.ValidationError("--devices is for the evaluator on this host; with --ray every actor holds one "
+                                     "device (give --ray-actors to choose how many)")
+        from kernelsmith.distributed import RayEvaluator
+
+        return RayEvaluator(ray_address, options, actors=args.ray_actors)
+    if getattr(args, "ray_actors", None):
+        raise ks.ValidationError("--ray-actors needs --ray ADDRESS")
+    options.devices = devices or ""
     return ks.create_evaluator(options)
+
+
+def _evaluator_label(evaluator) -> str:
+    """The backend and device an evolution runs on, for its first line (with the devices or actors it uses)."""
+    label = f"{evaluator.backend_name()} '{evaluator.device_name()}'"
+    width = evaluator.concurrency()
+    if width > 1:
+        label += f" ({width} {'Ray actors' if type(evaluator).__name__ == 'RayEvaluator' else 'workers'})"
+    return label
 
 
 def _evolution_config(ks, args: argparse.Namespace, resume: bool):
@@ -391,9 +414,8 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     log = sys.stderr if args.json else sys.stdout
     evolution.on_progress(_progress_printer(args, log))
     print(
-        f"evolving {task.name}{f' in {args.language}' if args.language else ''} on {evaluator.backend_name()} "
-        f"'{evaluator.device_name()}' with the "
-        f"{mutator.name()} mutator: budget {args.budget} evaluations, {args.islands} islands, store {args.db} "
+        f"evolving {task.name}{f' in {args.language}' if args.language else ''} on {_evaluator_label(evaluator)} "
+        f"with the {mutator.name()} mutator: budget {args.budget} evaluations, {args.islands} islands, store {args.db} "
         f"({store_note})",
         file=log,
         flush=True,
@@ -770,6 +792,12 @@ def _add_evolution_arguments(p: argparse.ArgumentParser, per_problem: bool = Fal
     each = " (for each problem)" if per_problem else ""
     p.add_argument("--backend", default="auto", choices=["auto", "cuda", "opencl"])
     p.add_argument("--device", type=int, default=0)
+    p.add_argument("--devices", metavar="SET", help="evaluate on several devices of this host, one worker each: "
+                                                    "'all' or indices such as 0,1,3 (default: --device alone)")
+    p.add_argument("--ray", metavar="ADDRESS", help="evaluate on a Ray cluster, one actor per GPU (PoCL actors where "
+                                                    "it has none): 'auto', host:port or ray://host:10001")
+    p.add_argument("--ray-actors", type=int, metavar="N", help="with --ray: this many actors (default: one per GPU, "
+                                                               "or one per CPU)")
     p.add_argument("--mutator", default="param", choices=["param", "llm"])
     p.add_argument("--language", help="kernel language of the candidates (default: the backend's own); triton "
                                       "evolves Triton candidates from the task's Triton seed on the cuda backend, "
@@ -778,7 +806,8 @@ def _add_evolution_arguments(p: argparse.ArgumentParser, per_problem: bool = Fal
     p.add_argument("--db", default="kernelsmith-run.db", help="SQLite run store")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--islands", type=int, default=2)
-    p.add_argument("--in-flight", type=int, default=2, help="mutations in flight")
+    p.add_argument("--in-flight", type=int, default=0, help="mutations in flight (default 0: twice the devices or "
+                                                            "Ray actors evaluating, so each has the next waiting)")
     p.add_argument("--wall-time", type=float, default=0.0, help=f"stop after this many seconds{each} (0: none)")
     p.add_argument("--target-speedup", type=float, default=0.0, help=f"stop at this speedup{each} (0: none)")
     p.add_argument("--llm-url", help="OpenAI-compatible base URL (with --mutator llm)")

@@ -16,7 +16,8 @@ Two call conventions:
 
 :class:`KernelReward` holds the evaluator and the caches; the module-level :func:`reward_func` and
 :func:`compute_score` use one shared instance over the default evaluator (``create_evaluator()``;
-set ``KERNELSMITH_REWARD_BACKEND`` and ``KERNELSMITH_REWARD_SHAPING`` to choose).
+set ``KERNELSMITH_REWARD_BACKEND`` and ``KERNELSMITH_REWARD_SHAPING`` to choose, and
+``KERNELSMITH_REWARD_RAY`` to evaluate on a Ray cluster).
 """
 
 from __future__ import annotations
@@ -332,14 +333,21 @@ _default: Optional[KernelReward] = None
 def default_reward() -> KernelReward:
     """The shared KernelReward of :func:`reward_func` and :func:`compute_score`: the built-in evaluator
     on ``$KERNELSMITH_REWARD_BACKEND`` (default "auto"), shaping ``$KERNELSMITH_REWARD_SHAPING``
-    (default "kernelsmith")."""
+    (default "kernelsmith"). With ``$KERNELSMITH_REWARD_RAY`` set to a Ray address ("auto" inside a Ray
+    job such as verl's), the programs are evaluated by a :class:`kernelsmith.distributed.RayEvaluator`
+    there, one actor per GPU (docs/distributed.md)."""
     global _default
     with _default_lock:
         if _default is None:
-            _default = KernelReward(
-                shaping=os.environ.get("KERNELSMITH_REWARD_SHAPING", "kernelsmith"),
-                evaluator_options={"backend": os.environ.get("KERNELSMITH_REWARD_BACKEND", "auto")},
-            )
+            shaping = os.environ.get("KERNELSMITH_REWARD_SHAPING", "kernelsmith")
+            backend = os.environ.get("KERNELSMITH_REWARD_BACKEND", "auto")
+            ray_address = os.environ.get("KERNELSMITH_REWARD_RAY", "")
+            if ray_address:
+                from kernelsmith.distributed import RayEvaluator
+
+                _default = KernelReward(RayEvaluator(ray_address, {"backend": backend}), shaping=shaping)
+            else:
+                _default = KernelReward(shaping=shaping, evaluator_options={"backend": backend})
         return _default
 
 

@@ -88,6 +88,10 @@ Evaluation full_evaluation() {
   e.integrity.remeasured_speedup = 3.9;
   e.fitness = 4.0;
   e.wall_seconds = 1.75;
+  e.placement.host = "node-7";
+  e.placement.device_index = 3;
+  e.placement.actor = "a1b2c3";
+  e.placement.retries = 1;
   return e;
 }
 
@@ -114,7 +118,7 @@ TEST_CASE("failure fitness orders the failures", "[evaluation]") {
 TEST_CASE("evaluation JSON round trip keeps every field", "[evaluation]") {
   const Evaluation e = full_evaluation();
   const std::string json = e.to_json();
-  CHECK(contains(json, "\"schema\": \"kernelsmith.evaluation/3\""));
+  CHECK(contains(json, "\"schema\": \"kernelsmith.evaluation/4\""));
   const Evaluation c = Evaluation::from_json(json);
   CHECK(c.to_json() == json);
   CHECK(c.candidate_id == e.candidate_id);
@@ -141,6 +145,25 @@ TEST_CASE("evaluation JSON round trip keeps every field", "[evaluation]") {
   CHECK(c.integrity.remeasured_speedup == 3.9);
   CHECK(c.fitness == 4.0);
   CHECK(c.wall_seconds == 1.75);
+  CHECK(c.placement.host == "node-7");
+  CHECK(c.placement.device_index == 3);
+  CHECK(c.placement.actor == "a1b2c3");
+  CHECK(c.placement.retries == 1);
+}
+
+TEST_CASE("evaluations of schema version 3 read back with an unknown placement", "[evaluation]") {
+  std::string json = full_evaluation().to_json();
+  const auto schema = json.find("kernelsmith.evaluation/4");
+  REQUIRE(schema != std::string::npos);
+  json.replace(schema, 24, "kernelsmith.evaluation/3");
+  const auto placement = json.find(",\n  \"placement\"");
+  REQUIRE(placement != std::string::npos);
+  json.erase(placement, json.find('}', placement) + 1 - placement);
+  const Evaluation read = Evaluation::from_json(json);
+  CHECK(read.placement.device_index == -1);
+  CHECK(read.placement.host.empty());
+  CHECK(read.placement.retries == 0);
+  CHECK(read.fitness == 4.0);
 }
 
 TEST_CASE("absent optional sections stay absent; NaN and infinity survive", "[evaluation]") {

@@ -667,6 +667,53 @@ TEST_CASE("several mutations in flight, migration between islands", "[evolution]
   CHECK(islands == std::set<int>{0, 1, 2});
 }
 
+namespace {
+
+// The parameter mutator, slowed down, counting how many of its calls overlap.
+class OverlapCountingMutator : public Mutator {
+ public:
+  std::vector<Proposal> propose(const MutationRequest& request) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      most = std::max(most, ++running);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    std::vector<Proposal> proposals = inner.propose(request);
+    std::lock_guard<std::mutex> lock(mutex);
+    --running;
+    return proposals;
+  }
+  std::string name() const override { return "overlap-counting"; }
+  bool can_mutate(const Candidate& parent) const override { return inner.can_mutate(parent); }
+
+  ParamMutator inner;
+  std::mutex mutex;
+  int running = 0;
+  int most = 0;
+};
+
+// Reports that it evaluates three candidates at once (as one over three devices would).
+class ThreeWideEvaluator : public SyntheticEvaluator {
+ public:
+  int concurrency() const override { return 3; }
+};
+
+}  // namespace
+
+TEST_CASE("mutations_in_flight = 0 keeps twice the evaluator's concurrency in flight", "[evolution]") {
+  for (const int configured : {0, 2}) {
+    TempDb db;
+    EvolutionConfig config = small_config(db.str(), 16);
+    config.mutations_in_flight = configured;
+    auto mutator = std::make_shared<OverlapCountingMutator>();
+    Evolution evolution(synthetic_task(), std::make_shared<ThreeWideEvaluator>(), mutator, config);
+    const EvolutionResult result = evolution.run();
+    INFO("mutations_in_flight = " << configured << ", stop: " << result.stop_reason);
+    CHECK(result.evaluations == 16);
+    CHECK(mutator->most == (configured == 0 ? 6 : 2));
+  }
+}
+
 TEST_CASE("bad settings are refused before a run", "[evolution]") {
   const Task task = synthetic_task();
   auto evaluator = std::make_shared<SyntheticEvaluator>();
@@ -675,7 +722,7 @@ TEST_CASE("bad settings are refused before a run", "[evolution]") {
   config.budget = 0;
   REQUIRE_THROWS_AS(Evolution(task, evaluator, mutator, config), ValidationError);
   config = EvolutionConfig{};
-  config.mutations_in_flight = 0;
+  config.mutations_in_flight = -1;
   REQUIRE_THROWS_AS(Evolution(task, evaluator, mutator, config), ValidationError);
   REQUIRE_THROWS_AS(Evolution(task, nullptr, mutator, EvolutionConfig{}), ValidationError);
   REQUIRE_THROWS_AS(Evolution(task, evaluator, nullptr, EvolutionConfig{}), ValidationError);

@@ -3,6 +3,7 @@
 import hashlib
 import json
 import math
+import pickle
 import pathlib
 
 import pytest
@@ -257,7 +258,8 @@ def test_evaluation_round_trip_and_prompt():
     assert e.ok
     text = e.to_json()
     document = json.loads(text)
-    assert document["schema"] == ks.EVALUATION_SCHEMA == "kernelsmith.evaluation/3"
+    assert document["schema"] == ks.EVALUATION_SCHEMA == "kernelsmith.evaluation/4"
+    assert document["placement"] == {"host": "", "device_index": -1, "actor": "", "retries": 0}
     assert document["status"] == "ok"
     copy = ks.Evaluation.from_json(text)
     assert copy.to_json() == text
@@ -273,6 +275,13 @@ def test_evaluation_round_trip_and_prompt():
 
     e.timing = None
     assert ks.Evaluation.from_json(e.to_json()).timing is None
+
+    # Where it ran travels with it, through JSON and pickle (evaluations cross processes on Ray).
+    e.placement.host, e.placement.device_index, e.placement.actor, e.placement.retries = "node-3", 2, "a1", 1
+    again = pickle.loads(pickle.dumps(e))
+    assert (again.placement.host, again.placement.device_index, again.placement.actor, again.placement.retries) == (
+        "node-3", 2, "a1", 1)
+    assert again.to_json() == e.to_json()
 
 
 def test_statuses_and_fitness():
@@ -293,3 +302,21 @@ def test_evaluation_example_from_docs():
     assert "never written" in e.to_prompt_text()
     with pytest.raises(ks.ValidationError, match="e.json: status"):
         ks.Evaluation.from_json('{"schema": "kernelsmith.evaluation/1", "status": "fine"}', "e.json")
+
+
+def test_tasks_and_candidates_pickle_as_their_json():
+    """What travels to another process (a Ray actor, multiprocessing) comes back equal, with its content key."""
+    task = ks.Task.load("relu")
+    copy = pickle.loads(pickle.dumps(task))
+    assert copy.to_json() == task.to_json()
+    assert copy.content_key() == task.content_key()
+    assert len(task.content_key()) == 64
+    assert copy.folder == task.folder
+    renamed = ks.Task.from_json(task.to_json())
+    renamed.name = "relu_renamed"
+    assert renamed.content_key() != task.content_key()
+
+    candidate = ks.Candidate("opencl", task.references["opencl"].source, ks.Lineage(origin="reference"))
+    again = pickle.loads(pickle.dumps(candidate))
+    assert again.id() == candidate.id()
+    assert again.lineage.origin == "reference"

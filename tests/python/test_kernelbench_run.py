@@ -368,9 +368,6 @@ def get_init_inputs():
 
 
 @needs_opencl
-@pytest.mark.skipif(ks.EVALUATION_SCHEMA != "kernelsmith.evaluation/3",
-                    reason="needs the PyTorch oracle and Evaluation.speedups (evaluation schema 3: the kboracle "
-                           "branch), not merged here")
 def test_an_oracle_problem_is_reported_against_pytorch_eager(tmp_path):
     pytest.importorskip("torch")
     tasks = tmp_path / "tasks"

@@ -3,7 +3,7 @@
 A problem is a task named ``kb_l<level>_<number>_<slug>`` (the importer's naming, docs/kernelbench.md); the
 runs of other tasks are left out with a note. A problem's result is its best correct evaluation over every
 run of it in the stores given: the one with the largest speedup over PyTorch eager. Its speedups over each
-baseline come from the evaluation's ``speedups`` (schema ``kernelsmith.evaluation/3``: ``eager``,
+baseline come from the evaluation's ``speedups`` (schema ``kernelsmith.evaluation/3`` and later: ``eager``,
 ``compile``, ``compile_max_autotune``). An evaluation without them (schema 1 or 2, or a task whose
 baseline is a reference kernel) has only ``speedup``, the speedup over the task's reference kernel: it
 stands in for the speedup over eager, the report says so for each such problem, and the speedups over
