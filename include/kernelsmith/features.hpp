@@ -81,8 +81,11 @@ KERNELSMITH_API Features task_features(const Task& task);
 /// correctness failure, fractions of the peaks, resources, kernels and the dominant kernel's share.
 KERNELSMITH_API Features feedback_features(const Evaluation& evaluation);
 
-/// Everything a request offers: the task's features, the parent evaluation's (stage "draft" without one),
-/// the language asked for and the kind of device.
+/// What a request says beyond its task: the parent evaluation's features (stage "draft" without one), the
+/// language asked for and the kind of device. Experience items keep it as their `feedback`.
+KERNELSMITH_API Features request_feedback(const MutationRequest& request);
+
+/// Everything a request offers: task_features of its task merged with request_feedback.
 KERNELSMITH_API Features request_features(const MutationRequest& request);
 
 /// How alike two feature sets are, in (0, 1]: exp(-d), d the root mean square of the scaled differences

@@ -301,15 +301,21 @@ Features feedback_features(const Evaluation& evaluation) {
   return features;
 }
 
-Features request_features(const MutationRequest& request) {
-  Features features = task_features(request.task());
+Features request_feedback(const MutationRequest& request) {
+  Features features;
   if (request.parent_evaluation) {
-    features.merge(feedback_features(*request.parent_evaluation));
+    features = feedback_features(*request.parent_evaluation);
   } else {
     features.labels["stage"] = "draft";
   }
   features.labels["language"] = request.child_language();
   if (!request.device.backend.empty()) features.labels["device"] = request.device.is_gpu ? "gpu" : "cpu";
+  return features;
+}
+
+Features request_features(const MutationRequest& request) {
+  Features features = task_features(request.task());
+  features.merge(request_feedback(request));
   return features;
 }
 
