@@ -283,6 +283,7 @@ std::string retrievals_to_json(const std::vector<Retrieval>& retrieved) {
   nlohmann::json array = nlohmann::json::array();
   for (const Retrieval& r : retrieved) {
     array.push_back({{"item", r.item},
+                     {"skill", r.skill},
                      {"score", r.score},
                      {"value", r.value},
                      {"similarity", r.similarity},
@@ -298,6 +299,7 @@ std::vector<Retrieval> retrievals_from_json(const std::string& text, std::int64_
     for (const auto& entry : nlohmann::json::parse(text)) {
       Retrieval r;
       r.item = entry.at("item").get<std::int64_t>();
+      r.skill = entry.value("skill", std::string());
       r.score = entry.value("score", 0.0);
       r.value = entry.value("value", 0.0);
       r.similarity = entry.value("similarity", 0.0);

@@ -92,8 +92,12 @@ struct ExperienceQuery {
 /// Why an item was retrieved: what the prompt shows and the run store records (steps.retrieved).
 struct Retrieval {
   std::int64_t item = 0;
+  /// The item's skill: a step that applies it follows the item, and credits it with its reward.
+  std::string skill;
   double score = 0.0;
-  double value = 0.0;       ///< the item's estimated value in the query's stage
+  /// The estimated value in the query's stage: of the item's skill near the query (ValueRetriever ranking by
+  /// skill), or of the item alone.
+  double value = 0.0;
   double similarity = 0.0;  ///< of the item's task and feedback features to the query's, in [0, 1]
   bool explored = false;    ///< drawn at random (epsilon) rather than by score
 };
@@ -117,32 +121,42 @@ class KERNELSMITH_API Retriever {
 struct ValueRetrieverOptions {
   /// score = value_weight * estimated value + similarity_weight * similarity.
   double value_weight = 1.0;
-  double similarity_weight = 1.0;
-  /// Chance, per slot, of a uniformly drawn item instead of the best-scoring one (epsilon-greedy exploration).
+  double similarity_weight = 0.25;
+  /// Chance, per slot, of a uniformly drawn candidate instead of the best-scoring one (epsilon-greedy).
   double epsilon = 0.1;
-  /// The estimated value in a stage shrinks the learned mean toward a prior:
-  /// (value * weight + prior * prior_weight) / (weight + prior_weight).
+  /// Estimates shrink toward a prior: (sum of weighted values + prior * prior_weight) / (sum of weights +
+  /// prior_weight). An optimistic draft prior makes skills not yet tried near the query worth a try.
   double draft_prior = 0.5;
   double refine_prior = 0.0;
   double prior_weight = 1.0;
-  /// Items less similar than this are never retrieved.
+  /// How sharply a skill's estimate favours close experience: an item counts with its credits' weight times
+  /// similarity^similarity_power.
+  double similarity_power = 4.0;
+  /// Items less similar than this are never used.
   double min_similarity = 0.0;
-  /// At most one item per skill ("unspecified" counts as one), so a prompt shows different ideas.
-  bool one_per_skill = true;
+  /// Rank skills rather than single items: each skill's value near the query is the similarity-weighted mean
+  /// of all its items' values (many outcomes, not the luckiest one), and its closest item represents it, so a
+  /// prompt shows different ideas. false: each item ranks by its own value.
+  bool by_skill = true;
   /// Mixed with each query's seed.
   std::uint64_t seed = 0;
 };
 
-/// The built-in ranking: estimated value in the query's stage plus similarity, with epsilon-greedy exploration.
+/// The built-in ranking (docs/memory.md, "Retrieval"): each skill's value in the query's stage, estimated from
+/// the outcomes of its items near the query, plus how close its closest item is; epsilon-greedy exploration.
 class KERNELSMITH_API ValueRetriever : public Retriever {
  public:
-  /// Throws ValidationError for negative weights, epsilon or min_similarity outside [0, 1].
+  /// Throws ValidationError for negative weights or power, epsilon or min_similarity outside [0, 1].
   explicit ValueRetriever(ValueRetrieverOptions options = {});
   std::vector<RetrievedItem> retrieve(const ExperienceQuery& query, const std::vector<ExperienceItem>& items) override;
   std::string name() const override { return "value"; }
 
-  /// The item's value in a stage, shrunk toward the stage's prior.
+  /// The item's own value in a stage, shrunk toward the stage's prior.
   double estimate(const ExperienceItem& item, Stage stage) const;
+  /// A skill's value in the query's stage from the items given (those of other skills are ignored): their values
+  /// weighted by credits and similarity^similarity_power, shrunk toward the prior.
+  double skill_estimate(const ExperienceQuery& query, const std::string& skill,
+                        const std::vector<ExperienceItem>& items) const;
   /// How alike the item's task and feedback are to the query's: the mean of the two feature_similarity values.
   static double similarity(const ExperienceQuery& query, const ExperienceItem& item);
   const ValueRetrieverOptions& options() const { return options_; }
@@ -187,9 +201,10 @@ class KERNELSMITH_API ExperienceMemory {
   void clear();
 
   /// Learns from one step: sets the item's reward (experience_reward), adds it with that reward as its first
-  /// credit in its stage, and credits the reward to the items retrieved into the step (`credited[0]`, weight 1)
-  /// and into the steps that made its parent, grandparent, ... (`credited[k]`, weight discount^k, for k up to
-  /// horizon; the caller passes those of the same stage). Unknown ids are skipped. Returns the new item's id.
+  /// credit in its stage, and credits the reward to the items the step followed (`credited[0]`, weight 1) and
+  /// those the steps that made its parent, grandparent, ... followed (`credited[k]`, weight discount^k, for k up
+  /// to horizon). The caller passes the items whose skill the step applied, of steps of the same stage (the
+  /// engine's rule, docs/memory.md). Unknown ids are skipped. Returns the new item's id.
   std::int64_t record(ExperienceItem item, const std::vector<std::vector<std::int64_t>>& credited = {});
   /// Adds one credit to an item's value in a stage; false for an unknown id.
   bool credit(std::int64_t id, Stage stage, double reward, double weight = 1.0);

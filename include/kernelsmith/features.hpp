@@ -88,9 +88,9 @@ KERNELSMITH_API Features request_feedback(const MutationRequest& request);
 /// Everything a request offers: task_features of its task merged with request_feedback.
 KERNELSMITH_API Features request_features(const MutationRequest& request);
 
-/// How alike two feature sets are, in (0, 1]: exp(-d), d the root mean square of the scaled differences
-/// over the catalog's compared features that either set has (a feature only one has counts 1, two labels
-/// that differ count 1). 0 when neither has any compared feature.
+/// How alike two feature sets are, in (0, 1]: exp(-d), d the Euclidean length of the scaled differences over
+/// the catalog's compared features that either set has (a feature only one has counts 1, two labels that differ
+/// count 1): one different label alone makes 0.37. 0 when neither has any compared feature.
 KERNELSMITH_API double feature_similarity(const Features& a, const Features& b);
 
 }  // namespace kernelsmith

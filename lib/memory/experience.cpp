@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <set>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -85,17 +85,53 @@ ValueRetriever::ValueRetriever(ValueRetrieverOptions options) : options_(options
   if (!(o.min_similarity >= 0.0 && o.min_similarity <= 1.0)) {
     throw ValidationError(fmt::format("ValueRetrieverOptions.min_similarity = {} is outside [0, 1]", o.min_similarity));
   }
-  if (!(o.prior_weight >= 0.0)) {
-    throw ValidationError(fmt::format("ValueRetrieverOptions.prior_weight = {} must be >= 0", o.prior_weight));
+  if (!(o.prior_weight >= 0.0) || !(o.similarity_power >= 0.0)) {
+    throw ValidationError(fmt::format("ValueRetrieverOptions: prior_weight ({}) and similarity_power ({}) must be >= 0",
+                                      o.prior_weight, o.similarity_power));
   }
 }
+
+namespace {
+
+double shrink(double weighted_sum, double weight, double prior, double prior_weight) {
+  const double total = weight + prior_weight;
+  return total > 0.0 ? (weighted_sum + prior * prior_weight) / total : prior;
+}
+
+}  // namespace
+
+namespace {
+
+// The similarity of items to a query, remembering the task part per task: the items of one task mostly share
+// their task features, and comparing those is half the work.
+class SimilarityCache {
+ public:
+  explicit SimilarityCache(const ExperienceQuery& query) : query_(query) {}
+
+  double operator()(const ExperienceItem& item) {
+    auto found = tasks_.find(item.task);
+    double task = 0.0;
+    if (found != tasks_.end() && found->second.first->numbers == item.task_features.numbers &&
+        found->second.first->labels == item.task_features.labels) {
+      task = found->second.second;
+    } else {
+      task = feature_similarity(query_.task_features, item.task_features);
+      tasks_[item.task] = {&item.task_features, task};
+    }
+    return 0.5 * (task + feature_similarity(query_.feedback, item.feedback));
+  }
+
+ private:
+  const ExperienceQuery& query_;
+  std::map<std::string, std::pair<const Features*, double>> tasks_;
+};
+
+}  // namespace
 
 double ValueRetriever::estimate(const ExperienceItem& item, Stage stage) const {
   const StageValue& learned = item.value(stage);
   const double prior = stage == Stage::draft ? options_.draft_prior : options_.refine_prior;
-  const double weight = learned.weight + options_.prior_weight;
-  if (!(weight > 0.0)) return prior;
-  return (learned.value * learned.weight + prior * options_.prior_weight) / weight;
+  return shrink(learned.value * learned.weight, learned.weight, prior, options_.prior_weight);
 }
 
 double ValueRetriever::similarity(const ExperienceQuery& query, const ExperienceItem& item) {
@@ -103,17 +139,71 @@ double ValueRetriever::similarity(const ExperienceQuery& query, const Experience
                 feature_similarity(query.feedback, item.feedback));
 }
 
+double ValueRetriever::skill_estimate(const ExperienceQuery& query, const std::string& skill,
+                                      const std::vector<ExperienceItem>& items) const {
+  double weighted = 0.0, weight = 0.0;
+  SimilarityCache similarity_of(query);
+  for (const ExperienceItem& item : items) {
+    if (item.skill != skill) continue;
+    const double near = similarity_of(item);
+    if (near < options_.min_similarity) continue;
+    const StageValue& learned = item.value(query.stage);
+    const double k = std::pow(near, options_.similarity_power) * learned.weight;
+    weighted += k * learned.value;
+    weight += k;
+  }
+  const double prior = query.stage == Stage::draft ? options_.draft_prior : options_.refine_prior;
+  return shrink(weighted, weight, prior, options_.prior_weight);
+}
+
+
 std::vector<RetrievedItem> ValueRetriever::retrieve(const ExperienceQuery& query,
                                                     const std::vector<ExperienceItem>& items) {
-  std::vector<RetrievedItem> ranked;
+  const double prior = query.stage == Stage::draft ? options_.draft_prior : options_.refine_prior;
+  SimilarityCache similarity_of(query);
+  // The candidates: each skill with its closest item (by_skill), or each item.
+  struct Candidate {
+    const ExperienceItem* item = nullptr;
+    double similarity = -1.0;
+    double weighted = 0.0;  // sum of similarity^power * credit weight * value
+    double weight = 0.0;
+  };
+  std::vector<Candidate> candidates;
+  std::map<std::string, std::size_t> of_skill;
   for (const ExperienceItem& item : items) {
+    const double near = similarity_of(item);
+    if (near < options_.min_similarity) continue;
+    const StageValue& learned = item.value(query.stage);
+    Candidate* candidate = nullptr;
+    if (options_.by_skill) {
+      auto found = of_skill.emplace(item.skill, candidates.size());
+      if (found.second) candidates.emplace_back();
+      candidate = &candidates[found.first->second];
+      const double k = std::pow(near, options_.similarity_power) * learned.weight;
+      candidate->weighted += k * learned.value;
+      candidate->weight += k;
+    } else {
+      candidates.emplace_back();
+      candidate = &candidates.back();
+      candidate->weighted = learned.value * learned.weight;
+      candidate->weight = learned.weight;
+    }
+    // The closest item represents its skill; the older one among equals.
+    if (near > candidate->similarity) {
+      candidate->item = &item;
+      candidate->similarity = near;
+    }
+  }
+  std::vector<RetrievedItem> ranked;
+  ranked.reserve(candidates.size());
+  for (const Candidate& candidate : candidates) {
     Retrieval retrieval;
-    retrieval.item = item.id;
-    retrieval.similarity = similarity(query, item);
-    if (retrieval.similarity < options_.min_similarity) continue;
-    retrieval.value = estimate(item, query.stage);
+    retrieval.item = candidate.item->id;
+    retrieval.skill = candidate.item->skill;
+    retrieval.similarity = candidate.similarity;
+    retrieval.value = shrink(candidate.weighted, candidate.weight, prior, options_.prior_weight);
     retrieval.score = options_.value_weight * retrieval.value + options_.similarity_weight * retrieval.similarity;
-    ranked.push_back({item, retrieval});
+    ranked.push_back({*candidate.item, retrieval});
   }
   // Best score first; the older item first among equals, so that the order never depends on the input's.
   std::stable_sort(ranked.begin(), ranked.end(), [](const RetrievedItem& a, const RetrievedItem& b) {
@@ -122,20 +212,12 @@ std::vector<RetrievedItem> ValueRetriever::retrieve(const ExperienceQuery& query
   });
   std::mt19937_64 rng(detail::splitmix64(options_.seed ^ detail::splitmix64(query.seed + 0x6a09e667f3bcc909ULL)));
   std::vector<RetrievedItem> chosen;
-  std::vector<bool> taken(ranked.size(), false);
-  std::set<std::string> skills;
-  while (chosen.size() < query.count) {
-    std::vector<std::size_t> open;
-    for (std::size_t i = 0; i < ranked.size(); ++i) {
-      if (!taken[i] && (!options_.one_per_skill || skills.count(ranked[i].item.skill) == 0)) open.push_back(i);
-    }
-    if (open.empty()) break;
+  while (chosen.size() < query.count && !ranked.empty()) {
     // One draw per slot whatever the outcome, so that the stream stays aligned across slots.
     const bool explore = detail::uniform01(rng) < options_.epsilon;
-    const std::size_t pick = explore ? open[detail::uniform_index(rng, open.size())] : open.front();
-    taken[pick] = true;
-    skills.insert(ranked[pick].item.skill);
-    RetrievedItem item = ranked[pick];
+    const std::size_t pick = explore ? detail::uniform_index(rng, ranked.size()) : 0;
+    RetrievedItem item = std::move(ranked[pick]);
+    ranked.erase(ranked.begin() + static_cast<std::ptrdiff_t>(pick));
     item.retrieval.explored = explore;
     chosen.push_back(std::move(item));
   }

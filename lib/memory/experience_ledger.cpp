@@ -8,9 +8,14 @@ namespace kernelsmith::detail {
 
 namespace {
 
-std::vector<std::int64_t> ids_of(const std::vector<Retrieval>& retrieved) {
+// The items a step followed: those retrieved into it whose skill it applied. A step that names no skill cannot
+// say which it followed, and credits none.
+std::vector<std::int64_t> followed(const std::vector<Retrieval>& retrieved, const std::string& skill) {
   std::vector<std::int64_t> ids;
-  for (const Retrieval& r : retrieved) ids.push_back(r.item);
+  if (skill.empty() || skill == "unspecified") return ids;
+  for (const Retrieval& r : retrieved) {
+    if (r.skill == skill) ids.push_back(r.item);
+  }
   return ids;
 }
 
@@ -54,7 +59,7 @@ std::vector<std::vector<std::int64_t>> ExperienceLedger::credit_chain(std::vecto
     auto link = links_.find(ancestor);
     // A reward of another stage measures something else: making a program correct is not making it faster.
     if (link == links_.end() || link->second.stage != stage) break;
-    chain.push_back(link->second.retrieved);
+    chain.push_back(link->second.followed);
     ancestor = link->second.parent_id;
   }
   return chain;
@@ -78,7 +83,7 @@ ExperienceItem ExperienceLedger::learn(const StepContext& context, const std::st
   item.note = child.message.size() > 200 ? child.message.substr(0, 197) + "..." : child.message;
   item.reward = experience_reward(item.stage, item.status, item.speedup, item.parent_speedup);
   item.origin = fmt::format("{}, step {}", origin_, step_id);
-  const std::vector<std::int64_t> own = ids_of(context.retrieved);
+  const std::vector<std::int64_t> own = followed(context.retrieved, item.skill);
   item.id = memory_->record(item, credit_chain(own, context.stage, context.parent_id));
   links_[child_id] = {own, context.stage, context.parent_id};
   return item;
@@ -97,9 +102,9 @@ void ExperienceLedger::restore(const std::vector<StepRecord>& steps, const std::
   for (const StepRecord& step : steps) step_by_id[step.id] = &step;
   // Replayed items get new ids: the steps' retrievals are renumbered, and what was never replayed is dropped.
   std::unordered_map<std::int64_t, std::int64_t> renumbered;
-  auto translate = [&](const std::vector<Retrieval>& retrieved) {
+  auto translate = [&](const std::vector<Retrieval>& retrieved, const std::string& skill) {
     std::vector<std::int64_t> ids;
-    for (std::int64_t id : ids_of(retrieved)) {
+    for (std::int64_t id : followed(retrieved, skill)) {
       if (present) {
         ids.push_back(id);
       } else if (auto found = renumbered.find(id); found != renumbered.end()) {
@@ -113,7 +118,7 @@ void ExperienceLedger::restore(const std::vector<StepRecord>& steps, const std::
     if (found == step_by_id.end()) continue;
     const StepRecord& step = *found->second;
     const std::string parent_id = step.parent_ids.empty() ? std::string() : step.parent_ids.front();
-    const std::vector<std::int64_t> own = translate(step.retrieved);
+    const std::vector<std::int64_t> own = translate(step.retrieved, record.item.skill);
     if (!present) {
       const std::int64_t id = memory_->record(record.item, credit_chain(own, record.item.stage, parent_id));
       renumbered[record.item.id] = id;

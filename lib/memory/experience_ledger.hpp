@@ -35,9 +35,10 @@ class ExperienceLedger {
   /// Retrieves up to `count` items into request.experience and notes them in the context.
   void retrieve(MutationRequest& request, StepContext& context, std::size_t count) const;
 
-  /// Learns from an evaluated child: records its item in the memory, crediting the items retrieved into its step
-  /// (weight 1) and into the steps of the same stage that made its parent, grandparent, ... (the memory's
-  /// discount and horizon). Returns the item as recorded (id and reward set).
+  /// Learns from an evaluated child: records its item in the memory, crediting the items its step followed (those
+  /// retrieved into it whose skill it applied; none when it names no skill) with weight 1, and those the steps of
+  /// the same stage that made its parent, grandparent, ... followed (the memory's discount and horizon). Returns
+  /// the item as recorded (id and reward set).
   ExperienceItem learn(const StepContext& context, const std::string& child_id, const std::string& skill,
                        const std::string& edit, const Evaluation& child, std::int64_t step_id);
 
@@ -50,7 +51,7 @@ class ExperienceLedger {
 
  private:
   struct Link {
-    std::vector<std::int64_t> retrieved;
+    std::vector<std::int64_t> followed;
     Stage stage = Stage::draft;
     std::string parent_id;
   };

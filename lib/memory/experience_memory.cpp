@@ -91,11 +91,30 @@ struct ExperienceMemory::Impl {
   std::int64_t next_id = 1;                      // for a memory in the process
   std::unique_ptr<detail::SqliteDatabase> db;
   std::shared_ptr<Retriever> retriever;
-  // What retrievers read: a copy made once after each change, so that retrieval (a Python retriever
-  // included) runs without the lock and sees a consistent set.
-  mutable std::shared_ptr<const std::vector<ExperienceItem>> snapshot;
+  // What retrievers read: a copy of the items by id, so that retrieval (a Python retriever included) runs
+  // without the lock and sees a consistent set. Kept up to date in place while no reader holds it (the engine's
+  // case: it records and retrieves on one thread), made anew after a change while one did.
+  mutable std::shared_ptr<std::vector<ExperienceItem>> snapshot;
 
-  void changed() { snapshot.reset(); }
+  enum class Change { inserted, updated, erased, all };
+  void changed(Change change, std::int64_t id = 0) {
+    if (!snapshot) return;
+    if (change == Change::all || snapshot.use_count() > 1) {
+      snapshot.reset();
+      return;
+    }
+    std::vector<ExperienceItem>& copy = *snapshot;
+    auto position = std::lower_bound(copy.begin(), copy.end(), id,
+                                     [](const ExperienceItem& item, std::int64_t value) { return item.id < value; });
+    const bool present = position != copy.end() && position->id == id;
+    if (change == Change::erased) {
+      if (present) copy.erase(position);
+    } else if (present) {
+      *position = items.at(id);
+    } else {
+      copy.insert(position, items.at(id));
+    }
+  }
 
   void open() {
     try {
@@ -142,7 +161,7 @@ struct ExperienceMemory::Impl {
       ExperienceItem item = read_item(statement, path);
       items.emplace(item.id, std::move(item));
     }
-    changed();
+    changed(Change::all);
   }
 
   // Inserts (under the caller's lock and transaction); returns the id.
@@ -161,7 +180,7 @@ struct ExperienceMemory::Impl {
     }
     const std::int64_t id = item.id;
     items[id] = std::move(item);
-    changed();
+    changed(Change::inserted, id);
     return id;
   }
 
@@ -171,7 +190,7 @@ struct ExperienceMemory::Impl {
       auto statement = db->prepare("DELETE FROM items WHERE id = ?");
       statement.bind(1, id).run();
     }
-    changed();
+    changed(Change::erased, id);
     return true;
   }
 
@@ -188,7 +207,7 @@ struct ExperienceMemory::Impl {
       update.bind(1, reward).bind(2, weight).bind(3, id).run();
       if (db->changes() == 0) {  // another process removed it
         items.erase(found);
-        changed();
+        changed(Change::erased, id);
         return false;
       }
       auto read = db->prepare(fmt::format("SELECT {0}_value, {0}_weight, {0}_credits FROM items WHERE id = ?", s));
@@ -199,7 +218,7 @@ struct ExperienceMemory::Impl {
       value.weight += weight;
       ++value.credits;
     }
-    changed();
+    changed(Change::updated, id);
     return true;
   }
 
@@ -284,7 +303,7 @@ void ExperienceMemory::update(const ExperienceItem& item) {
     statement.bind(kFirstValue + 6, item.id).run();
   }
   found->second = item;
-  impl_->changed();
+  impl_->changed(Impl::Change::updated, item.id);
 }
 
 bool ExperienceMemory::remove(std::int64_t id) {
@@ -296,7 +315,7 @@ void ExperienceMemory::clear() {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   if (impl_->db) impl_->db->execute("DELETE FROM items");
   impl_->items.clear();
-  impl_->changed();
+  impl_->changed(Impl::Change::all);
 }
 
 std::int64_t ExperienceMemory::record(ExperienceItem item, const std::vector<std::vector<std::int64_t>>& credited) {
@@ -341,6 +360,7 @@ std::vector<RetrievedItem> ExperienceMemory::retrieve(const ExperienceQuery& que
   if (found.size() > query.count) found.resize(query.count);
   for (RetrievedItem& entry : found) {
     if (entry.retrieval.item == 0) entry.retrieval.item = entry.item.id;
+    if (entry.retrieval.skill.empty()) entry.retrieval.skill = entry.item.skill;
   }
   return found;
 }

@@ -347,7 +347,7 @@ double feature_similarity(const Features& a, const Features& b) {
     sum += difference * difference;
   }
   if (compared == 0) return 0.0;
-  return std::exp(-std::sqrt(sum / compared));
+  return std::exp(-std::sqrt(sum));
 }
 
 }  // namespace kernelsmith

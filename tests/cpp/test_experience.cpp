@@ -143,43 +143,55 @@ TEST_CASE("experience: record credits the step's own items, then its ancestors' 
   CHECK_FALSE(memory.credit(12345, Stage::draft, 1.0));
 }
 
-TEST_CASE("experience: retrieval ranks by value and similarity, one item per skill", "[experience]") {
+TEST_CASE("experience: retrieval ranks skills by the outcomes of their items near the query", "[experience]") {
   ExperienceMemory memory;
   const auto good = memory.record(item_of("relu", elementwise_task(), Stage::refine, "vectorize_memory_access",
                                           Status::ok, 1.8, 1.0));
   const auto good_twin = memory.record(item_of("relu", elementwise_task(), Stage::refine, "vectorize_memory_access",
                                                Status::ok, 1.6, 1.0));
+  const auto slower = memory.record(item_of("relu", elementwise_task(), Stage::refine, "vectorize_memory_access",
+                                            Status::ok, 0.9, 1.0));
   const auto bad = memory.record(item_of("relu", elementwise_task(), Stage::refine, "tile_in_shared_memory",
                                          Status::ok, 0.6, 1.0));
   const auto far = memory.record(item_of("matmul", matmul_task(), Stage::refine, "register_tiling", Status::ok, 1.8,
                                          1.0));
   ValueRetrieverOptions options;
   options.epsilon = 0.0;
-  memory.set_retriever(std::make_shared<ValueRetriever>(options));
-  const auto found = memory.retrieve(query_for(elementwise_task(), Stage::refine, 3));
-  // The best value of the nearest task first; its twin of the same skill is left out; the dissimilar task's item
-  // of high value (similarity about 0.53) ranks above the near one that made things slower.
+  auto retriever = std::make_shared<ValueRetriever>(options);
+  memory.set_retriever(retriever);
+  const ExperienceQuery query = query_for(elementwise_task(), Stage::refine, 3);
+  const auto found = memory.retrieve(query);
+  // One entry per skill, shown by its closest item (the oldest among equals). The skill's value is the mean of
+  // its three outcomes here, shrunk toward the refine prior (0) by one credit's weight.
   REQUIRE(found.size() == 3);
   CHECK(ids(found) == std::vector<std::int64_t>{good, far, bad});
+  const double vectorize = (std::log2(1.8) + std::log2(1.6) + std::log2(0.9)) / 4.0;
+  CHECK(found[0].retrieval.value == Approx(vectorize));
+  CHECK(found[0].retrieval.value == Approx(retriever->skill_estimate(query, "vectorize_memory_access", memory.items())));
+  CHECK(found[0].retrieval.skill == "vectorize_memory_access");
   CHECK(found[0].retrieval.similarity == Approx(1.0));
+  // The other task's skill counts for little (similarity about 0.5, to the power 4) but beats a skill that made
+  // this task slower.
   CHECK(found[1].retrieval.similarity < 0.6);
-  CHECK(found[2].retrieval.value < 0.0);
+  CHECK(found[1].retrieval.value > 0.0);
+  CHECK(found[1].retrieval.value < 0.1);
+  CHECK(found[2].retrieval.value == Approx(std::log2(0.6) / 2.0));
   for (const auto& entry : found) {
     CHECK(entry.retrieval.item == entry.item.id);
     CHECK_FALSE(entry.retrieval.explored);
-    CHECK(entry.retrieval.score == Approx(entry.retrieval.value + entry.retrieval.similarity));
+    CHECK(entry.retrieval.score == Approx(entry.retrieval.value + 0.25 * entry.retrieval.similarity));
   }
-  // Scores are in order.
   CHECK(found[0].retrieval.score >= found[1].retrieval.score);
   CHECK(found[1].retrieval.score >= found[2].retrieval.score);
 
-  // Without the one-per-skill rule the twin comes second.
-  options.one_per_skill = false;
+  // Ranked item by item, each on its own value, the luckier twin and the far item come before the slower one.
+  options.by_skill = false;
   memory.set_retriever(std::make_shared<ValueRetriever>(options));
-  CHECK(ids(memory.retrieve(query_for(elementwise_task(), Stage::refine, 2))) ==
-        std::vector<std::int64_t>{good, good_twin});
+  CHECK(ids(memory.retrieve(query_for(elementwise_task(), Stage::refine, 4))) ==
+        std::vector<std::int64_t>{good, good_twin, far, slower});
 
   // A similarity floor keeps the other task out.
+  options.by_skill = true;
   options.min_similarity = 0.6;
   memory.set_retriever(std::make_shared<ValueRetriever>(options));
   for (const auto& entry : memory.retrieve(query_for(elementwise_task(), Stage::refine, 5))) {

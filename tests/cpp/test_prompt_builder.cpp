@@ -281,7 +281,7 @@ RetrievedItem retrieved(std::int64_t id, const std::string& skill, double speedu
   entry.item.speedup = speedup;
   entry.item.parent_speedup = 1.0;
   entry.item.refine = {value, 3.0, 3};
-  entry.retrieval = {id, value + 0.9, value, 0.9, false};
+  entry.retrieval = {id, skill, value + 0.9, value, 0.9, false};
   return entry;
 }
 

@@ -576,7 +576,7 @@ TEST_CASE("steps keep their skill and retrieved experience; the experience table
   step.selection = "policy";
   step.mutation = "llm_diff";
   step.skill = "fuse_kernels";
-  step.retrieved = {{17, 1.4, 0.5, 0.9, false}, {3, 0.7, -0.1, 0.8, true}};
+  step.retrieved = {{17, "fuse_kernels", 1.4, 0.5, 0.9, false}, {3, "tree_reduction", 0.7, -0.1, 0.8, true}};
   const std::int64_t id = store.add_step(step);
   StepRecord plain;
   plain.run = run;
@@ -588,6 +588,7 @@ TEST_CASE("steps keep their skill and retrieved experience; the experience table
   CHECK(steps[0].skill == "fuse_kernels");
   REQUIRE(steps[0].retrieved.size() == 2);
   CHECK(steps[0].retrieved[0].item == 17);
+  CHECK(steps[0].retrieved[0].skill == "fuse_kernels");
   CHECK(steps[0].retrieved[0].score == Approx(1.4));
   CHECK(steps[0].retrieved[1].value == Approx(-0.1));
   CHECK(steps[0].retrieved[1].similarity == Approx(0.8));
@@ -669,7 +670,7 @@ TEST_CASE("a version-3 store is read as it is when read-only and upgraded when o
     step.selection = "policy";
     step.mutation = "llm_full";
     step.skill = "tile_in_shared_memory";
-    step.retrieved = {{1, 0.5, 0.25, 0.25, false}};
+    step.retrieved = {{1, "tile_in_shared_memory", 0.5, 0.25, 0.25, false}};
     const std::int64_t id = upgraded.add_step(step);
     CHECK(upgraded.steps(first_run).back().skill == "tile_in_shared_memory");
     ExperienceItem item;
