@@ -76,7 +76,8 @@ def _finite_or_zero(value: Any) -> float:
     return number if number is not None and math.isfinite(number) else 0.0
 
 
-def _json_list(text: Optional[str], where: str) -> List[str]:
+def _json_array(text: Optional[str], where: str) -> list:
+    """A JSON array column; [] when NULL or empty. Raises StoreError naming `where` for anything else."""
     if not text:
         return []
     try:
@@ -85,7 +86,11 @@ def _json_list(text: Optional[str], where: str) -> List[str]:
         raise _store_error(f"{where} holds {text[:80]!r}, not a JSON array: {error}") from None
     if not isinstance(value, list):
         raise _store_error(f"{where} holds {text[:80]!r}, not a JSON array")
-    return [str(item) for item in value]
+    return value
+
+
+def _json_list(text: Optional[str], where: str) -> List[str]:
+    return [str(item) for item in _json_array(text, where)]
 
 
 class LazyDocument(abc.Mapping):
@@ -421,13 +426,8 @@ def _llm_attempts(connection: sqlite3.Connection, version: int, run_id: int) -> 
 
 def _retrievals(text: Optional[str], where: str) -> List[Dict[str, Any]]:
     """A step's retrieved experience (steps.retrieved): a JSON array of objects; [] when NULL."""
-    if not text:
-        return []
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise _store_error(f"{where} holds {text[:80]!r}, not a JSON array: {error}") from None
-    if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
+    value = _json_array(text, where)
+    if not all(isinstance(entry, dict) for entry in value):
         raise _store_error(f"{where} holds {text[:80]!r}, not a JSON array of objects")
     return value
 

@@ -13,16 +13,10 @@ from pathlib import Path
 import pytest
 
 import kernelsmith as ks
+from backends import fast_opencl_evaluator, needs_opencl
 from loopback_llm import LoopbackLlmServer, chat_reply
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def opencl_available() -> bool:
-    try:
-        return any(b.name == "opencl" and b.available for b in ks.devices())
-    except ks.Error:
-        return False
 
 
 def correct_parent(bandwidth: float = 0.3) -> "ks.Evaluation":
@@ -226,7 +220,7 @@ def reference_with_block(task: "ks.Task", block: int) -> str:
     return task.references["opencl"].source.replace("256), 256>>>", f"{block}), {block}>>>")
 
 
-@pytest.mark.skipif(not opencl_available(), reason="no OpenCL device (install pocl-opencl-icd)")
+@needs_opencl
 def test_experience_of_one_task_reaches_the_prompts_of_another_through_a_memory_file(tmp_path):
     """Two real searches in sequence, relu then gelu, with the LLM mutator against the loopback server and the
     evaluator on PoCL, sharing a memory file: what the relu run stored is retrieved into the gelu run's prompts,
@@ -245,14 +239,7 @@ def test_experience_of_one_task_reaches_the_prompts_of_another_through_a_memory_
         program = reference_with_block(tasks[name], next(blocks))
         return chat_reply(f"Wider work-groups.\n\n```opencl\n{program}```\n<skill>expose_parallelism</skill>\n")
 
-    options = ks.EvaluatorOptions()
-    options.backend = "opencl"
-    options.mode = "screen"
-    options.correctness_trials = 1
-    options.screen_budget_seconds = 0.05
-    options.min_samples = 5
-    options.cache_dir = str(tmp_path / "cache")
-    evaluator = ks.create_evaluator(options)
+    evaluator = fast_opencl_evaluator(tmp_path / "cache")
     memory_path = str(tmp_path / "memory.db")
     with LoopbackLlmServer(responder=responder) as server:
         from kernelsmith.llm import make_llm_mutator
@@ -289,6 +276,13 @@ def test_experience_of_one_task_reaches_the_prompts_of_another_through_a_memory_
     relu_ids = {item.id for item in relu_items}
     assert llm_steps and {r.item for r in llm_steps[0].retrieved} <= relu_ids and llm_steps[0].retrieved
     assert all(s.skill == "expose_parallelism" for s in llm_steps)
+    # The Python reader of run stores sees the same.
+    from kernelsmith import store as run_stores
+
+    (read,) = run_stores.read_runs(runs["gelu"][0])
+    read_steps = [s for s in read.steps if s.mutation.startswith("llm")]
+    assert [s.skill for s in read_steps] == [s.skill for s in llm_steps]
+    assert [[r["item"] for r in s.retrieved] for s in read_steps] == [[r.item for r in s.retrieved] for s in llm_steps]
     # Applying the same skill followed the relu items: they were credited with the gelu outcomes.
     credited = [item for item in memory.items() if item.id in relu_ids and item.refine.credits > 1]
     assert credited
