@@ -61,3 +61,23 @@ def test_shape_entries_may_be_numbers():
               for spec in document["tensors"]}
     assert shapes["counts"] == [1024]
     assert bs.evaluate_expression("ceil_div(N, 256)", {"N": 1000}) == 4
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="torch sees no CUDA device")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's own, raised while Dynamo imports its parts
+@pytest.mark.filterwarnings("ignore::UserWarning")  # Inductor's notes on max-autotune (e.g. too few SMs for it)
+def test_compiled_timings_are_not_eager_again_where_inductor_fuses():
+    # linear_gelu: eager runs a GEMM and then the tanh-GELU as several elementwise kernels, which Inductor
+    # fuses into one. A torch.compile column equal to eager within noise measured eager twice (a graph break,
+    # or a cache shared between tasks), which this catches.
+    document = manifest("linear_gelu")
+    document["_folder"] = str(ROOT / "tasks" / "linear_gelu")
+    first = bs.time_pytorch(document, compile_too=True)
+    second = bs.time_pytorch(document, compile_too=False)
+    eager = min(first["eager_ms"], second["eager_ms"])
+    noise = abs(first["eager_ms"] - second["eager_ms"]) / eager
+    for key in ("compiled_ms", "compiled_max_autotune_ms"):
+        difference = abs(first[key] - eager) / eager
+        assert difference > max(3 * noise, 0.01), (
+            f"{key} {first[key]:.4f} ms is eager's {eager:.4f} ms within noise ({noise:.2%})")
