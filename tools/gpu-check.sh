@@ -14,7 +14,7 @@
 # libstdc++ statically; the library hides its copy, see lib/CMakeLists.txt). Each choice has its own
 # build folders, so the two never mix.
 #
-# Steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbbase (KernelBench:
+# Steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase (KernelBench:
 # KERNELBENCH names its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and
 # KB_L2_PROBLEMS narrow them; scale: KS_SCALE_COUNTS, KS_RAY_WHEELS).
 # A failing step does not stop the others (a step that needs an earlier one says so); the exit status
@@ -230,6 +230,14 @@ step_kbrun() {
   return $rc
 }
 
+# The evaluator's own task checks on every imported problem's oracle (bench/check_kernelbench_tasks.py).
+step_kbcheck() {
+  need_install || return 1
+  [ -d "$kb_tasks/level1" ] || { echo "no imported tasks in $kb_tasks: run the kbimport step first"; return 1; }
+  (cd /tmp && "$venv/bin/python" "$root/bench/check_kernelbench_tasks.py" --tasks "$kb_tasks"/level* \
+    --jobs "${KB_CHECK_JOBS:-3}" --json "$logs/kb-task-checks.json")
+}
+
 # PyTorch eager on every problem of levels 1 and 2, timed as kernelsmith times a baseline, against the times
 # KernelBench published (bench/bench_kernelbench_baselines.py).
 step_kbbase() {
@@ -241,7 +249,7 @@ step_kbbase() {
 
 export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
-  step_pytest step_devices step_bench step_suite step_scale step_kbimport step_kbrun step_kbbase
+  step_pytest step_devices step_bench step_suite step_scale step_kbimport step_kbrun step_kbcheck step_kbbase
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -258,7 +266,8 @@ for step in "${steps[@]}"; do
     kbimport) run_step kbimport 590 step_kbimport ;;
     kbbase) run_step kbbase 590 step_kbbase ;;
     kbrun) run_step kbrun 590 step_kbrun ;;
-    *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbbase)"; failures=$((failures + 1)) ;;
+    kbcheck) run_step kbcheck 590 step_kbcheck ;;
+    *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase)"; failures=$((failures + 1)) ;;
   esac
 done
 note "gpu-check done: $failures failed step(s); logs in $logs"
