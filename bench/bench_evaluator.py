@@ -15,8 +15,8 @@ and seed variants with other tunable values):
    L2 by a read, as kernelsmith does (triton_timing.py), so both time the same cold start.
 3. Noise: the run-to-run spread of kernelsmith's strict median over repeated evaluations.
 
-Targets: throughput at least 50x the KernelBench way; medians within 3% of do_bench; run-to-run noise
-at most 0.5% for kernels of 50 us or more.
+Targets: throughput at least 50x the KernelBench way from a cold cache and 100x warm (the references'
+outputs kept); medians within 2% of do_bench; run-to-run noise at most 0.5% for kernels of 50 us or more.
 
 Run on a machine with a CUDA GPU, torch, triton and cupy (see bench/README.md). Every phase reports its
 own failure and the others still run; the exit status is 1 when a phase failed or a target was missed.
@@ -41,8 +41,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 
-TARGET_THROUGHPUT_RATIO = 50.0
-TARGET_AGREEMENT = 0.03
+TARGET_THROUGHPUT_RATIO = 50.0  # from a cold cache
+TARGET_WARM_THROUGHPUT_RATIO = 100.0  # steady state: the references' outputs kept
+TARGET_AGREEMENT = 0.02
 TARGET_NOISE = 0.005
 NOISE_MIN_MS = 0.050
 
@@ -728,8 +729,49 @@ def available(module: str) -> Optional[str]:
 # ------------------------------------------------------------------------------------------ phases
 
 
+#: Appended to every candidate for the warm pass: a new source (a new content key), so that nothing the cold
+#: pass compiled is reused; only what a run legitimately keeps (the tasks' reference outputs, the device's
+#: peaks, the worker) carries over.
+WARM_PASS_MARK = "\n// bench_evaluator: warm pass\n"
+
+
+def evaluate_all(evaluator, tasks, handles: Dict[int, Any], candidates) -> Dict[str, Any]:
+    """Every candidate through `evaluator.evaluate_batch`, task by task: the count, the wall seconds, the
+    statuses, the summed stage seconds and each kernel's record."""
+    statuses: Dict[str, int] = {}
+    stages: Dict[str, float] = {}
+    kernels: List[Dict[str, Any]] = []
+    started = time.perf_counter()
+    for task in tasks:
+        batch = [c for c in candidates if c.task is task]
+        for candidate, evaluation in zip(batch, evaluator.evaluate_batch(task.handle, [handles[id(c)] for c in batch])):
+            statuses[status_name(evaluation)] = statuses.get(status_name(evaluation), 0) + 1
+            stage_seconds = dict(getattr(evaluation, "stage_seconds", {}) or {})
+            for stage, seconds in stage_seconds.items():
+                stages[stage] = stages.get(stage, 0.0) + seconds
+            kernels.append({"kernel": candidate.key, "status": status_name(evaluation),
+                            "message": str(getattr(evaluation, "message", "") or ""), "stage_seconds": stage_seconds})
+    seconds = time.perf_counter() - started
+    return {"evaluations": len(kernels), "seconds": seconds, "per_minute": len(kernels) / seconds * 60.0,
+            "statuses": statuses, "stage_seconds": stages, "kernels": kernels}
+
+
+def print_pass(name: str, result: Dict[str, Any]) -> None:
+    print(f"  {name}: {result['evaluations']} evaluations in {result['seconds']:.1f} s = "
+          f"{result['per_minute']:.1f}/min (statuses {result['statuses']})", flush=True)
+    stages = result["stage_seconds"]
+    total = sum(stages.values()) or 1.0
+    if stages:
+        # Compiles overlap the device work of earlier candidates; the other stages are serial.
+        print("    seconds by stage (summed, share): " + ", ".join(
+            f"{k} {v:.2f} ({v / total:.0%})" for k, v in sorted(stages.items())), flush=True)
+
+
 def phase_throughput(report: Report, tasks, candidates, cache_root: Path) -> Optional[float]:
-    """Evaluations per minute through kernelsmith (screen mode, fresh caches)."""
+    """Evaluations per minute through kernelsmith (screen mode), twice through one evaluator: cold (nothing
+    cached: each task's reference outputs are computed on its first evaluation) and warm (the same kernels as
+    new sources, the references' outputs kept, as every later evaluation of a run finds them). Returns the
+    cold rate; the warm one is in the report."""
     started = time.perf_counter()
     evaluator = make_evaluator("screen", str(cache_root / "throughput"))
     created_s = time.perf_counter() - started
@@ -738,35 +780,23 @@ def phase_throughput(report: Report, tasks, candidates, cache_root: Path) -> Opt
     t0 = time.perf_counter()
     evaluator.evaluate(first.task.handle, first.handle)
     startup_s = created_s + time.perf_counter() - t0
-    statuses: Dict[str, int] = {}
-    stages: Dict[str, float] = {}
-    kernels: List[Dict[str, Any]] = []
-    evaluated = 0
-    t0 = time.perf_counter()
-    for task in tasks:
-        batch = [c for c in candidates if c.task is task]
-        for candidate, evaluation in zip(batch, evaluator.evaluate_batch(task.handle, [c.handle for c in batch])):
-            statuses[status_name(evaluation)] = statuses.get(status_name(evaluation), 0) + 1
-            stage_seconds = dict(getattr(evaluation, "stage_seconds", {}) or {})
-            for stage, seconds in stage_seconds.items():
-                stages[stage] = stages.get(stage, 0.0) + seconds
-            kernels.append({"kernel": candidate.key, "status": status_name(evaluation),
-                            "message": str(getattr(evaluation, "message", "") or ""), "stage_seconds": stage_seconds})
-            evaluated += 1
-    steady_s = time.perf_counter() - t0
-    steady_rate = evaluated / steady_s * 60.0
-    with_startup_rate = (evaluated + 1) / (steady_s + startup_s) * 60.0
+    print("\nkernelsmith, screen mode:", flush=True)
+    cold = evaluate_all(evaluator, tasks, {id(c): c.handle for c in candidates}, candidates)
+    print_pass("cold (nothing cached)", cold)
+    module = ks()
+    warm_handles = {}
+    for candidate in candidates:
+        handle = require(module, "Candidate")()
+        handle.language = candidate.language
+        handle.source = candidate.source + WARM_PASS_MARK
+        warm_handles[id(candidate)] = handle
+    warm = evaluate_all(evaluator, tasks, warm_handles, candidates)
+    print_pass("warm (references' outputs kept, every kernel compiled afresh)", warm)
+    with_startup_rate = (cold["evaluations"] + 1) / (cold["seconds"] + startup_s) * 60.0
     report.data["phases"]["throughput"] = {
-        "evaluations": evaluated, "seconds": steady_s, "startup_seconds": startup_s,
-        "per_minute": steady_rate, "per_minute_with_startup": with_startup_rate, "statuses": statuses,
-        "stage_seconds": stages, "kernels": kernels}
-    print(f"\nkernelsmith: {evaluated} evaluations in {steady_s:.1f} s after a {startup_s:.1f} s start "
-          f"(statuses {statuses})", flush=True)
-    if stages:
-        # Compiles overlap the device work of earlier candidates; the other stages are serial.
-        print("  seconds by stage (summed): " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(stages.items())),
-              flush=True)
-    return steady_rate
+        **cold, "startup_seconds": startup_s, "per_minute_with_startup": with_startup_rate, "warm": warm}
+    print(f"  start-up (evaluator, worker, context, device peaks): {startup_s:.1f} s", flush=True)
+    return cold["per_minute"]
 
 
 def phase_kernelbench(report: Report, candidates, device, count: int, build_root: Path) -> Optional[float]:
@@ -998,9 +1028,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     throughput = report.data["phases"].get("throughput", {})
     kernelbench = report.data["phases"].get("kernelbench", {})
     ratio = ours_rate / theirs_rate if ours_rate and theirs_rate else None
+    warm_rate = throughput.get("warm", {}).get("per_minute")
+    warm_ratio = warm_rate / theirs_rate if warm_rate and theirs_rate else None
     print("\nEnd-to-end evaluations per minute")
     print(table(["", "kernelsmith", "KernelBench way", "ratio"], [
-        ["evaluations/min", ours_rate, theirs_rate, ratio],
+        ["evaluations/min, cold", ours_rate, theirs_rate, ratio],
+        ["evaluations/min, warm", warm_rate, theirs_rate, warm_ratio],
         ["  with start-up", throughput.get("per_minute_with_startup"), theirs_rate,
          (throughput.get("per_minute_with_startup") / theirs_rate) if theirs_rate and throughput else None],
         ["kernels measured", throughput.get("evaluations"), kernelbench.get("measured"), None],
@@ -1015,8 +1048,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                  r.get("correct"), r.get("compile_s")] for r in kernelbench["kernels"]]
         print("\nThe KernelBench-way kernels: median times side by side")
         print(table(["kernel", "ours ms", "KernelBench ms", "ratio", "correct", "load_inline s"], rows))
-    report.target("throughput_ge_50x", None if ratio is None else ratio >= TARGET_THROUGHPUT_RATIO,
+    report.target("throughput_cold_ge_50x", None if ratio is None else ratio >= TARGET_THROUGHPUT_RATIO,
                   "n/a" if ratio is None else f"{ratio:.1f}x")
+    report.target("throughput_warm_ge_100x", None if warm_ratio is None else warm_ratio >= TARGET_WARM_THROUGHPUT_RATIO,
+                  "n/a" if warm_ratio is None else f"{warm_ratio:.1f}x")
 
     print("\nTargets")
     print(table(["target", "met", "detail"],

@@ -14,9 +14,9 @@
 # libstdc++ statically; the library hides its copy, see lib/CMakeLists.txt). Each choice has its own
 # build folders, so the two never mix.
 #
-# Steps: info build gpu unit install devices bench scale kbimport kbrun kbbase (KernelBench: KERNELBENCH names
-# its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and KB_L2_PROBLEMS narrow
-# them; scale: KS_SCALE_COUNTS, KS_RAY_WHEELS).
+# Steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase (KernelBench:
+# KERNELBENCH names its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and
+# KB_L2_PROBLEMS narrow them; scale: KS_SCALE_COUNTS, KS_RAY_WHEELS).
 # A failing step does not stop the others (a step that needs an earlier one says so); the exit status
 # is the number of failed steps. Each step runs under its own time limit, so a hang leaves the log of
 # what happened.
@@ -165,6 +165,20 @@ step_bench() {
   "$venv/bin/python" bench/bench_evaluator.py --out "$logs/bench_evaluator.json"
 }
 
+# The task suite: a short evolution per task, the best kernel against its reference, PyTorch eager and
+# torch.compile (default and max-autotune-no-cudagraphs).
+step_suite() {
+  need_install || return 1
+  (cd /tmp && "$venv/bin/python" "$root/bench/bench_suite.py" --json "$logs/bench_suite.json")
+}
+
+# The Python tests marked `gpu`; on this machine one that skips fails (tests/python/conftest.py).
+step_pytest() {
+  need_install || return 1
+  (cd /tmp && KERNELSMITH_REQUIRE_GPU_TESTS=1 "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider \
+    -c "$root/pyproject.toml" --rootdir "$root" -m gpu --junitxml "$logs/pytest-gpu.xml" "$root/tests/python")
+}
+
 # Scaling (docs/distributed.md): evaluations per minute on 1, 2, 4 GPUs of this host (those it has) and on as
 # many Ray actors, then the direct evaluator against one Ray actor on the same candidates (strict mode:
 # statuses must agree; the medians' ratio is printed). Ray comes from PyPI; on a machine without network
@@ -216,6 +230,14 @@ step_kbrun() {
   return $rc
 }
 
+# The evaluator's own task checks on every imported problem's oracle (bench/check_kernelbench_tasks.py).
+step_kbcheck() {
+  need_install || return 1
+  [ -d "$kb_tasks/level1" ] || { echo "no imported tasks in $kb_tasks: run the kbimport step first"; return 1; }
+  (cd /tmp && "$venv/bin/python" "$root/bench/check_kernelbench_tasks.py" --tasks "$kb_tasks"/level* \
+    --jobs "${KB_CHECK_JOBS:-3}" --json "$logs/kb-task-checks.json")
+}
+
 # PyTorch eager on every problem of levels 1 and 2, timed as kernelsmith times a baseline, against the times
 # KernelBench published (bench/bench_kernelbench_baselines.py).
 step_kbbase() {
@@ -227,7 +249,7 @@ step_kbbase() {
 
 export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
-  step_devices step_bench step_scale step_kbimport step_kbrun step_kbbase
+  step_pytest step_devices step_bench step_suite step_scale step_kbimport step_kbrun step_kbcheck step_kbbase
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -237,12 +259,15 @@ for step in "${steps[@]}"; do
     unit) run_step unit 900 step_unit ;;
     install) run_step install 900 step_install ;;
     devices) run_step devices 120 step_devices ;;
+    pytest) run_step pytest 590 step_pytest ;;
     bench) run_step bench 590 step_bench ;;
+    suite) run_step suite 590 step_suite ;;
     scale) run_step scale 590 step_scale ;;
     kbimport) run_step kbimport 590 step_kbimport ;;
     kbbase) run_step kbbase 590 step_kbbase ;;
     kbrun) run_step kbrun 590 step_kbrun ;;
-    *) note "unknown step '$step' (steps: info build gpu unit install devices bench scale kbimport kbrun kbbase)"; failures=$((failures + 1)) ;;
+    kbcheck) run_step kbcheck 590 step_kbcheck ;;
+    *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase)"; failures=$((failures + 1)) ;;
   esac
 done
 note "gpu-check done: $failures failed step(s); logs in $logs"

@@ -793,7 +793,7 @@ def _add_kernelbench_parser(sub) -> None:
                                            "and the per-problem table of run stores")
     p.add_argument("--db", action="append", required=True, help="run store (repeat for several)")
     p.add_argument("--level", type=int, help="only the problems of this level")
-    p.add_argument("--json", action="store_true", help="print the report as JSON (kernelsmith.kernelbench_report/1)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (kernelsmith.kernelbench_report/2)")
     p.set_defaults(handler=cmd_kernelbench_report)
 
 

@@ -177,6 +177,7 @@ def cuda_array_module():
     return None
 
 
+@pytest.mark.gpu
 @needs_cuda
 def test_cuda_tensors_are_used_in_place():
     module = cuda_array_module()

@@ -3,6 +3,7 @@ picks each problem's best evaluation from stored evaluations (kernelsmith.kernel
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import replace
@@ -210,13 +211,34 @@ def test_the_metrics_example_of_the_docs_runs_as_written():
 
 
 def test_the_notes_give_why_a_baseline_is_unknown():
-    from kernelsmith.kernelbench.report import _notes
+    from kernelsmith.kernelbench.report import _notes, _timed_baselines
 
     run = _run([_evaluation(0, speedup=2.0, speedups={"eager": 2.0, "compile": 0.0},
                             baseline_errors={"compile": "torch.compile failed: InductorError"})])
     row = problem_row("kb_l2_7_gemm_relu", [run])
     assert (row.result.eager, row.result.compile, row.result.max_autotune) == (2.0, None, None)
-    notes = _notes([row], {}, None)
+    # compile was tried (it failed); max-autotune was never asked for.
+    assert _timed_baselines([row]) == ("eager", "compile")
+    notes = _notes([row], {}, None, _timed_baselines([row]))
     assert ("the torch.compile baseline is unknown (failed or not timed) for kb_l2_7_gemm_relu (torch.compile "
             "failed: InductorError): counted as not faster in fast_p over it") in notes
-    assert any(note.startswith("the torch.compile max-autotune baseline is unknown") for note in notes)
+    assert ("not timed in these runs, so left out: torch.compile max-autotune (choose the baselines with "
+            "`kernelsmith kernelbench run --baselines`)") in notes
+    assert not any(note.startswith("the torch.compile max-autotune baseline is unknown") for note in notes)
+
+
+def test_a_baseline_no_run_timed_has_no_column_and_no_metrics():
+    from kernelsmith.kernelbench.report import Report, _timed_baselines, format_json, format_report
+
+    rows = [problem_row("kb_l2_7_gemm_relu", [_run([_evaluation(0, speedup=2.0, speedups={"eager": 2.0, "compile": 1.5})])])]
+    timed = _timed_baselines(rows)
+    assert timed == ("eager", "compile")
+    report = Report(["run.db"], None, rows, {"all": summarize([r.result for r in rows])}, baselines=timed)
+    text = format_report(report)
+    # Counted as never faster, max-autotune would print fast_0 = 0% beside a correct kernel.
+    assert "max-autotune" not in text.split("notes:")[0]
+    assert "over compile" in text and "1.500x" in text
+    document = json.loads(format_json(report))
+    assert document["baselines_timed"] == ["eager", "compile"]
+    assert document["metrics"]["all"]["baselines"]["max_autotune"] is None
+    assert document["metrics"]["all"]["baselines"]["compile"]["fast_p"]["fast_1"] == 1.0

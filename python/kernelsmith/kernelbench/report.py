@@ -32,7 +32,7 @@ from kernelsmith.kernelbench.metrics import (
 )
 
 #: Schema of the JSON document `kernelsmith kernelbench report --json` prints.
-REPORT_SCHEMA = "kernelsmith.kernelbench_report/1"
+REPORT_SCHEMA = "kernelsmith.kernelbench_report/2"
 
 _PROBLEM_NAME = re.compile(r"^kb_l(\d+)_(\d+)_")
 
@@ -194,6 +194,9 @@ class Report:
     ignored: Dict[str, int] = field(default_factory=dict)  # task name -> runs left out (not a problem)
     skipped: List[Tuple[str, str]] = field(default_factory=list)  # (problem, reason): the runner's
     notes: List[str] = field(default_factory=list)
+    #: The baselines of metrics.BASELINES these runs timed (or tried to): a baseline no run asked for has no
+    #: column, since counting every kernel as not faster than it would print fast_0 = 0%.
+    baselines: Tuple[str, ...] = BASELINES
 
     def as_dict(self) -> dict:
         return {
@@ -201,12 +204,26 @@ class Report:
             "stores": self.stores,
             "level": self.level,
             "problems": [problem.as_dict() for problem in self.problems],
-            "metrics": {name: metrics.as_dict() for name, metrics in self.metrics.items()},
+            "baselines_timed": list(self.baselines),
+            "metrics": {name: _timed_only(metrics.as_dict(), self.baselines) for name, metrics in self.metrics.items()},
             "fast_p_thresholds": list(FAST_P),
             "ignored_tasks": [{"task": task, "runs": runs} for task, runs in self.ignored.items()],
             "skipped": [{"problem": problem, "reason": reason} for problem, reason in self.skipped],
             "notes": self.notes,
         }
+
+
+def _timed_only(metrics: dict, timed: Sequence[str]) -> dict:
+    """`metrics` (Metrics.as_dict) with null for the baselines not timed."""
+    metrics["baselines"] = {name: (value if name in timed else None) for name, value in metrics["baselines"].items()}
+    return metrics
+
+
+def _timed_baselines(problems: Sequence[ProblemRow]) -> Tuple[str, ...]:
+    """Eager, and each other baseline that some problem's best kernel has a speedup over or a timing error for."""
+    keys = {baseline: key for key, baseline in _SPEEDUP_KEYS.items()}
+    return tuple(b for b in BASELINES if b == EAGER or any(
+        p.result.speedup(b) is not None or (p.best and keys[b] in p.best["baseline_errors"]) for p in problems))
 
 
 def build_report(paths: Sequence[str], level: Optional[int] = None, only: Optional[Iterable[str]] = None,
@@ -236,12 +253,18 @@ def build_report(paths: Sequence[str], level: Optional[int] = None, only: Option
     if len(levels) > 1:
         for each in levels:
             metrics[f"level {each}"] = summarize([p.result for p in problems if p.level == each])
+    timed = _timed_baselines(problems) if problems else BASELINES
     return Report(list(stores), level, problems, metrics, dict(sorted(ignored.items())), list(skipped),
-                  _notes(problems, ignored, level))
+                  _notes(problems, ignored, level, timed), timed)
 
 
-def _notes(problems: Sequence[ProblemRow], ignored: Dict[str, int], level: Optional[int]) -> List[str]:
+def _notes(problems: Sequence[ProblemRow], ignored: Dict[str, int], level: Optional[int],
+           timed: Sequence[str]) -> List[str]:
     notes = []
+    untimed = [BASELINE_LABELS[b] for b in BASELINES if b not in timed]
+    if untimed:
+        notes.append(f"not timed in these runs, so left out: {', '.join(untimed)} (choose the baselines with "
+                     f"`kernelsmith kernelbench run --baselines`)")
     stand_ins = [p.name for p in problems if p.baseline == REFERENCE]
     if stand_ins:
         notes.append(
@@ -250,6 +273,8 @@ def _notes(problems: Sequence[ProblemRow], ignored: Dict[str, int], level: Optio
             f"counted as the speedup over eager, and their speedups over torch.compile are unknown: "
             f"{', '.join(stand_ins)}")
     for key, baseline in _SPEEDUP_KEYS.items():
+        if baseline not in timed:
+            continue
         missing = []
         for p in problems:
             if p.baseline == EAGER and p.result.speedup(baseline) is None:
@@ -278,6 +303,9 @@ def _notes(problems: Sequence[ProblemRow], ignored: Dict[str, int], level: Optio
 
 # ---- text
 
+#: The per-problem table's column of each baseline but eager.
+_COLUMN_NAMES = {"compile": "over compile", "max_autotune": "over max-autotune"}
+
 #: The table cuts a longer status (a failure message) to this many characters; --json has it whole.
 _STATUS_WIDTH = 100
 
@@ -300,17 +328,17 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     return lines
 
 
-def _metrics_lines(name: str, metrics: Metrics) -> List[str]:
+def _metrics_lines(name: str, metrics: Metrics, timed: Sequence[str]) -> List[str]:
     if not metrics.attempted:
         return [f"metrics ({name}): no problem attempted"]
     lines = [f"metrics ({name}): {metrics.attempted} problem(s) attempted, {metrics.correct} with a correct kernel"]
-    header = ["", *(BASELINE_LABELS[b] for b in BASELINES)]
-    rows = [[fast_p_name(p), *(_percent(metrics.baselines[b].fast_p[p]) for b in BASELINES)] for p in FAST_P]
+    header = ["", *(BASELINE_LABELS[b] for b in timed)]
+    rows = [[fast_p_name(p), *(_percent(metrics.baselines[b].fast_p[p]) for b in timed)] for p in FAST_P]
     rows.append(["geomean speedup", *(
         _speedup(metrics.baselines[b].geomean) + (f" (n={metrics.baselines[b].geomean_n})"
                                                   if metrics.baselines[b].geomean is not None else "")
-        for b in BASELINES)])
-    lines += ["  " + line for line in _table(header, rows, [False, True, True, True])]
+        for b in timed)])
+    lines += ["  " + line for line in _table(header, rows, [False, *(True for _ in timed)])]
     lines.append(f"  correctness rate: {_percent(metrics.correctness_rate)}")
     lines.append(f"  amsr (mean best speedup over eager, 0 without a correct kernel): "
                  + ("-" if metrics.amsr is None else f"{metrics.amsr:.3f}"))
@@ -322,19 +350,20 @@ def format_report(report: Report) -> str:
     scope = f"level {report.level}" if report.level is not None else "all levels"
     lines = [f"KernelBench report ({scope}) from {', '.join(report.stores)}: {len(report.problems)} problem(s)"]
     if report.problems:
-        header = ["problem", "runs", "evals", "correct", "over eager", "over compile", "over max-autotune", "status"]
+        others = [b for b in report.baselines if b != EAGER]
+        header = ["problem", "runs", "evals", "correct", "over eager", *(_COLUMN_NAMES[b] for b in others), "status"]
         rows = []
         for p in report.problems:
             eager = _speedup(p.result.eager) + (" (ref)" if p.baseline == REFERENCE else "")
             status = p.status if len(p.status) <= _STATUS_WIDTH else p.status[:_STATUS_WIDTH - 3] + "..."
             rows.append([p.name, str(len(p.runs)), str(p.evaluations), str(p.correct_evaluations), eager,
-                         _speedup(p.result.compile), _speedup(p.result.max_autotune), status])
-        lines += _table(header, rows, [False, True, True, True, True, True, True, False])
+                         *(_speedup(p.result.speedup(b)) for b in others), status])
+        lines += _table(header, rows, [False, True, True, True, True, *(True for _ in others), False])
         if any(p.baseline == REFERENCE for p in report.problems):
             lines.append("(ref): the speedup over the task's reference kernel, standing in for eager (see notes)")
     for name, metrics in report.metrics.items():
         lines.append("")
-        lines += _metrics_lines(name, metrics)
+        lines += _metrics_lines(name, metrics, report.baselines)
     if report.skipped:
         lines.append("")
         lines.append(f"skipped (not attempted, not in the metrics): {len(report.skipped)}")
