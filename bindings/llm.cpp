@@ -84,8 +84,8 @@ void bind_llm(py::module_& m) {
       .def_readwrite("system", &PromptTemplates::system,
                      "The system message; placeholders {language}, {language_name}, {format_rules}.")
       .def_readwrite("user", &PromptTemplates::user,
-                     "The user message; placeholders {task}, {reference}, {hardware}, {parent}, {attempts}, "
-                     "{inspirations}, {instruction}, each a whole section or nothing.")
+                     "The user message; placeholders {task}, {reference}, {hardware}, {parent}, {attempts}, {skills}, "
+                     "{experience}, {inspirations}, {instruction}, each a whole section or nothing.")
       .def_readwrite("task", &PromptTemplates::task,
                      "The task section: {name}, {description}, {tensors}, {sizes}, {work}, {tolerance}, {pytorch}.")
       .def_readwrite("reference", &PromptTemplates::reference, "The reference section: {source}.")
@@ -104,7 +104,15 @@ void bind_llm(py::module_& m) {
       .def_readwrite("diff_instruction", &PromptTemplates::diff_instruction,
                      "The instruction for SEARCH/REPLACE blocks (EditMode.diff).")
       .def_readwrite("crossover_instruction", &PromptTemplates::crossover_instruction,
-                     "The instruction for combining two parents (EditMode.crossover).");
+                     "The instruction for combining two parents (EditMode.crossover).")
+      .def_readwrite("skills", &PromptTemplates::skills, "The skills section: {skills}, the rendered skills that apply.")
+      .def_readwrite("skill", &PromptTemplates::skill,
+                     "One skill: {name}, {title}, {when}, {advice}, {example} (the fenced example, or nothing).")
+      .def_readwrite("experience", &PromptTemplates::experience,
+                     "The experience section: {items}, one line per retrieved item.")
+      .def_readwrite("skill_tag", &PromptTemplates::skill_tag,
+                     "Follows every instruction: asks the model to name the skill it applied in a <skill>name</skill> "
+                     "tag; empty: not asked.");
   m.def("candidate_format_rules", &candidate_format_rules, py::arg("language") = "cuda",
         "A concise statement of the candidate format's rules (docs/candidate-format.md) for the language ('cuda', "
         "'opencl', 'maca').");
@@ -133,7 +141,16 @@ void bind_llm(py::module_& m) {
       .def_readwrite("max_attempts", &PromptBuilderOptions::max_attempts,
                      "At most this many recent attempts are shown.")
       .def_readwrite("max_inspirations", &PromptBuilderOptions::max_inspirations,
-                     "At most this many inspirations are shown.");
+                     "At most this many inspirations are shown.")
+      .def_readwrite("skills", &PromptBuilderOptions::skills,
+                     "The SkillBank whose skills are shown when their predicates hold; None: the built-in bank; an "
+                     "empty SkillBank() shows none.")
+      .def_readwrite("max_skills", &PromptBuilderOptions::max_skills,
+                     "At most this many skills are shown (the first that hold, in bank order).")
+      .def_readwrite("max_experience", &PromptBuilderOptions::max_experience,
+                     "At most this many retrieved experience items are shown.")
+      .def_readwrite("skill_examples", &PromptBuilderOptions::skill_examples,
+                     "Whether a skill shows its example in the language asked for.");
 
   py::class_<BuiltPrompt>(m, "BuiltPrompt", "The built prompt and what the token budget did to it.")
       .def_readonly("messages", &BuiltPrompt::messages, "The chat messages, a list of ChatMessage.")
@@ -144,6 +161,8 @@ void bind_llm(py::module_& m) {
                     "What the budget removed or trimmed, in order, e.g. 'reference source'.")
       .def_readonly("over_budget", &BuiltPrompt::over_budget,
                     "True when still over budget after every removable part was removed.")
+      .def_readonly("skills", &BuiltPrompt::skills, "The names of the skills the prompt shows, in order.")
+      .def_readonly("experience", &BuiltPrompt::experience, "The ids of the experience items the prompt shows.")
       .def("messages_json", &BuiltPrompt::messages_json, "The messages as a JSON array (messages_to_json).");
 
   py::class_<PromptBuilder>(m, "PromptBuilder",
@@ -176,6 +195,8 @@ void bind_llm(py::module_& m) {
                     "The text before the code, usually the model's idea (at most 2000 characters).")
       .def_readonly("notes", &ParsedResponse::notes,
                     "How the answer was read, e.g. 'picked block 2 of 3 (has a kernel and @launch lines)'.")
+      .def_readonly("skill", &ParsedResponse::skill,
+                    "The skill the answer names in its <skill> tag; 'unspecified' when it names none.")
       .def("__bool__", [](const ParsedResponse& parsed) { return parsed.ok; })
       .def("__repr__", [](const ParsedResponse& parsed) {
         return parsed.ok ? "ParsedResponse(ok, kind='" + parsed.kind + "', " + std::to_string(parsed.source.size()) +
@@ -190,6 +211,9 @@ void bind_llm(py::module_& m) {
         py::arg("language") = "",
         "Reads an LLM answer given in `mode` against the parent's source, in `language` when given (a block in a "
         "language whose plans are written otherwise is refused); see docs/llm.md.");
+  m.def("parse_skill_tag", &parse_skill_tag, py::arg("text"),
+        "The skill an answer names in its last <skill>name</skill> tag (lower-cased, spaces and hyphens made "
+        "underscores); 'unspecified' when there is none or it is not a snake_case name.");
   m.def("parse_full_response", &parse_full_response, py::arg("text"), py::arg("parent_source") = "",
         py::arg("language") = "",
         "Reads a whole-file answer; a non-empty parent_source turns an unchanged copy into a failure; `language`, "

@@ -9,6 +9,7 @@ PYBIND11_MODULE(_core, m) {
   kernelsmith::python::bind_core_types(m);
   kernelsmith::python::bind_devices(m);
   kernelsmith::python::bind_evaluator(m);
+  kernelsmith::python::bind_memory(m);
   kernelsmith::python::bind_search(m);
   kernelsmith::python::bind_llm(m);
   kernelsmith::python::bind_arrays(m);

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "features_caster.hpp"
 #include "kernelsmith/archive.hpp"
 #include "kernelsmith/evolution.hpp"
 #include "kernelsmith/novelty.hpp"
@@ -365,7 +366,8 @@ void bind_mutators(py::module_& m) {
       .def_readwrite("mutation", &Attempt::mutation, "The mutation that made it, e.g. 'param', 'llm_diff'.")
       .def_readwrite("status", &Attempt::status, "The child's evaluation Status.")
       .def_readwrite("summary", &Attempt::summary, "The evaluation's one-line message.")
-      .def_readwrite("speedup", &Attempt::speedup, "The child's speedup over the baseline (0 when it failed).");
+      .def_readwrite("speedup", &Attempt::speedup, "The child's speedup over the baseline (0 when it failed).")
+      .def_readwrite("skill", &Attempt::skill, "The skill the mutator said it applied; empty when it named none.");
 
   py::class_<Inspiration>(m, "Inspiration", "A program shown next to the parent, with why it was chosen.")
       .def(py::init<>())
@@ -401,6 +403,9 @@ void bind_mutators(py::module_& m) {
                      "Programs shown next to the parent, a list of Inspiration.")
       .def_readwrite("recent_attempts", &MutationRequest::recent_attempts,
                      "Recent attempts on the same parent (short-term memory), a list of Attempt.")
+      .def_readwrite("experience", &MutationRequest::experience,
+                     "Experience the engine retrieved for this request, best first, a list of RetrievedItem "
+                     "(docs/memory.md).")
       .def_readwrite("device", &MutationRequest::device,
                      "The DeviceInfo the candidates will run on (for constraints and prompts).")
       .def_readwrite("seed", &MutationRequest::seed, "Seed for the mutator's random choices (differs per request).")
@@ -413,6 +418,10 @@ void bind_mutators(py::module_& m) {
              return request.is_known ? request.is_known(candidate) : false;
            },
            py::arg("candidate"), "True when the candidate's code is already in the run.");
+  m.def("request_feedback", &request_feedback, py::arg("request"),
+        "A MutationRequest's features beyond its task (a dict): the parent's feedback, the language and the device.");
+  m.def("request_features", &request_features, py::arg("request"),
+        "Everything a MutationRequest offers (a dict): its task's features and request_feedback.");
 
   py::class_<LlmAttempt>(m, "LlmAttempt",
                          "One HTTP attempt of an LLM request (a client retries after 429, 5xx, timeouts and dropped "
@@ -439,7 +448,8 @@ void bind_mutators(py::module_& m) {
       .def(py::init<>())
       .def(py::init([](std::optional<Candidate> candidate, std::string mutation, std::string failure, std::string prompt,
                        std::string response, std::string model, std::int64_t prompt_tokens,
-                       std::int64_t completion_tokens, double latency_seconds, std::vector<std::string> exhausted_ids) {
+                       std::int64_t completion_tokens, double latency_seconds, std::vector<std::string> exhausted_ids,
+                       std::string skill) {
              Proposal proposal;
              proposal.candidate = std::move(candidate);
              proposal.mutation = std::move(mutation);
@@ -451,12 +461,13 @@ void bind_mutators(py::module_& m) {
              proposal.completion_tokens = completion_tokens;
              proposal.latency_seconds = latency_seconds;
              proposal.exhausted_ids = std::move(exhausted_ids);
+             proposal.skill = std::move(skill);
              return proposal;
            }),
            py::arg("candidate") = py::none(), py::arg("mutation") = "", py::arg("failure") = "",
            py::arg("prompt") = "", py::arg("response") = "", py::arg("model") = "", py::arg("prompt_tokens") = 0,
            py::arg("completion_tokens") = 0, py::arg("latency_seconds") = 0.0,
-           py::arg("exhausted_ids") = std::vector<std::string>{})
+           py::arg("exhausted_ids") = std::vector<std::string>{}, py::arg("skill") = "")
       .def_readwrite("candidate", &Proposal::candidate,
                      "The proposed Candidate, or None when `failure` says why there is none.")
       .def_readwrite("mutation", &Proposal::mutation,
@@ -465,6 +476,9 @@ void bind_mutators(py::module_& m) {
       .def_readwrite("failure", &Proposal::failure,
                      "Why there is no candidate (garbled response, diff matched nothing, client error); empty "
                      "otherwise.")
+      .def_readwrite("skill", &Proposal::skill,
+                     "The skill applied (a skill bank name, or the model's own): what the experience memory learns "
+                     "the value of; empty is recorded as 'unspecified'.")
       .def_readwrite("prompt", &Proposal::prompt,
                      "The exact messages sent to the model, as a JSON array (empty for non-LLM mutators).")
       .def_readwrite("response", &Proposal::response, "The model's answer text.")
@@ -611,9 +625,22 @@ void bind_run_store(py::module_& m) {
                      "was still running (cancelled, not waited for); empty otherwise.")
       .def_readwrite("llm_attempts", &StepRecord::llm_attempts,
                      "The HTTP attempts of the model call, in order, a list of LlmAttempt.")
+      .def_readwrite("skill", &StepRecord::skill,
+                     "The skill the mutator said it applied; empty when it named none.")
+      .def_readwrite("retrieved", &StepRecord::retrieved,
+                     "The experience items retrieved into the step's request, best first, a list of Retrieval.")
       .def_property_readonly("pending", &StepRecord::pending,
                              "True when the step has a child with neither an evaluation nor a failure (resume "
                              "evaluates it).");
+
+  py::class_<ExperienceRecord>(m, "ExperienceRecord",
+                               "What one step taught the experience memory, as the run recorded it (its item, without "
+                               "the values learned later).")
+      .def_readonly("id", &ExperienceRecord::id, "The record's id in the store.")
+      .def_readonly("run", &ExperienceRecord::run, "Id of the run it belongs to.")
+      .def_readonly("step", &ExperienceRecord::step, "Id of the step.")
+      .def_readonly("item", &ExperienceRecord::item,
+                    "The ExperienceItem it added to the memory (item.id is its id there).");
 
   py::class_<MigrationRecord>(m, "MigrationRecord", "A program copied to another island by migration.")
       .def_readonly("id", &MigrationRecord::id, "The migration's id in the store.")
@@ -695,7 +722,11 @@ void bind_run_store(py::module_& m) {
            "The best correct evaluations (by fitness, then sequence), best first, at most count.")
       .def("lineage", &RunStore::lineage, py::arg("run"), py::arg("program_id"), release(),
            "The program, its first parent, that one's first parent, ... back to a root, as ProgramRecords.")
-      .def("history", &RunStore::history, py::arg("run"), release(), "One HistoryPoint per evaluation, in order.");
+      .def("history", &RunStore::history, py::arg("run"), release(), "One HistoryPoint per evaluation, in order.")
+      .def("add_experience", &RunStore::add_experience, py::arg("run"), py::arg("step"), py::arg("item"), release(),
+           "Records what a step taught the experience memory (an ExperienceItem); returns the record's id.")
+      .def("experience", &RunStore::experience, py::arg("run"), release(),
+           "The run's ExperienceRecords in the order they were made (none in stores older than version 4).");
 }
 
 void bind_evolution(py::module_& m) {
@@ -717,6 +748,12 @@ void bind_evolution(py::module_& m) {
                      "Chance, in [0, 1], that a request carries a second parent for crossover.")
       .def_readwrite("memory", &EvolutionConfig::memory,
                      "Recent attempts on the same parent passed as short-term memory.")
+      .def_readwrite("experience", &EvolutionConfig::experience,
+                     "Experience items retrieved into each mutation request (docs/memory.md); 0 retrieves none (the "
+                     "run still records what each step taught).")
+      .def_readwrite("memory_path", &EvolutionConfig::memory_path,
+                     "SQLite file of an experience memory shared across runs and tasks (created when missing); empty: "
+                     "the run's memory lives in the process. Evolution.memory overrides it.")
       .def_readwrite("mutations_in_flight", &EvolutionConfig::mutations_in_flight,
                      "Mutations proposed concurrently (threads calling Mutator.propose); 1 makes a seeded run "
                      "reproducible with deterministic parts; 0 keeps twice the evaluator's concurrency() in flight "
@@ -810,8 +847,22 @@ void bind_evolution(py::module_& m) {
 
   py::class_<Evolution>(m, "Evolution",
                         "The evolution loop. run() releases the GIL; stop() (from any thread) ends it cleanly.")
-      .def(py::init<Task, std::shared_ptr<Evaluator>, std::shared_ptr<Mutator>, EvolutionConfig>(), py::arg("task"),
-           py::arg("evaluator"), py::arg("mutator"), py::arg("config") = EvolutionConfig{})
+      .def(py::init([](Task task, std::shared_ptr<Evaluator> evaluator, std::shared_ptr<Mutator> mutator,
+                       EvolutionConfig config, std::shared_ptr<ExperienceMemory> memory) {
+             auto evolution = std::make_unique<Evolution>(std::move(task), std::move(evaluator), std::move(mutator),
+                                                          std::move(config));
+             if (memory) evolution->set_memory(std::move(memory));
+             return evolution;
+           }),
+           py::arg("task"), py::arg("evaluator"), py::arg("mutator"), py::arg("config") = EvolutionConfig{},
+           py::arg("memory") = nullptr,
+           "An evolution of the task; `memory`, an ExperienceMemory, is the one it learns into and retrieves from "
+           "(default: config.memory_path's, else one in the process).")
+      .def_property(
+          "memory", &Evolution::memory,
+          [](Evolution& evolution, std::shared_ptr<ExperienceMemory> memory) { evolution.set_memory(std::move(memory)); },
+          "The ExperienceMemory the run learns into and retrieves from: the one set, or the one the last run() used "
+          "(None before the first run() when none was set). Set it before run().")
       .def("on_progress", [](Evolution& evolution, const py::object& callback) { evolution.on_progress(wrap_progress(callback)); },
            py::arg("callback"), "Calls callback(progress) after each step, on the thread running run().")
       .def("run", &Evolution::run, py::call_guard<py::gil_scoped_release>(),

@@ -14,6 +14,8 @@ install(FILES ${KERNELSMITH_GENERATED_INCLUDE_DIR}/kernelsmith/config.hpp
 # The tasks' float64 CPU references are test code, compiled into the test binary only.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/tasks/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kernelsmith/tasks
   PATTERN "cpu_reference.cpp" EXCLUDE)
+# The built-in skill bank (docs/memory.md), found beside the library like the tasks.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/skills/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kernelsmith/skills)
 
 set(KERNELSMITH_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/kernelsmith)
 install(EXPORT kernelsmithTargets NAMESPACE kernelsmith:: DESTINATION ${KERNELSMITH_CMAKE_DIR})

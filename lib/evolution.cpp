@@ -21,6 +21,7 @@
 
 #include "detail/random.hpp"
 #include "kernelsmith/error.hpp"
+#include "memory/experience_ledger.hpp"
 #include "kernelsmith/language.hpp"
 #include "kernelsmith/run_store.hpp"
 #include "kernelsmith/version.hpp"
@@ -46,6 +47,7 @@ void EvolutionConfig::validate() const {
     throw ValidationError(fmt::format("crossover_rate = {} is outside [0, 1]", crossover_rate));
   }
   if (memory < 0) throw ValidationError(fmt::format("memory = {} must be >= 0", memory));
+  if (experience < 0) throw ValidationError(fmt::format("experience = {} items must be >= 0 (0: none)", experience));
   if (mutations_in_flight < 0 || mutations_in_flight > 1024) {
     throw ValidationError(
         fmt::format("mutations_in_flight = {} must be in [0, 1024] (0: twice the evaluator's concurrency)",
@@ -97,6 +99,8 @@ std::string EvolutionConfig::to_json() const {
       {"inspirations", inspirations},
       {"crossover_rate", crossover_rate},
       {"memory", memory},
+      {"experience", experience},
+      {"memory_path", memory_path},
       {"mutations_in_flight", mutations_in_flight},
       {"budget", budget},
       {"wall_seconds", wall_seconds},
@@ -161,6 +165,8 @@ EvolutionConfig EvolutionConfig::from_json(const std::string& json_text) {
     read(json, "inspirations", config.inspirations);
     read(json, "crossover_rate", config.crossover_rate);
     read(json, "memory", config.memory);
+    read(json, "experience", config.experience);
+    read(json, "memory_path", config.memory_path);
     read(json, "mutations_in_flight", config.mutations_in_flight);
     read(json, "budget", config.budget);
     read(json, "wall_seconds", config.wall_seconds);
@@ -207,6 +213,8 @@ struct Job {
   int parent_generation = 0;
   SelectionMode mode = SelectionMode::policy;
   std::vector<std::string> inspiration_ids;
+  /// What the experience memory needs of the step: stage, the parent's feedback, the items retrieved.
+  detail::StepContext context;
   Clock::time_point submitted;
   std::vector<Proposal> proposals;
   std::string error;
@@ -330,6 +338,9 @@ struct Pending {
   std::optional<std::int64_t> step_id;
   std::string parent_id;
   std::string mutation;
+  std::string skill;
+  /// The step's context for the experience memory; none for the reference and the seeds (no parent).
+  std::optional<detail::StepContext> context;
 };
 
 }  // namespace
@@ -341,6 +352,9 @@ struct Evolution::Impl {
   std::shared_ptr<Mutator> mutator;
   EvolutionConfig config;
   ProgressCallback progress_callback;
+  std::shared_ptr<ExperienceMemory> given_memory;  // set_memory()
+  std::shared_ptr<ExperienceMemory> memory;        // what the current or last run() uses
+  std::unique_ptr<detail::ExperienceLedger> ledger;
 
   std::atomic<bool> running{false};
   std::atomic<bool> stop_requested{false};
@@ -413,6 +427,7 @@ struct Evolution::Impl {
     evaluated.clear();
     mutator_accepts.clear();
     exhausted.clear();
+    ledger.reset();
     result = EvolutionResult{};
   }
 
@@ -483,8 +498,7 @@ struct Evolution::Impl {
   // ---- incorporating an evaluated program
 
   void incorporate(Program program, const std::string& parent_id, const std::string& mutation, bool report,
-                   double propose_seconds_unused = 0.0) {
-    (void)propose_seconds_unused;
+                   const std::string& skill = "") {
     const bool initial = is_initial_origin(program.candidate().lineage.origin);
     if (program.candidate().language == language && evaluated.count(program.id()) == 0) ++programs_in_language;
     evaluated.insert_or_assign(program.id(), program);
@@ -501,15 +515,16 @@ struct Evolution::Impl {
       archive->add(program);
     }
     if (!parent_id.empty() && config.memory > 0) {
-      std::deque<Attempt>& memory = attempts[parent_id];
+      std::deque<Attempt>& recent = attempts[parent_id];
       Attempt attempt;
       attempt.child_id = program.id();
       attempt.mutation = mutation;
       attempt.status = program.evaluation.status;
       attempt.summary = program.evaluation.message;
       attempt.speedup = program.evaluation.speedup;
-      memory.push_back(std::move(attempt));
-      while (static_cast<int>(memory.size()) > config.memory) memory.pop_front();
+      attempt.skill = skill;
+      recent.push_back(std::move(attempt));
+      while (static_cast<int>(recent.size()) > config.memory) recent.pop_front();
     }
     bool improved = false;
     if (program.correct() && (!best || program.fitness() > best->fitness())) {
@@ -600,8 +615,22 @@ struct Evolution::Impl {
       });
       ++evaluations;
       ++session_evaluations;
-      incorporate(std::move(program), batch[i].parent_id, batch[i].mutation, true);
+      learn(batch[i], program);
+      incorporate(std::move(program), batch[i].parent_id, batch[i].mutation, true, batch[i].skill);
     }
+  }
+
+  // What the step taught, into the experience memory and the store (a step with a parent only).
+  void learn(const Pending& pending, const Program& program) {
+    if (!pending.context || !pending.step_id) return;
+    const ExperienceItem item =
+        ledger->learn(*pending.context, program.id(), pending.skill, pending.mutation, program.evaluation, *pending.step_id);
+    timed_store([&] { return store->add_experience(run_id, *pending.step_id, item); });
+  }
+
+  void open_ledger() {
+    memory = given_memory ? given_memory : std::make_shared<ExperienceMemory>(config.memory_path);
+    ledger = std::make_unique<detail::ExperienceLedger>(memory, task, fmt::format("run {} of {}", run_id, config.db_path));
   }
 
   void maybe_migrate() {
@@ -734,13 +763,15 @@ struct Evolution::Impl {
       novelty->remember(program.candidate(), program.id(), program.island);
       std::string parent_id;
       std::string mutation = program.candidate().lineage.origin;
+      std::string skill;
       auto step = step_of_child.find(record.program_id);
       if (step != step_of_child.end()) {
         if (!step->second->parent_ids.empty()) parent_id = step->second->parent_ids.front();
         mutation = step->second->mutation;
+        skill = step->second->skill;
       }
       evaluations = std::max(evaluations, record.sequence + 1);
-      incorporate(std::move(program), parent_id, mutation, false);
+      incorporate(std::move(program), parent_id, mutation, false, skill);
     }
     replay_migrations(std::numeric_limits<std::int64_t>::max());
     // Stored programs never evaluated (pending, or failed before evaluation) are known code too.
@@ -766,6 +797,10 @@ struct Evolution::Impl {
     tickets = static_cast<std::uint64_t>(proposal_steps);
     rng.seed(detail::mix_seed(config.seed, static_cast<std::uint64_t>(evaluations) * 1000003ULL + tickets));
 
+    // What the run taught: the links that carry rewards up the lineage, and the items themselves when the
+    // memory does not hold them (one in the process).
+    ledger->restore(steps, store->experience(run_id));
+
     // Stored candidates whose evaluation never committed: evaluate them first.
     std::vector<Pending> pending;
     for (const StepRecord& step : store->pending_steps(run_id)) {
@@ -777,6 +812,18 @@ struct Evolution::Impl {
       item.step_id = step.id;
       item.parent_id = step.parent_ids.empty() ? std::string() : step.parent_ids.front();
       item.mutation = step.mutation;
+      item.skill = step.skill;
+      if (auto parent = evaluated.find(item.parent_id); parent != evaluated.end()) {
+        // The request as it was made, as far as the memory needs it: the parent's evaluation, language, device.
+        MutationRequest request;
+        request.shared_task = shared_task;
+        request.parent = parent->second.candidate();
+        request.parent_evaluation = parent->second.evaluation;
+        request.language = language;
+        request.device = device;
+        item.context = ledger->context(request, item.parent_id);
+        item.context->retrieved = step.retrieved;
+      }
       pending.push_back(std::move(item));
     }
     return pending;
@@ -845,10 +892,12 @@ struct Evolution::Impl {
         }
       }
     }
-    auto memory = attempts.find(parent.id());
-    if (memory != attempts.end()) {
-      request.recent_attempts.assign(memory->second.begin(), memory->second.end());
+    auto recent = attempts.find(parent.id());
+    if (recent != attempts.end()) {
+      request.recent_attempts.assign(recent->second.begin(), recent->second.end());
     }
+    job->context = ledger->context(request, parent.id());
+    ledger->retrieve(request, job->context, static_cast<std::size_t>(config.experience));
     std::weak_ptr<NoveltyFilter> filter = novelty;
     request.is_known = [filter](const Candidate& candidate) {
       auto locked = filter.lock();
@@ -881,6 +930,7 @@ struct Evolution::Impl {
     step.parent_ids = {job.parent_id};
     step.selection = to_string(job.mode);
     step.inspiration_ids = job.inspiration_ids;
+    step.retrieved = job.context.retrieved;
     return step;
   }
 
@@ -911,6 +961,7 @@ struct Evolution::Impl {
       step.completion_tokens = proposal.completion_tokens;
       step.latency_seconds = proposal.latency_seconds;
       step.llm_attempts = proposal.llm_attempts;
+      step.skill = proposal.skill;
       if (!proposal.candidate) {
         if (proposal.known_candidate) {
           // The mutator withheld a program the run holds already: name that program.
@@ -960,6 +1011,8 @@ struct Evolution::Impl {
       pending.id = candidate.id();
       pending.parent_id = job.parent_id;
       pending.mutation = step.mutation;
+      pending.skill = proposal.skill;
+      pending.context = job.context;
       timed_store([&] { store->add_program(run_id, pending.id, candidate, verdict.hash); });
       novelty->remember(candidate, pending.id, job.island, verdict);
       step.child_id = pending.id;
@@ -1070,6 +1123,7 @@ struct Evolution::Impl {
     std::vector<Pending> pending;
     if (previous) {
       run_id = previous->id;
+      open_ledger();
       pending = restore(*previous);
       store->set_run_status(run_id, "running");
     } else {
@@ -1084,6 +1138,7 @@ struct Evolution::Impl {
       info.seed = config.seed;
       info.library_version = version();
       run_id = store->create_run(info);
+      open_ledger();
     }
     result.run_id = run_id;
     result.db_path = config.db_path;
@@ -1232,6 +1287,14 @@ void Evolution::stop() {
   std::lock_guard<std::mutex> lock(impl_->pool_mutex);
   if (impl_->pool != nullptr) impl_->pool->wake();
 }
+
+void Evolution::set_memory(std::shared_ptr<ExperienceMemory> memory) {
+  if (impl_->running.load()) throw Error("set_memory: the run is in progress; set the memory before run()");
+  impl_->given_memory = std::move(memory);
+  impl_->memory = impl_->given_memory;
+}
+
+std::shared_ptr<ExperienceMemory> Evolution::memory() const { return impl_->memory; }
 
 bool Evolution::running() const { return impl_->running.load(); }
 bool Evolution::stop_requested() const { return impl_->stop_requested.load(); }

@@ -137,6 +137,7 @@ Proposal LlmMutator::propose_with_mode(const MutationRequest& request, EditMode 
 
   const Candidate& parent = request.parent;
   ParsedResponse parsed = parse_response(response.text, mode, parent.source, request.child_language());
+  proposal.skill = parsed.skill;
   if (!parsed.ok) {
     proposal.failure = parsed.failure;
     return proposal;

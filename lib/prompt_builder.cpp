@@ -162,7 +162,8 @@ std::vector<TemplateSpec> template_specs() {
   return {
       {"system", &PromptTemplates::system, {"format_rules"}},
       {"user", &PromptTemplates::user,
-       {"task", "reference", "hardware", "parent", "attempts", "inspirations", "instruction"}},
+       {"task", "reference", "hardware", "parent", "attempts", "skills", "experience", "inspirations",
+        "instruction"}},
       {"task", &PromptTemplates::task, {"name", "description", "tensors", "sizes", "work", "tolerance", "pytorch"}},
       {"reference", &PromptTemplates::reference, {"source"}},
       {"hardware", &PromptTemplates::hardware, {"device"}},
@@ -171,9 +172,13 @@ std::vector<TemplateSpec> template_specs() {
       {"inspirations", &PromptTemplates::inspirations, {"top", "diverse"}},
       {"inspiration", &PromptTemplates::inspiration, {"index", "id", "reason", "metrics", "source"}},
       {"second_parent", &PromptTemplates::second_parent, {"source", "id"}},
+      {"skills", &PromptTemplates::skills, {"skills"}},
+      {"skill", &PromptTemplates::skill, {"name", "title", "when", "advice", "example"}},
+      {"experience", &PromptTemplates::experience, {"items"}},
       {"full_instruction", &PromptTemplates::full_instruction, {}},
       {"diff_instruction", &PromptTemplates::diff_instruction, {}},
       {"crossover_instruction", &PromptTemplates::crossover_instruction, {}},
+      {"skill_tag", &PromptTemplates::skill_tag, {}},
   };
 }
 
@@ -304,7 +309,7 @@ PromptTemplates PromptTemplates::defaults() {
       "Each program you write is compiled, checked against a reference on several inputs and sizes, and timed on "
       "the device; the results come back to you.\n\n"
       "{format_rules}";
-  t.user = "{task}{reference}{hardware}{parent}{attempts}{inspirations}{instruction}";
+  t.user = "{task}{reference}{hardware}{parent}{attempts}{skills}{experience}{inspirations}{instruction}";
   t.task =
       "## Task: {name}\n"
       "{description}\n\n"
@@ -320,6 +325,12 @@ PromptTemplates PromptTemplates::defaults() {
   t.inspirations = "## Other programs, for inspiration\n{top}{diverse}";
   t.inspiration = "### Program {index} (id {id}, {reason}): {metrics}\n```{fence}\n{source}\n```\n\n";
   t.second_parent = "## Second program (id {id})\n```{fence}\n{source}\n```\n\n";
+  t.skills = "## Skills that fit the measurements of the current program\n{skills}";
+  t.skill = "### {name}: {title}\nApplies because: {when}\n{advice}\n{example}\n";
+  t.experience =
+      "## Experience from earlier steps (this run and earlier ones)\n"
+      "Each line is what one change did; its value says how well such changes worked at this stage (higher is "
+      "better).\n{items}\n";
   t.full_instruction =
       "## Your job\n"
       "Write an improved, complete version of the current program: faster on the timed sizes and correct on all "
@@ -344,10 +355,15 @@ PromptTemplates PromptTemplates::defaults() {
       "program that combines the best ideas of both and is faster than either, and correct on all sizes. First "
       "explain your idea in two or three sentences, then give the whole file, including its `{comment} @launch` lines, "
       "in a single ```{fence} code block. Give only that one code block.\n";
+  t.skill_tag =
+      "After it, name the skill you applied on a line of its own: <skill>name</skill>, with the name of a skill "
+      "above when one fits, else a short snake_case name of your own.\n";
   return t;
 }
 
-PromptBuilder::PromptBuilder(PromptBuilderOptions options) : options_(std::move(options)) {
+PromptBuilder::PromptBuilder(PromptBuilderOptions options)
+    : options_(std::move(options)),
+      skills_(options_.skills ? options_.skills : std::make_shared<const SkillBank>(SkillBank::builtin())) {
   if (!(options_.chars_per_token > 0.0))
     throw ValidationError("PromptBuilderOptions.chars_per_token must be positive");
   if (options_.max_prompt_tokens < 0)
@@ -484,9 +500,21 @@ std::string render_device(const DeviceInfo& device, const PromptBuilderOptions& 
   return out;
 }
 
+// One retrieved item: its lesson and what the memory learned of it at the request's stage.
+std::string experience_line(const RetrievedItem& entry, Stage stage) {
+  const StageValue& learned = entry.item.value(stage);
+  std::string line = "- " + entry.item.lesson();
+  line += fmt::format(" Value {:.2f}", entry.retrieval.value);
+  line += learned.credits > 0 ? fmt::format(" from {} outcome{} at this stage", learned.credits,
+                                            learned.credits == 1 ? "" : "s")
+                              : std::string(" (not tried at this stage yet)");
+  return line + ".\n";
+}
+
 std::string render_attempt(const Attempt& attempt) {
   std::string line = fmt::format("- [{}] {}", attempt.mutation.empty() ? "edit" : attempt.mutation,
                                  to_string(attempt.status));
+  if (!attempt.skill.empty() && attempt.skill != "unspecified") line += fmt::format(" (skill {})", attempt.skill);
   if (attempt.status == Status::ok) line += fmt::format(", speedup {:.3g}x", attempt.speedup);
   if (!attempt.summary.empty() && attempt.summary != "ok") line += ": " + attempt.summary;
   if (line.size() > 400) line = line.substr(0, 397) + "...";
@@ -533,6 +561,7 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
                                             mode == EditMode::full   ? "full_instruction"
                                             : mode == EditMode::diff ? "diff_instruction"
                                                                      : "crossover_instruction");
+  instruction += render_template(t.skill_tag, common, "skill_tag");
   const std::string parent_language = request.parent.language.empty() ? "cuda" : request.parent.language;
   if (parent_language != language) {
     instruction += fmt::format("The current program is written in {}: write yours in {}, in the candidate format "
@@ -621,6 +650,41 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
                            "inspiration");
   };
 
+  // The skills whose predicates hold for what was measured, in bank order, each with its example in the language
+  // asked for; and the experience the engine retrieved, best first.
+  std::vector<Skill> skills = skills_->applicable(request_features(request));
+  if (skills.size() > options_.max_skills) skills.resize(options_.max_skills);
+  std::vector<std::string> skill_examples;
+  for (const Skill& skill : skills) skill_examples.push_back(options_.skill_examples ? skill.example(language) : "");
+  std::size_t skills_shown = skills.size();
+  const Stage stage = stage_of(request.parent_evaluation);
+  std::size_t experience_shown = std::min(request.experience.size(), options_.max_experience);
+
+  auto skills_section = [&]() {
+    std::string rendered;
+    for (std::size_t i = 0; i < skills_shown; ++i) {
+      const Skill& skill = skills[i];
+      std::string example;
+      if (!skill_examples[i].empty()) {
+        example = fmt::format("Example ({}):\n```{}\n{}\n```\n", language_name(language), fence_tag(language),
+                              without_trailing_space(skill_examples[i]));
+      }
+      rendered += render_template(t.skill,
+                                  with({{"name", skill.name},
+                                        {"title", skill.title.empty() ? skill.name : skill.title},
+                                        {"when", skill.when.text()},
+                                        {"advice", without_trailing_space(skill.advice)},
+                                        {"example", example}}),
+                                  "skill");
+    }
+    return rendered.empty() ? rendered : render_template(t.skills, with({{"skills", rendered}}), "skills");
+  };
+  auto experience_section = [&]() {
+    std::string lines;
+    for (std::size_t i = 0; i < experience_shown; ++i) lines += experience_line(request.experience[i], stage);
+    return lines.empty() ? lines : render_template(t.experience, with({{"items", lines}}), "experience");
+  };
+
   auto assemble = [&]() {
     std::string top_text, diverse_text;
     std::size_t index = 1;
@@ -654,6 +718,8 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
                                              {"hardware", hardware_text},
                                              {"parent", parent_text + second_parent_text},
                                              {"attempts", attempts_text},
+                                             {"skills", skills_section()},
+                                             {"experience", experience_section()},
                                              {"inspirations", inspirations_text},
                                              {"instruction", instruction}}),
                                        "user");
@@ -680,6 +746,18 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
     diverse.pop_back();
     refresh();
   }
+  while (over() && experience_shown > 0) {
+    --experience_shown;
+    dropped.push_back(fmt::format("experience item {} (id {})", experience_shown + 1,
+                                  request.experience[experience_shown].item.id));
+    refresh();
+  }
+  for (std::size_t i = skills.size(); over() && i-- > 0;) {
+    if (skill_examples[i].empty()) continue;
+    skill_examples[i].clear();
+    dropped.push_back("example of skill " + skills[i].name);
+    refresh();
+  }
   while (over() && !top.empty()) {
     dropped.push_back(top.back().label);
     top.pop_back();
@@ -688,6 +766,11 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
   while (over() && !attempts.empty()) {
     dropped.push_back(attempts.back().label);
     attempts.pop_back();  // the list is most recent first: the back is the oldest
+    refresh();
+  }
+  while (over() && skills_shown > 0) {
+    --skills_shown;
+    dropped.push_back("skill " + skills[skills_shown].name);
     refresh();
   }
   if (over() && keep_reference) {
@@ -714,6 +797,8 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
   result.estimated_tokens = tokens;
   result.dropped = std::move(dropped);
   result.over_budget = over();
+  for (std::size_t i = 0; i < skills_shown; ++i) result.skills.push_back(skills[i].name);
+  for (std::size_t i = 0; i < experience_shown; ++i) result.experience.push_back(request.experience[i].item.id);
   return result;
 }
 

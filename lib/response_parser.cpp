@@ -572,8 +572,10 @@ ParsedResponse apply_diff_response(const std::string& text, const std::string& p
   return result;
 }
 
-ParsedResponse parse_response(const std::string& text, EditMode mode, const std::string& parent_source,
-                              const std::string& language) {
+namespace {
+
+ParsedResponse read_program(const std::string& text, EditMode mode, const std::string& parent_source,
+                            const std::string& language) {
   if (trim(text).empty()) {
     ParsedResponse result;
     result.kind = mode == EditMode::diff ? "diff" : "full";
@@ -606,6 +608,43 @@ ParsedResponse parse_response(const std::string& text, EditMode mode, const std:
     return diff;
   }
   return parse_full_response(text, parent_source, language);
+}
+
+}  // namespace
+
+std::string parse_skill_tag(const std::string& text) {
+  const std::string unspecified = "unspecified";
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // The last tag: an answer may quote the instruction's example before giving its own.
+  const std::size_t open = lower.rfind("<skill>");
+  if (open == std::string::npos) return unspecified;
+  const std::size_t begin = open + 7;
+  const std::size_t close = lower.find("</skill>", begin);
+  if (close == std::string::npos || close - begin > 200) return unspecified;
+  std::string name = trim(lower.substr(begin, close - begin));
+  // Forgive the usual decorations: quotes and backticks around it, spaces or hyphens inside.
+  while (!name.empty() && (name.front() == '`' || name.front() == '"' || name.front() == '\'')) name.erase(0, 1);
+  while (!name.empty() && (name.back() == '`' || name.back() == '"' || name.back() == '\'')) name.pop_back();
+  for (char& c : name) {
+    if (c == ' ' || c == '-') c = '_';
+  }
+  if (name.empty() || name.size() > 64 || !std::islower(static_cast<unsigned char>(name[0]))) return unspecified;
+  for (char c : name) {
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
+      return unspecified;
+    }
+  }
+  if (name == "none" || name == "n_a" || name == "name") return unspecified;
+  return name;
+}
+
+ParsedResponse parse_response(const std::string& text, EditMode mode, const std::string& parent_source,
+                              const std::string& language) {
+  ParsedResponse result = read_program(text, mode, parent_source, language);
+  result.skill = parse_skill_tag(text);
+  return result;
 }
 
 }  // namespace kernelsmith

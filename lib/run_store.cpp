@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "detail/sqlite.hpp"
+#include "memory/experience_rows.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/novelty.hpp"
 
@@ -35,6 +36,21 @@ CREATE TABLE IF NOT EXISTS llm_attempts (
 CREATE INDEX IF NOT EXISTS llm_attempts_by_run ON llm_attempts(run);
 )sql";
 
+// What each evaluated step taught the experience memory (version 4): part of a new store's schema, and what
+// upgrade() adds to an older one (empty: older versions learned nothing).
+std::string experience_table() {
+  return fmt::format(R"sql(
+CREATE TABLE IF NOT EXISTS experience (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run INTEGER NOT NULL REFERENCES runs(id),
+  step INTEGER NOT NULL REFERENCES steps(id),
+  item INTEGER NOT NULL,{}
+);
+CREATE INDEX IF NOT EXISTS experience_by_run ON experience(run);
+)sql",
+                     detail::kExperienceFactDefinitions);
+}
+
 // Indexes for readers: the fittest correct program of a run (the notebook's Run.best(), the web view's
 // pages, which ask for it on every refresh) without a scan of the run's evaluations. An index does not
 // change a table, so it is no new schema version: a new store gets it with the schema, an older one the
@@ -43,8 +59,8 @@ const char* const kReaderIndexes = R"sql(
 CREATE INDEX IF NOT EXISTS evaluations_by_fitness ON evaluations(run, status, fitness);
 )sql";
 
-// Version 3 (with kLlmAttemptsTable). Changing a table means a new version and an upgrade in
-// open_schema() (see upgrade()).
+// Version 4 (with kLlmAttemptsTable and experience_table()). Changing a table means a new version and an
+// upgrade in open_schema() (see upgrade()).
 const char* const kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
   version INTEGER NOT NULL,
@@ -122,7 +138,9 @@ CREATE TABLE IF NOT EXISTS steps (
   created REAL NOT NULL,
   duplicate_of TEXT,
   novelty_kind TEXT,
-  abandoned_by TEXT
+  abandoned_by TEXT,
+  skill TEXT,
+  retrieved TEXT
 );
 CREATE INDEX IF NOT EXISTS steps_by_child ON steps(run, child_id);
 CREATE TABLE IF NOT EXISTS islands (
@@ -243,10 +261,11 @@ std::string step_columns(int version) {
   const std::string novelty = version >= 2 ? "duplicate_of, novelty_kind"
                                            : version_1_duplicate_of() + ", " + version_1_novelty_kind();
   const std::string abandoned = version >= 3 ? "coalesce(abandoned_by, '')" : "''";
+  const std::string experience = version >= 4 ? "coalesce(skill, ''), coalesce(retrieved, '')" : "'', ''";
   return "id, run, island, parent_ids, selection, mutation, inspiration_ids, prompt, response, model, prompt_tokens, "
          "completion_tokens, latency_seconds, coalesce(child_id, ''), evaluation_id, failure, propose_seconds, "
          "evaluate_seconds, created, " +
-         novelty + ", " + abandoned;
+         novelty + ", " + abandoned + ", " + experience;
 }
 
 // Binds text, or NULL when it is empty (a step's child and its novelty facts).
@@ -256,6 +275,54 @@ void bind_text_or_null(detail::SqliteStatement& statement, int index, const std:
   } else {
     statement.bind(index, text);
   }
+}
+
+// A step's retrieved experience as steps.retrieved holds it: [{"item", "score", "value", "similarity",
+// "explored"}, ...], best first.
+std::string retrievals_to_json(const std::vector<Retrieval>& retrieved) {
+  nlohmann::json array = nlohmann::json::array();
+  for (const Retrieval& r : retrieved) {
+    array.push_back({{"item", r.item},
+                     {"skill", r.skill},
+                     {"score", r.score},
+                     {"value", r.value},
+                     {"similarity", r.similarity},
+                     {"explored", r.explored}});
+  }
+  return array.dump();
+}
+
+std::vector<Retrieval> retrievals_from_json(const std::string& text, std::int64_t step) {
+  std::vector<Retrieval> retrieved;
+  if (text.empty()) return retrieved;
+  try {
+    for (const auto& entry : nlohmann::json::parse(text)) {
+      Retrieval r;
+      r.item = entry.at("item").get<std::int64_t>();
+      r.skill = entry.value("skill", std::string());
+      r.score = entry.value("score", 0.0);
+      r.value = entry.value("value", 0.0);
+      r.similarity = entry.value("similarity", 0.0);
+      r.explored = entry.value("explored", false);
+      retrieved.push_back(r);
+    }
+  } catch (const std::exception& error) {
+    throw StoreError(fmt::format("run store: steps.retrieved of step {} holds '{}', not a JSON array of retrievals: {}",
+                                 step, text.substr(0, 80), error.what()));
+  }
+  return retrieved;
+}
+
+std::string experience_columns() { return fmt::format("id, run, step, item, {}", detail::kExperienceFactColumns); }
+
+ExperienceRecord read_experience(const detail::SqliteStatement& row) {
+  ExperienceRecord record;
+  record.id = row.int64(0);
+  record.run = row.int64(1);
+  record.step = row.int64(2);
+  record.item.id = row.int64(3);
+  detail::read_experience_facts(row, 4, record.item, fmt::format("run store: experience record {}", record.id));
+  return record;
 }
 
 StepRecord read_step(const detail::SqliteStatement& row) {
@@ -282,6 +349,8 @@ StepRecord read_step(const detail::SqliteStatement& row) {
   step.duplicate_of = row.text(19);
   step.novelty_kind = row.text(20);
   step.abandoned_by = row.text(21);
+  step.skill = row.text(22);
+  step.retrieved = retrievals_from_json(row.text(23), step.id);
   return step;
 }
 
@@ -325,6 +394,7 @@ struct RunStore::Impl {
         detail::SqliteTransaction transaction(db);
         db.execute(kSchema);
         db.execute(kLlmAttemptsTable);
+        db.execute(experience_table());
         auto statement = db.prepare("INSERT INTO schema_version (version, created) VALUES (?, ?)");
         statement.bind(1, kRunStoreSchemaVersion).bind(2, unix_seconds()).run();
         transaction.commit();
@@ -346,7 +416,8 @@ struct RunStore::Impl {
   // Brings an older file to the current version in one transaction, so that a reader sees either the
   // old file or the upgraded one. Version 2 added steps.duplicate_of and steps.novelty_kind, filled from
   // the version-1 failure texts; version 3 added steps.abandoned_by and the llm_attempts table (empty:
-  // older versions recorded no attempts).
+  // older versions recorded no attempts); version 4 added steps.skill, steps.retrieved and the experience
+  // table (NULL and empty: older versions kept no experience).
   void upgrade() {
     detail::SqliteTransaction transaction(db);
     if (version < 2) {
@@ -358,6 +429,11 @@ struct RunStore::Impl {
     if (version < 3) {
       db.execute("ALTER TABLE steps ADD COLUMN abandoned_by TEXT");
       db.execute(kLlmAttemptsTable);
+    }
+    if (version < 4) {
+      db.execute("ALTER TABLE steps ADD COLUMN skill TEXT");
+      db.execute("ALTER TABLE steps ADD COLUMN retrieved TEXT");
+      db.execute(experience_table());
     }
     auto statement = db.prepare("INSERT INTO schema_version (version, created) VALUES (?, ?)");
     statement.bind(1, kRunStoreSchemaVersion).bind(2, unix_seconds()).run();
@@ -507,8 +583,8 @@ std::int64_t RunStore::add_step(const StepRecord& step) {
   auto statement = impl_->db.prepare(
       "INSERT INTO steps (run, island, parent_ids, selection, mutation, inspiration_ids, prompt, response, model, "
       "prompt_tokens, completion_tokens, latency_seconds, child_id, evaluation_id, failure, propose_seconds, "
-      "evaluate_seconds, created, duplicate_of, novelty_kind, abandoned_by) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "evaluate_seconds, created, duplicate_of, novelty_kind, abandoned_by, skill, retrieved) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   statement.bind(1, step.run)
       .bind(2, step.island)
       .bind(3, to_json_array(step.parent_ids))
@@ -530,6 +606,12 @@ std::int64_t RunStore::add_step(const StepRecord& step) {
   bind_text_or_null(statement, 19, step.duplicate_of);
   bind_text_or_null(statement, 20, step.novelty_kind);
   bind_text_or_null(statement, 21, step.abandoned_by);
+  bind_text_or_null(statement, 22, step.skill);
+  if (step.retrieved.empty()) {
+    statement.bind_null(23);
+  } else {
+    statement.bind(23, retrievals_to_json(step.retrieved));
+  }
   statement.run();
   const std::int64_t step_id = impl_->db.last_insert_rowid();
   for (std::size_t index = 0; index < step.llm_attempts.size(); ++index) {
@@ -606,6 +688,30 @@ void RunStore::fail_step(std::int64_t step_id, const std::string& failure) {
   impl_->require_writable("update a step");
   auto statement = impl_->db.prepare("UPDATE steps SET failure = ? WHERE id = ? AND evaluation_id IS NULL");
   statement.bind(1, failure).bind(2, step_id).run();
+}
+
+std::int64_t RunStore::add_experience(std::int64_t run, std::int64_t step, const ExperienceItem& item) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("add experience");
+  std::string placeholders = "?, ?, ?";
+  for (int i = 0; i < detail::kExperienceFactCount; ++i) placeholders += ", ?";
+  auto statement = impl_->db.prepare(fmt::format("INSERT INTO experience (run, step, item, {}) VALUES ({})",
+                                                 detail::kExperienceFactColumns, placeholders));
+  statement.bind(1, run).bind(2, step).bind(3, item.id);
+  detail::bind_experience_facts(statement, 4, item);
+  statement.run();
+  return impl_->db.last_insert_rowid();
+}
+
+std::vector<ExperienceRecord> RunStore::experience(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::vector<ExperienceRecord> records;
+  if (impl_->version < 4) return records;
+  auto statement =
+      impl_->db.prepare(fmt::format("SELECT {} FROM experience WHERE run = ? ORDER BY id", experience_columns()));
+  statement.bind(1, run);
+  while (statement.step()) records.push_back(read_experience(statement));
+  return records;
 }
 
 void RunStore::add_migration(const MigrationRecord& migration) {

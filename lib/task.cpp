@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "detail/dynamic_library.hpp"
+#include "detail/data_path.hpp"
 #include "detail/expression.hpp"
 #include "detail/file_cache.hpp"
 #include "detail/json_util.hpp"
@@ -549,30 +549,12 @@ double Task::min_bytes(const SizeMap& sizes) const {
 }
 
 std::vector<fs::path> task_search_path() {
-  std::vector<fs::path> folders;
-  const auto add = [&folders](const fs::path& folder) {
-    if (folder.empty()) return;
-    const fs::path normal = folder.lexically_normal();
-    if (std::find(folders.begin(), folders.end(), normal) == folders.end()) folders.push_back(normal);
-  };
-  if (const char* variable = std::getenv("KERNELSMITH_TASKS_PATH")) {
-    std::string entries = variable;
-    std::size_t start = 0;
-    while (start <= entries.size()) {
-      const std::size_t end = std::min(entries.find(':', start), entries.size());
-      add(entries.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  const std::string library = detail::library_directory();
-  if (!library.empty()) {
-    add(fs::path(library) / "tasks");  // wheel: site-packages/kernelsmith/{libkernelsmith.so,tasks/}
-    add(fs::path(library) / ".." / "share" / "kernelsmith" / "tasks");  // installed: lib/ and share/
-  }
 #ifdef KERNELSMITH_SOURCE_TASKS_DIR
-  add(KERNELSMITH_SOURCE_TASKS_DIR);  // an uninstalled build
+  const std::string source_folder = KERNELSMITH_SOURCE_TASKS_DIR;  // an uninstalled build
+#else
+  const std::string source_folder;
 #endif
-  return folders;
+  return detail::data_search_path("KERNELSMITH_TASKS_PATH", "tasks", source_folder);
 }
 
 std::vector<std::string> builtin_task_names() {

@@ -14,6 +14,7 @@
 #include "kernelsmith/archive.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluator.hpp"
+#include "kernelsmith/experience.hpp"
 #include "kernelsmith/export.hpp"
 #include "kernelsmith/mutator.hpp"
 #include "kernelsmith/novelty.hpp"
@@ -41,6 +42,13 @@ struct KERNELSMITH_API EvolutionConfig {
   double crossover_rate = 0.1;
   /// Recent attempts on the same parent passed as short-term memory.
   int memory = 5;
+  /// Experience items retrieved from the experience memory into each mutation request (docs/memory.md); 0
+  /// retrieves none, though the run still records what each step taught.
+  int experience = 3;
+  /// A SQLite file holding an experience memory shared across runs and tasks (created when missing); empty: the
+  /// run's memory lives in the process, and a resume rebuilds it from the store. Evolution::set_memory
+  /// overrides it.
+  std::string memory_path;
   /// Mutations proposed concurrently (threads calling Mutator::propose); a batch to evaluate holds at most
   /// this many candidates. 1 makes a run reproducible under a seed with a deterministic mutator and
   /// evaluator. 0: twice the evaluator's concurrency(), so that an evaluator over several devices or Ray
@@ -155,6 +163,13 @@ class KERNELSMITH_API Evolution {
   /// Called on the thread that runs run(), after each step is stored. An exception from it ends the
   /// run (status "failed") and leaves run().
   void on_progress(ProgressCallback callback);
+
+  /// The experience memory the run learns into and retrieves from (docs/memory.md); null: one opened from
+  /// config.memory_path at run(), else one in the process. Set it before run() (Error while running). An
+  /// exception from its retriever ends the run like one from the evaluator.
+  void set_memory(std::shared_ptr<ExperienceMemory> memory);
+  /// The memory set, or the one the last run() used; null before the first run() when none was set.
+  std::shared_ptr<ExperienceMemory> memory() const;
 
   /// Runs until a stop rule holds. Throws what the evaluator throws (a broken backend: the store keeps
   /// the run as "failed", resumable), StoreError, ValidationError for a task with no reference in the

@@ -12,6 +12,7 @@
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/experience.hpp"
 #include "kernelsmith/export.hpp"
 #include "kernelsmith/llm_attempt.hpp"
 #include "kernelsmith/task.hpp"
@@ -25,6 +26,8 @@ struct Attempt {
   Status status = Status::ok;
   std::string summary;  ///< the evaluation's one-line message
   double speedup = 0.0;
+  /// The skill the mutator said it applied (Proposal::skill); empty when it named none.
+  std::string skill;
 };
 
 /// A program shown to the mutator for inspiration, with why it was chosen.
@@ -48,6 +51,9 @@ struct KERNELSMITH_API MutationRequest {
   std::optional<Candidate> second_parent;
   std::vector<Inspiration> inspirations;
   std::vector<Attempt> recent_attempts;
+  /// Experience items the engine retrieved from its memory for this request, best first (docs/memory.md):
+  /// lessons of earlier steps, of this run and others, with their learned values.
+  std::vector<RetrievedItem> experience;
   DeviceInfo device;
   std::uint64_t seed = 0;
   int island = 0;
@@ -69,6 +75,10 @@ struct Proposal {
   std::optional<Candidate> candidate;
   std::string mutation;  ///< "param", "llm_full", "llm_diff", "llm_crossover", ... (kOrigins)
   std::string failure;
+  /// The skill applied (a skill bank name, or the model's own name for its technique): what the experience
+  /// memory learns the value of. The LLM mutator reads it from the answer's <skill> tag and says "unspecified"
+  /// when there is none; empty when the mutator does not say (recorded as "unspecified").
+  std::string skill;
   /// The program a mutator withheld because MutationRequest::is_known said the run holds it already
   /// (`candidate` is then empty): the engine records which stored program it equals.
   std::optional<Candidate> known_candidate;

@@ -1,8 +1,9 @@
 // PromptBuilder: turns a MutationRequest into the chat messages an LLM sees (docs/llm.md).
 //
 // The user message is made of parts: the task, the reference, the hardware, the parent with its
-// evaluation, the recent attempts on this parent, the inspirations and the instruction for the edit
-// mode. The system message states the role and the candidate format's rules. Both come from
+// evaluation, the recent attempts on this parent, the skills whose predicates hold for the request
+// (skill_bank.hpp), the experience the engine retrieved (experience.hpp), the inspirations and the
+// instruction for the edit mode, which asks the model to name the skill it applied. The system message states the role and the candidate format's rules. Both come from
 // templates with {placeholders}, which the caller may replace. A token budget drops the least useful
 // parts first and records what it dropped.
 #pragma once
@@ -12,8 +13,11 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "kernelsmith/export.hpp"
 #include "kernelsmith/mutator.hpp"
+#include "kernelsmith/skill_bank.hpp"
 
 namespace kernelsmith {
 
@@ -45,8 +49,8 @@ KERNELSMITH_API EditMode parse_edit_mode(const std::string& name);
 /// like `{identifier}`. An unknown placeholder is a ValidationError when the builder is made.
 ///
 /// Placeholders of `system`: {language}, {language_name}, {format_rules}.
-/// Placeholders of `user`: {task}, {reference}, {hardware}, {parent}, {attempts}, {inspirations},
-///   {instruction}; each expands to a whole section with its heading, or to nothing when empty.
+/// Placeholders of `user`: {task}, {reference}, {hardware}, {parent}, {attempts}, {skills}, {experience},
+///   {inspirations}, {instruction}; each expands to a whole section with its heading, or to nothing when empty.
 /// Placeholders of the section templates are listed next to each one below; every template may also
 /// use {language}, {language_name}, {fence} (the markdown fence tag for the language) and {comment} (the
 /// comment marker of its plan lines: "//", or "#" in Triton). The language is the one asked for
@@ -70,9 +74,19 @@ struct KERNELSMITH_API PromptTemplates {
   std::string inspiration;
   /// The second parent in crossover: {source}, {id}
   std::string second_parent;
+  /// {skills}: the rendered skills that apply
+  std::string skills;
+  /// One skill: {name}, {title}, {when} (its predicate), {advice}, {example} (the fenced example in the
+  /// language asked for, with its heading, or nothing)
+  std::string skill;
+  /// {items}: the retrieved experience, one line each
+  std::string experience;
   std::string full_instruction;
   std::string diff_instruction;
   std::string crossover_instruction;
+  /// Follows every instruction: asks the model to name the skill it applied in a <skill>name</skill> tag
+  /// (parse_skill_tag). Empty: not asked (every proposal then records "unspecified").
+  std::string skill_tag;
 
   /// The built-in templates.
   static PromptTemplates defaults();
@@ -98,6 +112,14 @@ struct PromptBuilderOptions {
   /// At most this many recent attempts and inspirations are shown.
   std::size_t max_attempts = 8;
   std::size_t max_inspirations = 6;
+  /// The skill bank whose skills are shown when their predicates hold for the request; null: the built-in bank
+  /// (SkillBank::builtin()); an empty bank shows none.
+  std::shared_ptr<const SkillBank> skills;
+  /// At most this many skills (the first that hold, in bank order) and experience items are shown.
+  std::size_t max_skills = 3;
+  std::size_t max_experience = 3;
+  /// Whether a skill shows its example in the language asked for.
+  bool skill_examples = true;
 };
 
 /// The built prompt and what the budget did to it.
@@ -107,8 +129,13 @@ struct BuiltPrompt {
   /// Approximate tokens of all messages (characters / chars_per_token, rounded up).
   std::int64_t estimated_tokens = 0;
   /// What the budget removed or trimmed, in the order it did so, e.g. "diverse inspiration 3 (id …)",
-  /// "reference source", "parent evaluation trimmed from 6000 to 1800 characters".
+  /// "experience item 2 (id 17)", "example of skill fuse_kernels", "reference source", "parent evaluation
+  /// trimmed from 6000 to 1800 characters".
   std::vector<std::string> dropped;
+  /// The skills whose predicates held and that the prompt shows, in order.
+  std::vector<std::string> skills;
+  /// The experience items the prompt shows, by id.
+  std::vector<std::int64_t> experience;
   /// True when the prompt is still over budget after every removable part was removed.
   bool over_budget = false;
 
@@ -117,7 +144,8 @@ struct BuiltPrompt {
 
 class KERNELSMITH_API PromptBuilder {
  public:
-  /// Throws ValidationError when a template uses an unknown placeholder.
+  /// Throws ValidationError when a template uses an unknown placeholder, and what SkillBank::builtin() throws
+  /// when options.skills is null and the built-in bank cannot be read.
   explicit PromptBuilder(PromptBuilderOptions options = {});
 
   /// Builds the messages for one request. Crossover needs request.second_parent (ValidationError
@@ -125,9 +153,12 @@ class KERNELSMITH_API PromptBuilder {
   BuiltPrompt build(const MutationRequest& request, EditMode mode) const;
 
   const PromptBuilderOptions& options() const { return options_; }
+  /// The bank it gates skills from: options.skills, or the built-in bank.
+  const SkillBank& skills() const { return *skills_; }
 
  private:
   PromptBuilderOptions options_;
+  std::shared_ptr<const SkillBank> skills_;
 };
 
 /// Replaces {placeholders} in `text` (see PromptTemplates). Throws ValidationError naming

@@ -52,6 +52,9 @@ struct ParsedResponse {
   /// How the answer was read, e.g. "picked block 2 of 3 (has a kernel and @launch lines)",
   /// "diff block 1 matched after normalising whitespace".
   std::vector<std::string> notes;
+  /// The skill the answer names in its <skill>name</skill> tag (parse_skill_tag), also when it holds no
+  /// program; "unspecified" when it names none (parse_response sets it).
+  std::string skill = "unspecified";
 };
 
 /// Reads a whole-file answer. `parent_source`, when given, turns an unchanged copy into a failure.
@@ -63,9 +66,14 @@ KERNELSMITH_API ParsedResponse parse_full_response(const std::string& text, cons
 /// Applies the SEARCH/REPLACE blocks of `text` to `parent_source`, in order.
 KERNELSMITH_API ParsedResponse apply_diff_response(const std::string& text, const std::string& parent_source);
 
+/// The skill an answer names in its last <skill>name</skill> tag, lower-cased with spaces and hyphens made
+/// underscores; "unspecified" when there is no tag, it is not closed, or what it holds is not a snake_case name
+/// (or is "none").
+KERNELSMITH_API std::string parse_skill_tag(const std::string& text);
+
 /// Reads an answer given in `mode`: diff applies blocks (falling back to a whole file when the answer
 /// has no blocks but a complete program); full and crossover read a whole file, in `language` when given
-/// (see parse_full_response).
+/// (see parse_full_response). Also reads the skill the answer names (ParsedResponse::skill).
 KERNELSMITH_API ParsedResponse parse_response(const std::string& text, EditMode mode, const std::string& parent_source,
                                               const std::string& language = "");
 

@@ -12,14 +12,15 @@
 
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/evaluation.hpp"
+#include "kernelsmith/experience.hpp"
 #include "kernelsmith/export.hpp"
 #include "kernelsmith/llm_attempt.hpp"
 
 namespace kernelsmith {
 
-/// The schema this build writes. It also reads versions 1 and 2, and upgrades such a file to this one
+/// The schema this build writes. It also reads versions 1 to 3, and upgrades such a file to this one
 /// when it opens it for writing (docs/run-store.md#upgrading-an-older-store).
-inline constexpr int kRunStoreSchemaVersion = 3;
+inline constexpr int kRunStoreSchemaVersion = 4;
 
 struct RunInfo {
   std::int64_t id = 0;
@@ -93,6 +94,10 @@ struct StepRecord {
   std::string abandoned_by;
   /// The HTTP attempts of the model call, in order (table llm_attempts; version 3).
   std::vector<LlmAttempt> llm_attempts;
+  /// The skill the mutator says it applied (Proposal::skill); empty when it named none (NULL; version 4).
+  std::string skill;
+  /// The experience items retrieved into the step's request, best first, with their scores (version 4).
+  std::vector<Retrieval> retrieved;
 
   bool pending() const { return !child_id.empty() && !evaluation_id && failure.empty(); }
 };
@@ -118,6 +123,15 @@ struct IslandRecord {
   double updated = 0.0;
 };
 
+/// One step's experience as the run recorded it (table experience; version 4): the item it added to the
+/// experience memory (`item.id` is the item's id there), without the values the memory learns later.
+struct ExperienceRecord {
+  std::int64_t id = 0;
+  std::int64_t run = 0;
+  std::int64_t step = 0;
+  ExperienceItem item;
+};
+
 /// One point of a run's history: an evaluation and the best speedup so far.
 struct HistoryPoint {
   std::int64_t sequence = 0;
@@ -129,8 +143,8 @@ struct HistoryPoint {
 
 class KERNELSMITH_API RunStore {
  public:
-  /// Opens the file, creating it and the schema when missing (unless read_only); upgrades a version-1 or
-  /// version-2 file to the current version unless read_only (a read-only store reads it as it is). Throws
+  /// Opens the file, creating it and the schema when missing (unless read_only); upgrades a file of versions 1
+  /// to 3 to the current version unless read_only (a read-only store reads it as it is). Throws
   /// StoreError when it cannot be opened, holds a newer schema version or is not a run store.
   explicit RunStore(const std::string& path, bool read_only = false);
   ~RunStore();
@@ -168,6 +182,8 @@ class KERNELSMITH_API RunStore {
                               double evaluate_seconds = 0.0);
   /// Marks a pending step as not evaluated, with the reason.
   void fail_step(std::int64_t step_id, const std::string& failure);
+  /// Records what a step taught the experience memory; returns the record's id.
+  std::int64_t add_experience(std::int64_t run, std::int64_t step, const ExperienceItem& item);
   void add_migration(const MigrationRecord& migration);
   void update_island(const IslandRecord& island);
 
@@ -190,6 +206,8 @@ class KERNELSMITH_API RunStore {
   std::vector<ProgramRecord> lineage(std::int64_t run, const std::string& program_id) const;
   /// One point per evaluation, in order.
   std::vector<HistoryPoint> history(std::int64_t run) const;
+  /// The run's experience records in the order they were made (none before version 4).
+  std::vector<ExperienceRecord> experience(std::int64_t run) const;
 
  private:
   struct Impl;

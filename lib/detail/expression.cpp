@@ -73,23 +73,16 @@ std::vector<Token> tokenize(const std::string& text) {
       tokens.push_back({Token::Kind::number, text.substr(start, i - start), value, column});
       continue;
     }
-    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      std::size_t start = i;
-      while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
-      tokens.push_back({Token::Kind::identifier, text.substr(start, i - start), 0, column});
+    if (const std::size_t end = identifier_end(text, i); end > i) {
+      tokens.push_back({Token::Kind::identifier, text.substr(i, end - i), 0, column});
+      i = end;
       continue;
     }
-    static const char* const kTwoCharOps[] = {"<=", ">=", "==", "!=", "&&", "||"};
-    bool matched = false;
-    for (const char* op : kTwoCharOps) {
-      if (text.compare(i, 2, op) == 0) {
-        tokens.push_back({Token::Kind::op, op, 0, column});
-        i += 2;
-        matched = true;
-        break;
-      }
+    if (const char* op = two_character_operator(text, i)) {
+      tokens.push_back({Token::Kind::op, op, 0, column});
+      i += 2;
+      continue;
     }
-    if (matched) continue;
     if (std::string("+-*/%()<>!,").find(c) != std::string::npos) {
       tokens.push_back({Token::Kind::op, std::string(1, c), 0, column});
       ++i;
@@ -375,6 +368,23 @@ std::int64_t Expression::evaluate_node(int index, const Bindings& bindings) cons
     }
   }
   fail(text_, "internal error: bad expression node");
+}
+
+std::size_t identifier_end(const std::string& text, std::size_t start) {
+  if (start >= text.size() || !(std::isalpha(static_cast<unsigned char>(text[start])) || text[start] == '_')) {
+    return start;
+  }
+  std::size_t end = start + 1;
+  while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
+  return end;
+}
+
+const char* two_character_operator(const std::string& text, std::size_t position) {
+  static const char* const kOperators[] = {"<=", ">=", "==", "!=", "&&", "||"};
+  for (const char* op : kOperators) {
+    if (text.compare(position, 2, op) == 0) return op;
+  }
+  return nullptr;
 }
 
 bool is_identifier(const std::string& text) {

@@ -49,4 +49,10 @@ class Expression {
 /// True for a C identifier: [A-Za-z_][A-Za-z0-9_]*.
 bool is_identifier(const std::string& text);
 
+/// Lexing shared with the skill predicates (lib/memory/predicate.cpp): where the identifier that starts at
+/// `start` ends (`start` when none starts there), and the two-character operator ("<=", ">=", "==", "!=", "&&",
+/// "||") at `position`, or null.
+std::size_t identifier_end(const std::string& text, std::size_t start);
+const char* two_character_operator(const std::string& text, std::size_t position);
+
 }  // namespace kernelsmith::detail

@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'FeatureDescriptor', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'SpeedOfLight', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_status', 'render_template', 'run_kernel', 'selection_weights', 'set_helper_python', 'set_triton_python', 'source_tokens', 'task_search_path', 'triton_kernel_specs', 'triton_status']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'ExperienceItem', 'ExperienceMemory', 'ExperienceMemoryOptions', 'ExperienceQuery', 'ExperienceRecord', 'FeatureDescriptor', 'FeatureInfo', 'FeatureKind', 'FeatureScope', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Predicate', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Retrieval', 'RetrievedItem', 'Retriever', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'Skill', 'SkillBank', 'SkillFile', 'SpeedOfLight', 'Stage', 'StageValue', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'ValueRetriever', 'ValueRetrieverOptions', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'experience_reward', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'feature_catalog', 'feature_similarity', 'feedback_features', 'find_feature', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_skill_tag', 'parse_stage', 'parse_status', 'render_template', 'request_features', 'request_feedback', 'run_kernel', 'selection_weights', 'set_helper_python', 'set_triton_python', 'skill_search_path', 'source_tokens', 'stage_of', 'task_features', 'task_search_path', 'triton_kernel_specs', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -2428,6 +2428,936 @@ class Evaluator:
         """
         Evaluates several candidates (the built-in evaluator compiles them in parallel while the device times them one at a time).
         """
+class FeatureKind:
+    """
+    What a feature holds: a number or a label (a string).
+    
+    Members:
+    
+      number
+    
+      label
+    """
+    __members__: typing.ClassVar[dict[str, FeatureKind]]
+    label: typing.ClassVar[FeatureKind]
+    number: typing.ClassVar[FeatureKind]
+    @typing.overload
+    def __eq__(self, other: FeatureKind) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: FeatureKind) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class FeatureScope:
+    """
+    Where a feature comes from: the task, the parent's evaluation, the request.
+    
+    Members:
+    
+      task
+    
+      feedback
+    
+      request
+    """
+    __members__: typing.ClassVar[dict[str, FeatureScope]]
+    feedback: typing.ClassVar[FeatureScope]
+    request: typing.ClassVar[FeatureScope]
+    task: typing.ClassVar[FeatureScope]
+    @typing.overload
+    def __eq__(self, other: FeatureScope) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: FeatureScope) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class FeatureInfo:
+    """
+    One row of the feature catalog (docs/memory.md, "Features").
+    """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def description(self) -> str:
+        """
+        What it measures.
+        """
+    @property
+    def kind(self) -> FeatureKind:
+        """
+        FeatureKind.number or FeatureKind.label.
+        """
+    @property
+    def logarithmic(self) -> bool:
+        """
+        Whether similarity compares log10(1 + value) (quantities that span decades).
+        """
+    @property
+    def name(self) -> str:
+        """
+        The name predicates use.
+        """
+    @property
+    def scale(self) -> float:
+        """
+        A difference of this much counts as one unit of distance.
+        """
+    @property
+    def scope(self) -> FeatureScope:
+        """
+        FeatureScope: task, feedback or request.
+        """
+    @property
+    def similarity(self) -> bool:
+        """
+        Whether feature_similarity compares it.
+        """
+    @property
+    def values(self) -> list[str]:
+        """
+        The values a label takes (empty: any).
+        """
+class Predicate:
+    """
+    A condition over features, e.g. 'stage == "refine" and bandwidth_fraction < 0.6'; parsed and checked against the feature catalog when made (ValidationError naming the column).
+    """
+    def __init__(self, text: str = 'true') -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def evaluate(self, features: dict[str, float | str]) -> bool | None:
+        """
+        True, False, or None when a feature it reads is missing.
+        """
+    def features(self) -> list[str]:
+        """
+        The features it reads, in order of appearance.
+        """
+    def holds(self, features: dict[str, float | str]) -> bool:
+        """
+        True when the predicate is true for the features (a dict); false when false or unknown.
+        """
+    @property
+    def text(self) -> str:
+        """
+        The predicate as written.
+        """
+class Skill:
+    """
+    An optimisation skill: its name, when it applies (a predicate over features), what to do and a short example per kernel language.
+    """
+    @typing.overload
+    def __init__(self) -> None:
+        ...
+    @typing.overload
+    def __init__(self, name: str, title: str = '', when: str = 'true', advice: str = '', examples: collections.abc.Mapping[str, str] = {}) -> None:
+        """
+        A skill; raises ValidationError for a name that is not snake_case, no advice, a bad predicate or an example in an unknown language.
+        """
+    def __repr__(self) -> str:
+        ...
+    def applies(self, features: dict[str, float | str]) -> bool:
+        """
+        Whether its predicate holds for the features (a dict).
+        """
+    def example(self, language: str) -> str:
+        """
+        Its example in the language, or ''.
+        """
+    def validate(self, origin: str = '<skill>') -> None:
+        """
+        Raises ValidationError naming the field.
+        """
+    @property
+    def advice(self) -> str:
+        """
+        What to do, in a few sentences.
+        """
+    @advice.setter
+    def advice(self, arg0: str) -> None:
+        ...
+    @property
+    def examples(self) -> dict[str, str]:
+        """
+        A short example per kernel language, a dict language -> code.
+        """
+    @examples.setter
+    def examples(self, arg0: collections.abc.Mapping[str, str]) -> None:
+        ...
+    @property
+    def name(self) -> str:
+        """
+        snake_case, unique in a bank: what the model names in its <skill> tag.
+        """
+    @name.setter
+    def name(self, arg0: str) -> None:
+        ...
+    @property
+    def origin(self) -> str:
+        """
+        The file it was loaded from; empty for a skill made in code.
+        """
+    @origin.setter
+    def origin(self, arg0: str) -> None:
+        ...
+    @property
+    def title(self) -> str:
+        """
+        One line: what the skill does.
+        """
+    @title.setter
+    def title(self, arg0: str) -> None:
+        ...
+    @property
+    def when(self) -> str:
+        """
+        When it applies, a predicate's text (assigning parses and checks it).
+        """
+    @when.setter
+    def when(self, arg1: str) -> None:
+        ...
+class SkillFile:
+    """
+    One file loaded into a SkillBank.
+    """
+    @property
+    def path(self) -> str:
+        """
+        The file.
+        """
+    @property
+    def skills(self) -> int:
+        """
+        How many skills it held.
+        """
+    @property
+    def version(self) -> str:
+        """
+        The file's own version.
+        """
+class SkillBank:
+    """
+    Optimisation skills gated by predicates over measured features (docs/memory.md). SkillBank.builtin() is the bank shipped with the package; load_file adds a file of your own; add replaces a skill of the same name. `skills` is a copy: change a skill and add() it back.
+    """
+    @staticmethod
+    def builtin() -> SkillBank:
+        """
+        The built-in bank (skills/skills.json shipped with the package).
+        """
+    @staticmethod
+    def load(path: str) -> SkillBank:
+        """
+        A bank of one file.
+        """
+    def __contains__(self, arg0: str) -> bool:
+        ...
+    def __init__(self) -> None:
+        """
+        An empty bank.
+        """
+    def __len__(self) -> int:
+        ...
+    def add(self, skill: Skill) -> None:
+        """
+        Adds a Skill, or replaces the one of the same name where it stands.
+        """
+    def applicable(self, features: dict[str, float | str]) -> list[Skill]:
+        """
+        The skills whose predicates hold for the features (a dict), in bank order.
+        """
+    def find(self, name: str) -> Skill | None:
+        """
+        A copy of the skill of that name, or None.
+        """
+    def load_file(self, path: str) -> int:
+        """
+        Adds the skills of a file (ones named like a skill already there replace it in place); returns how many.
+        """
+    def load_json(self, json_text: str, origin: str = '<skills>', folder: os.PathLike | str | bytes = ...) -> int:
+        """
+        The same for a document in memory; `folder` resolves example files (empty: examples must be inline).
+        """
+    def remove(self, name: str) -> bool:
+        """
+        Removes a skill; False when there is none of that name.
+        """
+    def to_json(self) -> str:
+        """
+        The bank as one document of the file format, examples inline.
+        """
+    @property
+    def files(self) -> list[SkillFile]:
+        """
+        The files loaded, a list of SkillFile.
+        """
+    @property
+    def skills(self) -> list[Skill]:
+        """
+        The skills in order, a list of Skill (copies).
+        """
+class Stage:
+    """
+    What a step is for: make an incorrect parent correct (draft) or a correct one faster (refine).
+    
+    Members:
+    
+      draft
+    
+      refine
+    """
+    __members__: typing.ClassVar[dict[str, Stage]]
+    draft: typing.ClassVar[Stage]
+    refine: typing.ClassVar[Stage]
+    @typing.overload
+    def __eq__(self, other: Stage) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: Stage) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class StageValue:
+    """
+    What an item learned in one stage: the weighted mean of its credits.
+    """
+    @typing.overload
+    def __init__(self) -> None:
+        ...
+    @typing.overload
+    def __init__(self, value: typing.SupportsFloat | typing.SupportsIndex, weight: typing.SupportsFloat | typing.SupportsIndex = 1.0, credits: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def credits(self) -> int:
+        """
+        How many credits.
+        """
+    @credits.setter
+    def credits(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def value(self) -> float:
+        """
+        The mean reward (meaningful once weight > 0).
+        """
+    @value.setter
+    def value(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def weight(self) -> float:
+        """
+        The credits' weights summed.
+        """
+    @weight.setter
+    def weight(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class ExperienceItem:
+    """
+    One step's experience: the task's and the parent's features, the skill and edit applied, the outcome, and the values learned per stage.
+    """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def gain(self) -> float:
+        """
+        Child over parent speedup minus 1 when both are correct; 0 else.
+        """
+    def lesson(self) -> str:
+        """
+        The sentence a prompt shows.
+        """
+    def value(self, stage: Stage) -> StageValue:
+        """
+        The StageValue of a stage (a copy).
+        """
+    @property
+    def compiled(self) -> bool:
+        """
+        Whether the child compiled.
+        """
+    @compiled.setter
+    def compiled(self, arg0: bool) -> None:
+        ...
+    @property
+    def correct(self) -> bool:
+        """
+        Whether the child is correct.
+        """
+    @correct.setter
+    def correct(self, arg0: bool) -> None:
+        ...
+    @property
+    def created(self) -> float:
+        """
+        When it was made, Unix seconds.
+        """
+    @created.setter
+    def created(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def draft(self) -> StageValue:
+        """
+        The StageValue learned in draft.
+        """
+    @draft.setter
+    def draft(self, arg0: StageValue) -> None:
+        ...
+    @property
+    def edit(self) -> str:
+        """
+        How the child was made: 'llm_diff', 'param', ...
+        """
+    @edit.setter
+    def edit(self, arg0: str) -> None:
+        ...
+    @property
+    def feedback(self) -> dict[str, float | str]:
+        """
+        The parent's features and the request's (language, device), a dict.
+        """
+    @feedback.setter
+    def feedback(self, arg0: dict[str, float | str]) -> None:
+        ...
+    @property
+    def id(self) -> int:
+        """
+        Its id in its memory (0 before it is added).
+        """
+    @id.setter
+    def id(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def note(self) -> str:
+        """
+        The child's evaluation message, cut to 200 characters.
+        """
+    @note.setter
+    def note(self, arg0: str) -> None:
+        ...
+    @property
+    def origin(self) -> str:
+        """
+        Where it was learned, e.g. 'run 3 of runs.db, step 17'.
+        """
+    @origin.setter
+    def origin(self, arg0: str) -> None:
+        ...
+    @property
+    def parent_speedup(self) -> float:
+        """
+        The parent's speedup (0 unless correct).
+        """
+    @parent_speedup.setter
+    def parent_speedup(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def refine(self) -> StageValue:
+        """
+        The StageValue learned in refine.
+        """
+    @refine.setter
+    def refine(self, arg0: StageValue) -> None:
+        ...
+    @property
+    def reward(self) -> float:
+        """
+        The reward of its own step (ExperienceMemory.record sets it).
+        """
+    @reward.setter
+    def reward(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def skill(self) -> str:
+        """
+        The skill applied; 'unspecified' when none was named.
+        """
+    @skill.setter
+    def skill(self, arg0: str) -> None:
+        ...
+    @property
+    def speedup(self) -> float:
+        """
+        The child's speedup (0 unless correct).
+        """
+    @speedup.setter
+    def speedup(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def stage(self) -> Stage:
+        """
+        The Stage of the step.
+        """
+    @stage.setter
+    def stage(self, arg0: Stage) -> None:
+        ...
+    @property
+    def status(self) -> Status:
+        """
+        The child's Status.
+        """
+    @status.setter
+    def status(self, arg0: Status) -> None:
+        ...
+    @property
+    def task(self) -> str:
+        """
+        The task it was learned on.
+        """
+    @task.setter
+    def task(self, arg0: str) -> None:
+        ...
+    @property
+    def task_features(self) -> dict[str, float | str]:
+        """
+        The task's features, a dict.
+        """
+    @task_features.setter
+    def task_features(self, arg0: dict[str, float | str]) -> None:
+        ...
+class ExperienceQuery:
+    """
+    What to retrieve for: a task, a parent's feedback and the stage.
+    """
+    @typing.overload
+    def __init__(self) -> None:
+        ...
+    @typing.overload
+    def __init__(self, task: str = '', task_features: dict[str, float | str] = {}, feedback: dict[str, float | str] = {}, stage: Stage = ..., count: typing.SupportsInt | typing.SupportsIndex = 3, seed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        ...
+    @property
+    def count(self) -> int:
+        """
+        How many items at most.
+        """
+    @count.setter
+    def count(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def feedback(self) -> dict[str, float | str]:
+        """
+        The parent's and the request's features, a dict.
+        """
+    @feedback.setter
+    def feedback(self, arg0: dict[str, float | str]) -> None:
+        ...
+    @property
+    def seed(self) -> int:
+        """
+        The retriever's random draws are a function of it (the engine passes each request's seed).
+        """
+    @seed.setter
+    def seed(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def stage(self) -> Stage:
+        """
+        The Stage of the step.
+        """
+    @stage.setter
+    def stage(self, arg0: Stage) -> None:
+        ...
+    @property
+    def task(self) -> str:
+        """
+        The task's name.
+        """
+    @task.setter
+    def task(self, arg0: str) -> None:
+        ...
+    @property
+    def task_features(self) -> dict[str, float | str]:
+        """
+        The task's features, a dict.
+        """
+    @task_features.setter
+    def task_features(self, arg0: dict[str, float | str]) -> None:
+        ...
+class Retrieval:
+    """
+    Why an item was retrieved: its score, value and similarity.
+    """
+    @typing.overload
+    def __init__(self) -> None:
+        ...
+    @typing.overload
+    def __init__(self, item: typing.SupportsInt | typing.SupportsIndex = 0, skill: str = '', score: typing.SupportsFloat | typing.SupportsIndex = 0.0, value: typing.SupportsFloat | typing.SupportsIndex = 0.0, similarity: typing.SupportsFloat | typing.SupportsIndex = 0.0, explored: bool = False) -> None:
+        ...
+    @property
+    def explored(self) -> bool:
+        """
+        Drawn at random (epsilon) rather than by score.
+        """
+    @explored.setter
+    def explored(self, arg0: bool) -> None:
+        ...
+    @property
+    def item(self) -> int:
+        """
+        The item's id.
+        """
+    @item.setter
+    def item(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def score(self) -> float:
+        """
+        The score it ranked by.
+        """
+    @score.setter
+    def score(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def similarity(self) -> float:
+        """
+        Of its features to the query's, in [0, 1].
+        """
+    @similarity.setter
+    def similarity(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def skill(self) -> str:
+        """
+        The item's skill: a step that applies it follows the item and credits it with its reward.
+        """
+    @skill.setter
+    def skill(self, arg0: str) -> None:
+        ...
+    @property
+    def value(self) -> float:
+        """
+        The estimated value in the query's stage: of the item's skill near the query, or of the item.
+        """
+    @value.setter
+    def value(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class RetrievedItem:
+    """
+    A retrieved ExperienceItem with its Retrieval.
+    """
+    @typing.overload
+    def __init__(self) -> None:
+        ...
+    @typing.overload
+    def __init__(self, item: ExperienceItem, retrieval: Retrieval = ...) -> None:
+        ...
+    @property
+    def item(self) -> ExperienceItem:
+        """
+        The ExperienceItem.
+        """
+    @item.setter
+    def item(self, arg0: ExperienceItem) -> None:
+        ...
+    @property
+    def retrieval(self) -> Retrieval:
+        """
+        Why it was retrieved, a Retrieval.
+        """
+    @retrieval.setter
+    def retrieval(self, arg0: Retrieval) -> None:
+        ...
+class Retriever:
+    """
+    Ranks experience for a query. Subclass it and implement retrieve(query, items) -> list[RetrievedItem] and name() -> str; set it with ExperienceMemory.retriever. The engine calls it from its own thread.
+    """
+    def __init__(self) -> None:
+        ...
+    def name(self) -> str:
+        ...
+    def retrieve(self, query: ExperienceQuery, items: collections.abc.Sequence[ExperienceItem]) -> list[RetrievedItem]:
+        """
+        At most query.count items to show, best first, chosen from `items` (every item of the memory).
+        """
+class ValueRetrieverOptions:
+    """
+    Settings of the built-in ValueRetriever.
+    """
+    def __init__(self) -> None:
+        ...
+    @property
+    def by_skill(self) -> bool:
+        """
+        Rank skills (each by the similarity-weighted mean of its items' values, shown by its closest item) rather than single items.
+        """
+    @by_skill.setter
+    def by_skill(self, arg0: bool) -> None:
+        ...
+    @property
+    def draft_prior(self) -> float:
+        """
+        The value a draft estimate shrinks toward.
+        """
+    @draft_prior.setter
+    def draft_prior(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def epsilon(self) -> float:
+        """
+        Chance per slot of a uniformly drawn item instead of the best (epsilon-greedy), in [0, 1].
+        """
+    @epsilon.setter
+    def epsilon(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def min_similarity(self) -> float:
+        """
+        Items less similar than this are never retrieved.
+        """
+    @min_similarity.setter
+    def min_similarity(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def prior_weight(self) -> float:
+        """
+        How many credits the prior counts as in an estimate.
+        """
+    @prior_weight.setter
+    def prior_weight(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def refine_prior(self) -> float:
+        """
+        The value a refine estimate shrinks toward.
+        """
+    @refine_prior.setter
+    def refine_prior(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def seed(self) -> int:
+        """
+        Mixed with each query's seed.
+        """
+    @seed.setter
+    def seed(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def similarity_power(self) -> float:
+        """
+        How sharply a skill's estimate favours close experience: an item counts with its credits' weight times similarity**similarity_power.
+        """
+    @similarity_power.setter
+    def similarity_power(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def similarity_weight(self) -> float:
+        """
+        See value_weight.
+        """
+    @similarity_weight.setter
+    def similarity_weight(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def value_weight(self) -> float:
+        """
+        score = value_weight * estimated value + similarity_weight * similarity.
+        """
+    @value_weight.setter
+    def value_weight(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class ValueRetriever(Retriever):
+    """
+    The built-in ranking: each skill's value in the query's stage, estimated from its items near the query, plus how close its closest item is; epsilon-greedy.
+    """
+    @staticmethod
+    def similarity(query: ExperienceQuery, item: ExperienceItem) -> float:
+        """
+        How alike the item's task and feedback are to the query's, in [0, 1].
+        """
+    def __init__(self, options: ValueRetrieverOptions = ...) -> None:
+        ...
+    def estimate(self, item: ExperienceItem, stage: Stage) -> float:
+        """
+        The item's own value in a stage, shrunk toward the stage's prior.
+        """
+    def skill_estimate(self, query: ExperienceQuery, skill: str, items: collections.abc.Sequence[ExperienceItem]) -> float:
+        """
+        A skill's value in the query's stage from the items given: their values weighted by credits and similarity**similarity_power, shrunk toward the prior.
+        """
+    @property
+    def options(self) -> ValueRetrieverOptions:
+        """
+        The ValueRetrieverOptions.
+        """
+class ExperienceMemoryOptions:
+    """
+    Settings of an ExperienceMemory.
+    """
+    def __init__(self) -> None:
+        ...
+    @property
+    def discount(self) -> float:
+        """
+        A step's reward is also credited to the items of its ancestors' steps (same stage) with weight discount**generations.
+        """
+    @discount.setter
+    def discount(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def horizon(self) -> int:
+        """
+        How many generations up are credited.
+        """
+    @horizon.setter
+    def horizon(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_items(self) -> int:
+        """
+        Most items kept (the least credited, then the oldest, go); 0: no limit.
+        """
+    @max_items.setter
+    def max_items(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+class ExperienceMemory:
+    """
+    Experience items and their values, in the process or in a SQLite file shared by runs (docs/memory.md). Give it to Evolution.set_memory, or set EvolutionConfig.memory_path.
+    """
+    def __init__(self, path: str = '', options: ExperienceMemoryOptions = ...) -> None:
+        """
+        A memory in the process (path ''), or the one in a SQLite file, created when missing.
+        """
+    def __len__(self) -> int:
+        ...
+    def add(self, item: ExperienceItem) -> int:
+        """
+        Adds an item as it is, values included; returns its id.
+        """
+    def clear(self) -> None:
+        """
+        Removes every item.
+        """
+    def credit(self, id: typing.SupportsInt | typing.SupportsIndex, stage: Stage, reward: typing.SupportsFloat | typing.SupportsIndex, weight: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> bool:
+        """
+        Adds one credit to an item's value in a stage; False for an unknown id.
+        """
+    def item(self, id: typing.SupportsInt | typing.SupportsIndex) -> ExperienceItem | None:
+        """
+        The item of that id, or None.
+        """
+    def items(self) -> list[ExperienceItem]:
+        """
+        Every item, by id, a list of ExperienceItem (copies).
+        """
+    def record(self, item: ExperienceItem, credited: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]] = []) -> int:
+        """
+        Learns from one step: adds the item with its reward as its first credit, and credits the reward to the ids in credited[0] (weight 1) and credited[k] (weight discount**k, k <= horizon). Returns the new id.
+        """
+    def reload(self) -> None:
+        """
+        Reads the file again, picking up what other processes wrote.
+        """
+    def remove(self, id: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        """
+        Removes an item; False when there is none.
+        """
+    def retrieve(self, query: ExperienceQuery) -> list[RetrievedItem]:
+        """
+        The retriever's answer for an ExperienceQuery, a list of RetrievedItem.
+        """
+    def update(self, item: ExperienceItem) -> None:
+        """
+        Replaces the item of the same id (an edited note, a reset value); raises NotFoundError.
+        """
+    @property
+    def options(self) -> ExperienceMemoryOptions:
+        """
+        The ExperienceMemoryOptions.
+        """
+    @property
+    def path(self) -> str:
+        """
+        The file; '' for a memory in the process.
+        """
+    @property
+    def retriever(self) -> Retriever:
+        """
+        The Retriever that ranks items (a ValueRetriever unless set); assigning None restores the default.
+        """
+    @retriever.setter
+    def retriever(self, arg1: Retriever) -> None:
+        ...
 class Program:
     """
     An evaluated candidate as the search sees it. Its id is the candidate's content id, computed once when the Program is made; the candidate is read-only from then on.
@@ -3148,6 +4078,14 @@ class Attempt:
     def mutation(self, arg0: str) -> None:
         ...
     @property
+    def skill(self) -> str:
+        """
+        The skill the mutator said it applied; empty when it named none.
+        """
+    @skill.setter
+    def skill(self, arg0: str) -> None:
+        ...
+    @property
     def speedup(self) -> float:
         """
         The child's speedup over the baseline (0 when it failed).
@@ -3226,6 +4164,14 @@ class MutationRequest:
         """
     @device.setter
     def device(self, arg0: DeviceInfo) -> None:
+        ...
+    @property
+    def experience(self) -> list[RetrievedItem]:
+        """
+        Experience the engine retrieved for this request, best first, a list of RetrievedItem (docs/memory.md).
+        """
+    @experience.setter
+    def experience(self, arg0: collections.abc.Sequence[RetrievedItem]) -> None:
         ...
     @property
     def generation(self) -> int:
@@ -3355,7 +4301,7 @@ class Proposal:
     def __init__(self) -> None:
         ...
     @typing.overload
-    def __init__(self, candidate: Candidate | None = None, mutation: str = '', failure: str = '', prompt: str = '', response: str = '', model: str = '', prompt_tokens: typing.SupportsInt | typing.SupportsIndex = 0, completion_tokens: typing.SupportsInt | typing.SupportsIndex = 0, latency_seconds: typing.SupportsFloat | typing.SupportsIndex = 0.0, exhausted_ids: collections.abc.Sequence[str] = []) -> None:
+    def __init__(self, candidate: Candidate | None = None, mutation: str = '', failure: str = '', prompt: str = '', response: str = '', model: str = '', prompt_tokens: typing.SupportsInt | typing.SupportsIndex = 0, completion_tokens: typing.SupportsInt | typing.SupportsIndex = 0, latency_seconds: typing.SupportsFloat | typing.SupportsIndex = 0.0, exhausted_ids: collections.abc.Sequence[str] = [], skill: str = '') -> None:
         ...
     @property
     def candidate(self) -> Candidate | None:
@@ -3452,6 +4398,14 @@ class Proposal:
         """
     @response.setter
     def response(self, arg0: str) -> None:
+        ...
+    @property
+    def skill(self) -> str:
+        """
+        The skill applied (a skill bank name, or the model's own): what the experience memory learns the value of; empty is recorded as 'unspecified'.
+        """
+    @skill.setter
+    def skill(self, arg0: str) -> None:
         ...
 class Mutator:
     """
@@ -3925,6 +4879,14 @@ class StepRecord:
     def response(self, arg0: str) -> None:
         ...
     @property
+    def retrieved(self) -> list[Retrieval]:
+        """
+        The experience items retrieved into the step's request, best first, a list of Retrieval.
+        """
+    @retrieved.setter
+    def retrieved(self, arg0: collections.abc.Sequence[Retrieval]) -> None:
+        ...
+    @property
     def run(self) -> int:
         """
         Id of the run it belongs to.
@@ -3940,6 +4902,38 @@ class StepRecord:
     @selection.setter
     def selection(self, arg0: str) -> None:
         ...
+    @property
+    def skill(self) -> str:
+        """
+        The skill the mutator said it applied; empty when it named none.
+        """
+    @skill.setter
+    def skill(self, arg0: str) -> None:
+        ...
+class ExperienceRecord:
+    """
+    What one step taught the experience memory, as the run recorded it (its item, without the values learned later).
+    """
+    @property
+    def id(self) -> int:
+        """
+        The record's id in the store.
+        """
+    @property
+    def item(self) -> ExperienceItem:
+        """
+        The ExperienceItem it added to the memory (item.id is its id there).
+        """
+    @property
+    def run(self) -> int:
+        """
+        Id of the run it belongs to.
+        """
+    @property
+    def step(self) -> int:
+        """
+        Id of the step.
+        """
 class MigrationRecord:
     """
     A program copied to another island by migration.
@@ -4057,6 +5051,10 @@ class RunStore:
         """
         Inserts an evaluation of a stored program and links the step that produced it (when given); returns the evaluation id. Raises StoreError for an unknown or already evaluated program.
         """
+    def add_experience(self, run: typing.SupportsInt | typing.SupportsIndex, step: typing.SupportsInt | typing.SupportsIndex, item: ExperienceItem) -> int:
+        """
+        Records what a step taught the experience memory (an ExperienceItem); returns the record's id.
+        """
     def add_program(self, run: typing.SupportsInt | typing.SupportsIndex, id: str, candidate: Candidate, normalized_hash: str) -> None:
         """
         Inserts a program under `id` with its lineage; raises StoreError when the id exists in the run.
@@ -4084,6 +5082,10 @@ class RunStore:
     def evaluations(self, run: typing.SupportsInt | typing.SupportsIndex) -> list[EvaluationRecord]:
         """
         The run's evaluations in evaluation order, a list of EvaluationRecord.
+        """
+    def experience(self, run: typing.SupportsInt | typing.SupportsIndex) -> list[ExperienceRecord]:
+        """
+        The run's ExperienceRecords in the order they were made (none in stores older than version 4).
         """
     def history(self, run: typing.SupportsInt | typing.SupportsIndex) -> list[HistoryPoint]:
         """
@@ -4208,6 +5210,14 @@ class EvolutionConfig:
     def elite_count(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     @property
+    def experience(self) -> int:
+        """
+        Experience items retrieved into each mutation request (docs/memory.md); 0 retrieves none (the run still records what each step taught).
+        """
+    @experience.setter
+    def experience(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
     def features(self) -> list[FeatureDescriptor]:
         """
         The MAP-Elites axes, a list of FeatureDescriptor.
@@ -4262,6 +5272,14 @@ class EvolutionConfig:
         """
     @memory.setter
     def memory(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def memory_path(self) -> str:
+        """
+        SQLite file of an experience memory shared across runs and tasks (created when missing); empty: the run's memory lives in the process. Evolution.memory overrides it.
+        """
+    @memory_path.setter
+    def memory_path(self, arg0: str) -> None:
         ...
     @property
     def migration(self) -> MigrationConfig:
@@ -4537,8 +5555,10 @@ class Evolution:
     """
     The evolution loop. run() releases the GIL; stop() (from any thread) ends it cleanly.
     """
-    def __init__(self, task: Task, evaluator: Evaluator, mutator: Mutator, config: EvolutionConfig = ...) -> None:
-        ...
+    def __init__(self, task: Task, evaluator: Evaluator, mutator: Mutator, config: EvolutionConfig = ..., memory: ExperienceMemory = None) -> None:
+        """
+        An evolution of the task; `memory`, an ExperienceMemory, is the one it learns into and retrieves from (default: config.memory_path's, else one in the process).
+        """
     def on_progress(self, callback: typing.Any) -> None:
         """
         Calls callback(progress) after each step, on the thread running run().
@@ -4561,6 +5581,14 @@ class Evolution:
         """
         The EvolutionConfig it was made with.
         """
+    @property
+    def memory(self) -> ExperienceMemory:
+        """
+        The ExperienceMemory the run learns into and retrieves from: the one set, or the one the last run() used (None before the first run() when none was set). Set it before run().
+        """
+    @memory.setter
+    def memory(self, arg1: ExperienceMemory) -> None:
+        ...
     @property
     def population(self) -> IslandPopulation:
         """
@@ -4700,6 +5728,14 @@ class PromptTemplates:
     def diff_instruction(self, arg0: str) -> None:
         ...
     @property
+    def experience(self) -> str:
+        """
+        The experience section: {items}, one line per retrieved item.
+        """
+    @experience.setter
+    def experience(self, arg0: str) -> None:
+        ...
+    @property
     def full_instruction(self) -> str:
         """
         The instruction for a whole-file rewrite (EditMode.full).
@@ -4756,6 +5792,30 @@ class PromptTemplates:
     def second_parent(self, arg0: str) -> None:
         ...
     @property
+    def skill(self) -> str:
+        """
+        One skill: {name}, {title}, {when}, {advice}, {example} (the fenced example, or nothing).
+        """
+    @skill.setter
+    def skill(self, arg0: str) -> None:
+        ...
+    @property
+    def skill_tag(self) -> str:
+        """
+        Follows every instruction: asks the model to name the skill it applied in a <skill>name</skill> tag; empty: not asked.
+        """
+    @skill_tag.setter
+    def skill_tag(self, arg0: str) -> None:
+        ...
+    @property
+    def skills(self) -> str:
+        """
+        The skills section: {skills}, the rendered skills that apply.
+        """
+    @skills.setter
+    def skills(self, arg0: str) -> None:
+        ...
+    @property
     def system(self) -> str:
         """
         The system message; placeholders {language}, {language_name}, {format_rules}.
@@ -4774,7 +5834,7 @@ class PromptTemplates:
     @property
     def user(self) -> str:
         """
-        The user message; placeholders {task}, {reference}, {hardware}, {parent}, {attempts}, {inspirations}, {instruction}, each a whole section or nothing.
+        The user message; placeholders {task}, {reference}, {hardware}, {parent}, {attempts}, {skills}, {experience}, {inspirations}, {instruction}, each a whole section or nothing.
         """
     @user.setter
     def user(self, arg0: str) -> None:
@@ -4810,6 +5870,14 @@ class PromptBuilderOptions:
     def max_evaluation_chars(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     @property
+    def max_experience(self) -> int:
+        """
+        At most this many retrieved experience items are shown.
+        """
+    @max_experience.setter
+    def max_experience(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
     def max_inspirations(self) -> int:
         """
         At most this many inspirations are shown.
@@ -4824,6 +5892,14 @@ class PromptBuilderOptions:
         """
     @max_prompt_tokens.setter
     def max_prompt_tokens(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_skills(self) -> int:
+        """
+        At most this many skills are shown (the first that hold, in bank order).
+        """
+    @max_skills.setter
+    def max_skills(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     @property
     def min_evaluation_chars(self) -> int:
@@ -4848,6 +5924,22 @@ class PromptBuilderOptions:
         """
     @peak_gflops.setter
     def peak_gflops(self, arg0: typing.SupportsFloat | typing.SupportsIndex | None) -> None:
+        ...
+    @property
+    def skill_examples(self) -> bool:
+        """
+        Whether a skill shows its example in the language asked for.
+        """
+    @skill_examples.setter
+    def skill_examples(self, arg0: bool) -> None:
+        ...
+    @property
+    def skills(self) -> SkillBank:
+        """
+        The SkillBank whose skills are shown when their predicates hold; None: the built-in bank; an empty SkillBank() shows none.
+        """
+    @skills.setter
+    def skills(self, arg0: SkillBank) -> None:
         ...
     @property
     def templates(self) -> PromptTemplates:
@@ -4876,6 +5968,11 @@ class BuiltPrompt:
         Approximate tokens of all messages (characters / chars_per_token, rounded up).
         """
     @property
+    def experience(self) -> list[int]:
+        """
+        The ids of the experience items the prompt shows.
+        """
+    @property
     def messages(self) -> list[ChatMessage]:
         """
         The chat messages, a list of ChatMessage.
@@ -4889,6 +5986,11 @@ class BuiltPrompt:
     def over_budget(self) -> bool:
         """
         True when still over budget after every removable part was removed.
+        """
+    @property
+    def skills(self) -> list[str]:
+        """
+        The names of the skills the prompt shows, in order.
         """
 class PromptBuilder:
     """
@@ -4980,6 +6082,11 @@ class ParsedResponse:
     def ok(self) -> bool:
         """
         True when a program was read.
+        """
+    @property
+    def skill(self) -> str:
+        """
+        The skill the answer names in its <skill> tag; 'unspecified' when it names none.
         """
     @property
     def source(self) -> str:
@@ -5347,6 +6454,10 @@ def evaluate_expression(expression: str, bindings: collections.abc.Mapping[str, 
     """
     Evaluates an integer plan expression (int64; + - * / % with floor division, comparisons, && || !, ceil_div, round_up, min, max) over named integers. Raises PlanError naming an unknown identifier, a division by zero, an overflow or a syntax error with its column.
     """
+def experience_reward(stage: Stage, child_status: Status, child_speedup: typing.SupportsFloat | typing.SupportsIndex, parent_speedup: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    A step's reward: draft 1 when the child is correct, else 0; refine log2(child / parent speedup) clamped to [-1, 1], -1 for a child that broke.
+    """
 def extract_code_blocks(text: str) -> list[CodeBlock]:
     """
     The fenced code blocks of a markdown text, in order, as CodeBlocks.
@@ -5358,6 +6469,22 @@ def extract_diff_blocks(text: str) -> list[DiffBlock]:
 def failure_fitness(status: Status) -> float:
     """
     Fitness of a status without timing: incorrect 0, runtime_error -0.25, invalid_launch -0.5, compile_error -0.75, timeout and crashed -1.
+    """
+def feature_catalog() -> list[FeatureInfo]:
+    """
+    Every feature skills are gated on and experience is matched by.
+    """
+def feature_similarity(a: dict[str, float | str], b: dict[str, float | str]) -> float:
+    """
+    How alike two feature dicts are, in (0, 1]; 0 when neither has a compared feature.
+    """
+def feedback_features(evaluation: Evaluation) -> dict[str, float | str]:
+    """
+    An Evaluation's features, a dict: stage, status, failure kind, fractions of the peaks, resources, ...
+    """
+def find_feature(name: str) -> FeatureInfo | None:
+    """
+    The catalog row of a feature, or None.
     """
 def hashed_ngram_embedding(source: str, dimensions: typing.SupportsInt | typing.SupportsIndex = 256, n: typing.SupportsInt | typing.SupportsIndex = 3) -> list[float]:
     """
@@ -5427,6 +6554,14 @@ def parse_selection_policy(name: str) -> SelectionPolicy:
     """
     The SelectionPolicy named 'uniform', 'tournament', 'weighted' or 'power_law' (also 'power-law'); raises ValidationError otherwise.
     """
+def parse_skill_tag(text: str) -> str:
+    """
+    The skill an answer names in its last <skill>name</skill> tag (lower-cased, spaces and hyphens made underscores); 'unspecified' when there is none or it is not a snake_case name.
+    """
+def parse_stage(name: str) -> Stage:
+    """
+    The Stage named 'draft' or 'refine'; raises ValidationError otherwise.
+    """
 def parse_status(name: str) -> Status:
     """
     Status of a name ('ok', 'compile_error', ...).
@@ -5434,6 +6569,14 @@ def parse_status(name: str) -> Status:
 def render_template(text: str, values: collections.abc.Sequence[tuple[str, str]], template_name: str = 'template') -> str:
     """
     Replaces {placeholders} in text with values, a list of (name, value) pairs; raises ValidationError naming template_name when a placeholder has no value.
+    """
+def request_features(request: MutationRequest) -> dict[str, float | str]:
+    """
+    Everything a MutationRequest offers (a dict): its task's features and request_feedback.
+    """
+def request_feedback(request: MutationRequest) -> dict[str, float | str]:
+    """
+    A MutationRequest's features beyond its task (a dict): the parent's feedback, the language and the device.
     """
 def run_kernel(task: Task, candidate: typing.Any = None, tensors: typing.Any = None, *, backend: str = 'auto', device: typing.SupportsInt | typing.SupportsIndex = 0, sizes: typing.Any = None, out: typing.Any = None, **kwargs) -> dict:
     """
@@ -5451,9 +6594,21 @@ def set_triton_python(python: str) -> None:
     """
     The older name of set_helper_python: the interpreter of every helper process.
     """
+def skill_search_path() -> list[pathlib.Path]:
+    """
+    The folders searched for the built-in skills/skills.json: $KERNELSMITH_SKILLS_PATH, the package, the installed share/kernelsmith/skills, the source tree.
+    """
 def source_tokens(source: str) -> list[str]:
     """
     The source's tokens: identifiers, numbers, string literals, operators; comments dropped except '// @directive' lines (one token each); preprocessor lines end with a '\\n' token.
+    """
+def stage_of(parent_evaluation: Evaluation | None) -> Stage:
+    """
+    refine when the parent Evaluation is correct, draft else (also for None).
+    """
+def task_features(task: Task) -> dict[str, float | str]:
+    """
+    A Task's features at its timed sizes, a dict: FLOPs, bytes, arithmetic intensity, reduction ratio, ...
     """
 def task_search_path() -> list[pathlib.Path]:
     """
@@ -5471,6 +6626,6 @@ CANDIDATE_SCHEMA: str = 'kernelsmith.candidate/1'
 EVALUATION_SCHEMA: str = 'kernelsmith.evaluation/4'
 INITIAL_ORIGINS: tuple = ('reference', 'seed')
 ORIGINS: tuple = ('reference', 'seed', 'user', 'param', 'llm_full', 'llm_diff', 'llm_crossover')
-RUN_STORE_SCHEMA_VERSION: int = 3
+RUN_STORE_SCHEMA_VERSION: int = 4
 TASK_SCHEMA: str = 'kernelsmith.task/1'
 __version__: str = '0.1.0'

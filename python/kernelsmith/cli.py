@@ -194,7 +194,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _make_mutator(ks, args: argparse.Namespace):
+    skills = getattr(args, "skills", None)
     if args.mutator == "param":
+        if skills:
+            raise ks.ValidationError("--skills adds skills to the LLM mutator's prompts; the parameter mutator writes "
+                                     "no prompt (use --mutator llm)")
         return ks.ParamMutator()
     if not args.llm_url or not args.model:
         raise ks.ValidationError(
@@ -204,8 +208,11 @@ def _make_mutator(ks, args: argparse.Namespace):
     from kernelsmith.llm import mutator_from_cli
 
     # Several comma-separated models make an ensemble; its bandit learns from each step's outcome.
+    options = {"timeout": args.llm_timeout, "max_retries": args.llm_retries}
+    if skills:
+        options["skills"] = skills  # loaded after the built-in bank
     mutator, args.llm_feedback = mutator_from_cli(args.llm_url, args.model, args.api_key_env, seed=args.seed,
-                                                  timeout=args.llm_timeout, max_retries=args.llm_retries)
+                                                  **options)
     return mutator
 
 
@@ -274,6 +281,8 @@ def _check_evolution_options(ks, args: argparse.Namespace) -> None:
         raise ks.ValidationError(f"--llm-timeout {args.llm_timeout}: give a positive number of seconds")
     if args.llm_retries < 0:
         raise ks.ValidationError(f"--llm-retries {args.llm_retries}: give 0 or more retries")
+    if args.experience < 0:
+        raise ks.ValidationError(f"--experience {args.experience}: give 0 or more items")
 
 
 def _create_evaluator(ks, args: argparse.Namespace, backend: str):
@@ -319,6 +328,8 @@ def _evolution_config(ks, args: argparse.Namespace, resume: bool):
     config.wall_seconds = args.wall_time
     config.target_speedup = args.target_speedup
     config.language = args.language or ""
+    config.experience = args.experience
+    config.memory_path = args.memory or ""
     return config
 
 
@@ -817,6 +828,14 @@ def _add_evolution_arguments(p: argparse.ArgumentParser, per_problem: bool = Fal
                    help="seconds one LLM request attempt may wait for the server (default 300)")
     p.add_argument("--llm-retries", type=int, default=4, metavar="N",
                    help="retries of an LLM request after 429, 5xx, timeouts, dropped connections (default 4)")
+    p.add_argument("--memory", metavar="FILE",
+                   help="experience memory shared across runs and tasks, a SQLite file created when missing "
+                        "(default: the run's memory lives in the process; docs/memory.md)")
+    p.add_argument("--experience", type=int, default=3, metavar="N",
+                   help="experience items retrieved into each mutation request (default 3; 0: none)")
+    p.add_argument("--skills", action="append", metavar="FILE",
+                   help="a skill bank file whose skills the LLM mutator's prompts show beside the built-in ones "
+                        "(repeatable; docs/memory.md)")
 
 
 def build_parser() -> argparse.ArgumentParser:

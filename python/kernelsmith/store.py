@@ -12,10 +12,11 @@ visible) for the notebook's :class:`kernelsmith.Run` and the training exporters 
 - :class:`RunStoreReader` answers the notebook's narrower questions (the latest run, one run's row, its
   evaluated programs in order, the best one) with one short read each.
 
-Schema versions 1 to 3 are read. Version 2 records on each step how the novelty filter judged the
+Schema versions 1 to 4 are read. Version 2 records on each step how the novelty filter judged the
 proposal (``novelty_kind``) and which program it duplicates (``duplicate_of``); version 3 records each
 HTTP attempt of a step's LLM request (table ``llm_attempts``) and the steps a deadline abandoned
-(``abandoned_by``). An older file is upgraded in place the first time the library opens it for writing
+(``abandoned_by``); version 4 the skill each step applied and the experience retrieved into it (``skill``,
+``retrieved``), and what each step taught (table ``experience``, read by ``kernelsmith.RunStore.experience``). An older file is upgraded in place the first time the library opens it for writing
 (``kernelsmith.RunStore(path)``, or any run or resume on it); read-only here, the two novelty facts of a
 version-1 file's steps are derived by the library's own read-only ``RunStore`` from the old failure
 messages, exactly as the upgrade would fill them, and an older file has no attempts and no abandoned steps.
@@ -37,7 +38,7 @@ from kernelsmith import _core as core
 _T = TypeVar("_T")
 
 #: Schema versions of docs/run-store.md this reader understands.
-SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
+SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3, 4)
 
 #: Every origin the library writes (``programs.origin``, ``steps.mutation``): the C++ table
 #: ``kernelsmith::kOrigins``. A mutator written in Python may name others.
@@ -75,7 +76,8 @@ def _finite_or_zero(value: Any) -> float:
     return number if number is not None and math.isfinite(number) else 0.0
 
 
-def _json_list(text: Optional[str], where: str) -> List[str]:
+def _json_array(text: Optional[str], where: str) -> list:
+    """A JSON array column; [] when NULL or empty. Raises StoreError naming `where` for anything else."""
     if not text:
         return []
     try:
@@ -84,7 +86,11 @@ def _json_list(text: Optional[str], where: str) -> List[str]:
         raise _store_error(f"{where} holds {text[:80]!r}, not a JSON array: {error}") from None
     if not isinstance(value, list):
         raise _store_error(f"{where} holds {text[:80]!r}, not a JSON array")
-    return [str(item) for item in value]
+    return value
+
+
+def _json_list(text: Optional[str], where: str) -> List[str]:
+    return [str(item) for item in _json_array(text, where)]
 
 
 class LazyDocument(abc.Mapping):
@@ -239,6 +245,12 @@ class StoredStep:
     abandoned_by: Optional[str] = None
     #: The HTTP attempts of the step's LLM request, in order (rows of ``llm_attempts``).
     llm_attempts: List["StoredLlmAttempt"] = field(default_factory=list)
+    #: The skill the mutator said it applied ('unspecified' when an LLM named none); None when the mutator does
+    #: not say, and in stores older than version 4 (docs/memory.md).
+    skill: Optional[str] = None
+    #: The experience items retrieved into the step's request, best first: dicts with "item", "skill", "score",
+    #: "value", "similarity" and "explored" (empty before version 4).
+    retrieved: List[Dict[str, Any]] = field(default_factory=list)
 
     @property
     def is_seed(self) -> bool:
@@ -301,7 +313,7 @@ class StoredRun:
     programs: Dict[str, StoredProgram]
     evaluations: Dict[str, StoredEvaluation]  # by program id
     steps: List[StoredStep]
-    #: The file's schema version (1, 2 or 3).
+    #: The file's schema version (1 to 4).
     schema_version: int = core.RUN_STORE_SCHEMA_VERSION
 
     @property
@@ -412,6 +424,14 @@ def _llm_attempts(connection: sqlite3.Connection, version: int, run_id: int) -> 
     return by_step
 
 
+def _retrievals(text: Optional[str], where: str) -> List[Dict[str, Any]]:
+    """A step's retrieved experience (steps.retrieved): a JSON array of objects; [] when NULL."""
+    value = _json_array(text, where)
+    if not all(isinstance(entry, dict) for entry in value):
+        raise _store_error(f"{where} holds {text[:80]!r}, not a JSON array of objects")
+    return value
+
+
 def _read_evaluations(connection: sqlite3.Connection, run_id: int) -> List[StoredEvaluation]:
     """The run's evaluations in evaluation order, their documents parsed on first use (a JSON column that does not
     parse gives empty data)."""
@@ -442,6 +462,7 @@ def _read_steps(connection: sqlite3.Connection, version: int, path: str, run_id:
     their novelty facts and LLM attempts."""
     novelty_columns = ", duplicate_of, novelty_kind" if version >= 2 else ""
     novelty_columns += ", abandoned_by" if version >= 3 else ""
+    novelty_columns += ", skill, retrieved" if version >= 4 else ""
     version_1_facts = _novelty_facts_of_version_1(path, run_id) if version < 2 else {}
     attempts = _llm_attempts(connection, version, run_id)
     steps: List[StoredStep] = []
@@ -473,6 +494,9 @@ def _read_steps(connection: sqlite3.Connection, version: int, path: str, run_id:
                 novelty_kind=novelty_kind or None,
                 abandoned_by=(s["abandoned_by"] or None) if version >= 3 else None,
                 llm_attempts=attempts.get(step_id, []),
+                skill=(s["skill"] or None) if version >= 4 else None,
+                retrieved=_retrievals(s["retrieved"], f"{path}: steps.retrieved of step {step_id}")
+                if version >= 4 else [],
             )
         )
     return steps

@@ -13,6 +13,8 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "catch.hpp"
 #include "harness_test_support.hpp"
 #include "kernelsmith/error.hpp"
@@ -998,4 +1000,195 @@ TEST_CASE("a task checked against PyTorch starts from its seed alone, and withou
   }
   CHECK(message.find("takes its expected outputs from PyTorch and has neither a reference nor a seed in opencl") !=
         std::string::npos);
+}
+
+namespace {
+
+// The parameter mutator naming a skill per proposal (A even: "raise_a", else "raise_b"), recording requests.
+class SkillNamingMutator : public Mutator {
+ public:
+  std::vector<Proposal> propose(const MutationRequest& request) override {
+    std::vector<Proposal> proposals = inner.propose(request);
+    for (Proposal& proposal : proposals) {
+      if (!proposal.candidate) continue;
+      const ParamValues values = ParamMutator::values_of(proposal.candidate->source, "opencl");
+      proposal.skill = values.at("A") % 2 == 0 ? "raise_a" : "raise_b";
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    requests.push_back(request);
+    return proposals;
+  }
+  std::string name() const override { return "skill-naming"; }
+
+  ParamMutator inner;
+  std::mutex mutex;
+  std::vector<MutationRequest> requests;
+};
+
+}  // namespace
+
+TEST_CASE("each evaluated step teaches the experience memory, and later requests carry what it learned",
+          "[evolution][experience]") {
+  TempDb db;
+  auto mutator = std::make_shared<SkillNamingMutator>();
+  EvolutionConfig config = small_config(db.str(), 16);
+  config.experience = 2;
+  Evolution evolution(synthetic_task(), std::make_shared<SyntheticEvaluator>(), mutator, config);
+  CHECK(evolution.memory() == nullptr);
+  const EvolutionResult result = evolution.run();
+  REQUIRE(evolution.memory() != nullptr);
+  CHECK(evolution.memory()->path().empty());  // in the process: no memory_path
+
+  RunStore store(db.str(), true);
+  const auto records = store.experience(result.run_id);
+  CHECK(records.size() == 14);  // every evaluated child; the reference and the seed have no parent
+  std::map<std::int64_t, const StepRecord*> steps;
+  const auto all_steps = store.steps(result.run_id);
+  for (const StepRecord& step : all_steps) steps[step.id] = &step;
+  for (const ExperienceRecord& record : records) {
+    INFO(record.item.origin);
+    REQUIRE(steps.count(record.step) == 1);
+    const StepRecord& step = *steps[record.step];
+    CHECK(record.item.skill == step.skill);
+    CHECK((record.item.skill == "raise_a" || record.item.skill == "raise_b"));
+    CHECK(record.item.edit == "param");
+    CHECK(record.item.task == "synthetic");
+    CHECK(record.item.origin == fmt::format("run {} of {}, step {}", result.run_id, db.str(), record.step));
+    const auto evaluation = store.evaluation_of(result.run_id, step.child_id);
+    REQUIRE(evaluation);
+    CHECK(record.item.status == evaluation->evaluation.status);
+    const auto parent = store.evaluation_of(result.run_id, step.parent_ids.at(0));
+    REQUIRE(parent);
+    CHECK(record.item.stage == stage_of(parent->evaluation));
+    CHECK(record.item.reward == Approx(experience_reward(record.item.stage, record.item.status, record.item.speedup,
+                                                         record.item.parent_speedup)));
+    CHECK(record.item.feedback.label("language") == std::optional<std::string>("opencl"));
+    // The memory holds the same item under the same id.
+    const auto item = evolution.memory()->item(record.item.id);
+    REQUIRE(item);
+    CHECK(item->origin == record.item.origin);
+  }
+  CHECK(evolution.memory()->size() == records.size());
+
+  // The first requests come before anything was learned; later ones carry it, as the steps record.
+  REQUIRE(mutator->requests.size() >= 14);
+  CHECK(mutator->requests.front().experience.empty());
+  std::size_t carried = 0;
+  for (const MutationRequest& request : mutator->requests) {
+    CHECK(request.experience.size() <= 2);
+    carried += request.experience.empty() ? 0 : 1;
+  }
+  CHECK(carried >= 10);
+  std::size_t steps_with_retrievals = 0;
+  std::int64_t credits = 0;
+  for (const StepRecord& step : all_steps) {
+    steps_with_retrievals += step.retrieved.empty() ? 0 : 1;
+    for (const Retrieval& retrieval : step.retrieved) CHECK(evolution.memory()->item(retrieval.item).has_value());
+  }
+  CHECK(steps_with_retrievals == carried);
+  // Retrieved items were credited with the outcomes of the steps that showed them.
+  for (const ExperienceItem& item : evolution.memory()->items()) credits += item.draft.credits + item.refine.credits;
+  CHECK(credits > static_cast<std::int64_t>(records.size()));
+  // The short-term memory names the skill too.
+  bool named = false;
+  for (const MutationRequest& request : mutator->requests) {
+    for (const Attempt& attempt : request.recent_attempts) named = named || attempt.skill == "raise_a" || attempt.skill == "raise_b";
+  }
+  CHECK(named);
+}
+
+TEST_CASE("a memory file carries experience from a run on one task into the prompts of a run on another",
+          "[evolution][experience]") {
+  TempDb first_db, second_db, memory_db;
+  EvolutionConfig config = small_config(first_db.str(), 10);
+  config.memory_path = memory_db.str();
+  Evolution first(synthetic_task(), std::make_shared<SyntheticEvaluator>(), std::make_shared<SkillNamingMutator>(),
+                  config);
+  first.run();
+  const std::size_t learned = ExperienceMemory(memory_db.str()).size();
+  CHECK(learned == 8);
+
+  Task other = synthetic_task();
+  other.name = "synthetic_twin";
+  auto mutator = std::make_shared<SkillNamingMutator>();
+  config.db_path = second_db.str();
+  Evolution second(other, std::make_shared<SyntheticEvaluator>(), mutator, config);
+  second.run();
+  REQUIRE_FALSE(mutator->requests.empty());
+  // The very first request of the second run already carries what the first run learned.
+  const auto& opening = mutator->requests.front().experience;
+  REQUIRE_FALSE(opening.empty());
+  for (const RetrievedItem& entry : opening) {
+    CHECK(entry.item.task == "synthetic");
+    CHECK(entry.retrieval.similarity > 0.5);
+  }
+  CHECK(ExperienceMemory(memory_db.str()).size() == learned + 8);
+  RunStore store(second_db.str(), true);
+  const auto steps = store.steps(store.runs().front().id);
+  const auto first_proposal = std::find_if(steps.begin(), steps.end(), [](const StepRecord& s) { return s.selection != "seed"; });
+  REQUIRE(first_proposal != steps.end());
+  CHECK(first_proposal->retrieved.size() == opening.size());
+}
+
+TEST_CASE("a resumed run rebuilds its memory from the store, values included", "[evolution][experience]") {
+  TempDb db;
+  const Task task = synthetic_task();
+  Evolution first(task, std::make_shared<SyntheticEvaluator>(), std::make_shared<SkillNamingMutator>(),
+                  small_config(db.str(), 10));
+  first.run();
+  const std::vector<ExperienceItem> learned = first.memory()->items();
+  REQUIRE(learned.size() == 8);
+  {
+    // Resumed with the budget spent: nothing new is learned, and the replay gives back the very values.
+    EvolutionConfig spent = small_config(db.str(), 10);
+    spent.resume = true;
+    Evolution replay(task, std::make_shared<SyntheticEvaluator>(), std::make_shared<SkillNamingMutator>(), spent);
+    replay.run();
+    const std::vector<ExperienceItem> replayed = replay.memory()->items();
+    REQUIRE(replayed.size() == learned.size());
+    for (std::size_t i = 0; i < learned.size(); ++i) {
+      INFO(learned[i].origin);
+      CHECK(replayed[i].origin == learned[i].origin);
+      CHECK(replayed[i].draft.credits == learned[i].draft.credits);
+      CHECK(replayed[i].draft.value == Approx(learned[i].draft.value));
+      CHECK(replayed[i].refine.credits == learned[i].refine.credits);
+      CHECK(replayed[i].refine.value == Approx(learned[i].refine.value));
+      CHECK(replayed[i].refine.weight == Approx(learned[i].refine.weight));
+    }
+  }
+  EvolutionConfig config = small_config(db.str(), 14);
+  config.resume = true;
+  Evolution second(task, std::make_shared<SyntheticEvaluator>(), std::make_shared<SkillNamingMutator>(), config);
+  second.run();
+  const std::vector<ExperienceItem> rebuilt = second.memory()->items();
+  REQUIRE(rebuilt.size() == 12);
+  for (std::size_t i = 0; i < learned.size(); ++i) {
+    INFO(learned[i].origin);
+    CHECK(rebuilt[i].origin == learned[i].origin);
+    CHECK(rebuilt[i].skill == learned[i].skill);
+    CHECK(rebuilt[i].reward == Approx(learned[i].reward));
+    // The values the first session learned by the end of it, replayed; the second session adds credits.
+    CHECK(rebuilt[i].draft.credits + rebuilt[i].refine.credits >= learned[i].draft.credits + learned[i].refine.credits);
+  }
+  // A memory given to the engine is used as it is, and no experience is retrieved with experience = 0.
+  auto own = std::make_shared<ExperienceMemory>();
+  auto mutator = std::make_shared<SkillNamingMutator>();
+  TempDb other_db;
+  EvolutionConfig none = small_config(other_db.str(), 8);
+  none.experience = 0;
+  Evolution third(task, std::make_shared<SyntheticEvaluator>(), mutator, none);
+  third.set_memory(own);
+  third.run();
+  CHECK(third.memory() == own);
+  CHECK(own->size() == 6);
+  for (const MutationRequest& request : mutator->requests) CHECK(request.experience.empty());
+  EvolutionConfig bad = none;
+  bad.experience = -1;
+  CHECK_THROWS_AS(bad.validate(), ValidationError);
+  CHECK(EvolutionConfig::from_json(config.to_json()).memory_path == config.memory_path);
+  none.memory_path = "/tmp/memory.db";
+  none.experience = 5;
+  const EvolutionConfig read = EvolutionConfig::from_json(none.to_json());
+  CHECK(read.memory_path == "/tmp/memory.db");
+  CHECK(read.experience == 5);
 }

@@ -104,6 +104,7 @@ TEST_CASE("LlmMutator turns a diff answer into a child and records the exchange"
   CHECK(p.prompt_tokens == 1234);
   CHECK(p.completion_tokens == 56);
   CHECK(p.latency_seconds == Approx(0.25));
+  CHECK(p.skill == "unspecified");  // the answer names no skill
   CHECK(client->last_options.model == "requested-model");
   CHECK(client->last_options.temperature == Approx(0.3));
 
@@ -257,4 +258,31 @@ TEST_CASE("LlmMutator writes children in the request's language: a CUDA parent g
   const Proposal refused = mutator.propose(request).at(0);
   CHECK_FALSE(refused.candidate);
   CHECK(refused.failure.find("but a Triton program was asked for") != std::string::npos);
+}
+
+TEST_CASE("LlmMutator records the skill the answer names, also when it holds no program", "[llm_mutator]") {
+  auto client = std::make_shared<ScriptedClient>();
+  client->answer =
+      "Fewer operations.\n<<<<<<< SEARCH\n  if (i < n) y[i] = 2.0f * x[i];\n=======\n"
+      "  if (i < n) y[i] = x[i] + x[i];\n>>>>>>> REPLACE\n<skill>strength_reduction</skill>\n";
+  LlmMutatorOptions options;
+  options.full_weight = 0.0;
+  options.crossover_weight = 0.0;
+  LlmMutator mutator(client, options);
+  MutationRequest request = request_for(kParentSource);
+  const Proposal with_tag = mutator.propose(request).at(0);
+  REQUIRE(with_tag.candidate);
+  CHECK(with_tag.skill == "strength_reduction");
+  CHECK(with_tag.candidate->source.find("<skill>") == std::string::npos);
+  // The prompt asks for the tag.
+  CHECK(client->last_messages[1].content.find("<skill>name</skill>") != std::string::npos);
+
+  client->answer = "I would vectorise.\n<skill>vectorize_memory_access</skill>";
+  const Proposal prose = mutator.propose(request).at(0);
+  CHECK_FALSE(prose.candidate);
+  CHECK(prose.skill == "vectorize_memory_access");
+  client->answer = "<<<<<<< SEARCH\nnothing like this\n=======\nx\n>>>>>>> REPLACE\n<skill>a b c d</skill>";
+  CHECK(mutator.propose(request).at(0).skill == "a_b_c_d");
+  client->answer = "garbled <skill>!!</skill";
+  CHECK(mutator.propose(request).at(0).skill == "unspecified");
 }

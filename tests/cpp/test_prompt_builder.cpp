@@ -58,8 +58,8 @@ MutationRequest sample_request() {
   request.device.l2_bytes = 50 * 1024 * 1024;
   request.device.is_gpu = true;
   request.recent_attempts = {
-      {"a1", "llm_diff", Status::compile_error, "ATTEMPT-OLD error: identifier \"tile\" is undefined", 0.0},
-      {"a2", "llm_full", Status::ok, "ATTEMPT-NEW ok", 1.2},
+      {"a1", "llm_diff", Status::compile_error, "ATTEMPT-OLD error: identifier \"tile\" is undefined", 0.0, ""},
+      {"a2", "llm_full", Status::ok, "ATTEMPT-NEW ok", 1.2, "fuse_kernels"},
   };
   Candidate top1 = program("TOP-ONE"), top2 = program("TOP-TWO"), div1 = program("DIVERSE-ONE");
   request.inspirations = {
@@ -116,7 +116,7 @@ TEST_CASE("the prompt holds the task, hardware, format rules, parent, attempts a
   // Most recent attempt first.
   CHECK(user.find("ATTEMPT-NEW") < user.find("ATTEMPT-OLD"));
   CHECK(contains(user, "- [llm_diff] compile_error: ATTEMPT-OLD"));
-  CHECK(contains(user, "- [llm_full] ok, speedup 1.2x"));
+  CHECK(contains(user, "- [llm_full] ok (skill fuse_kernels), speedup 1.2x"));
   // Top inspirations come before the diverse ones, each with its metrics.
   CHECK(user.find("TOP-TWO") < user.find("DIVERSE-ONE"));
   CHECK(contains(user, "(id " + program("TOP-ONE").id().substr(0, 12) + ", island_best): status ok, speedup 3x"));
@@ -250,6 +250,141 @@ TEST_CASE("the token budget drops the least useful parts first and records them"
     CHECK(prompt.over_budget);
     CHECK(contains(prompt.messages[1].content, "PARENT-SOURCE"));
   }
+}
+
+namespace {
+
+// The sample's parent, measured: correct, compute-bound work at 20% of the FLOP peak, tiles in shared memory.
+MutationRequest measured_request() {
+  MutationRequest request = sample_request();
+  SpeedOfLight sol;
+  sol.peak_gbps = 3000.0;
+  sol.peak_gflops = 60000.0;
+  sol.bandwidth_fraction = 0.05;
+  sol.compute_fraction = 0.2;
+  sol.fraction = 0.2;
+  request.parent_evaluation->sol = sol;
+  request.parent_evaluation->compile.ok = true;
+  request.parent_evaluation->compile.kernels.push_back({"k", 64, 0, 0, 0, 8192, 0});
+  return request;
+}
+
+RetrievedItem retrieved(std::int64_t id, const std::string& skill, double speedup, double value) {
+  RetrievedItem entry;
+  entry.item.id = id;
+  entry.item.task = "matmul_fp16";
+  entry.item.stage = Stage::refine;
+  entry.item.skill = skill;
+  entry.item.edit = "llm_diff";
+  entry.item.status = Status::ok;
+  entry.item.correct = true;
+  entry.item.speedup = speedup;
+  entry.item.parent_speedup = 1.0;
+  entry.item.refine = {value, 3.0, 3};
+  entry.retrieval = {id, skill, value + 0.9, value, 0.9, false};
+  return entry;
+}
+
+}  // namespace
+
+TEST_CASE("skills whose predicates hold are shown with their example, and the answer is asked to name one",
+          "[prompt_builder][skills]") {
+  const MutationRequest request = measured_request();
+  const BuiltPrompt prompt = PromptBuilder().build(request, EditMode::diff);
+  const std::string& user = prompt.messages[1].content;
+  CHECK(prompt.skills == std::vector<std::string>{"tile_in_shared_memory", "register_tiling"});
+  CHECK(contains(user, "## Skills that fit the measurements of the current program\n### tile_in_shared_memory: Tile the "
+                       "inputs in shared memory for reuse\nApplies because: stage == \"refine\" and task_intensity >= 8 "
+                       "and compute_fraction < 0.5\n"));
+  CHECK(contains(user, "Example (CUDA C++):\n```cuda\n// Each block loads a tile"));
+  CHECK(contains(user, "<skill>name</skill>"));
+  CHECK(user.find("## Skills") < user.find("## Other programs"));
+  CHECK_FALSE(contains(user, "coalesce_memory_access"));
+  CHECK(prompt.dropped.empty());
+
+  // An OpenCL child gets the OpenCL examples.
+  MutationRequest opencl = request;
+  opencl.language = "opencl";
+  opencl.parent.language = "opencl";
+  const std::string opencl_user = PromptBuilder().build(opencl, EditMode::full).messages[1].content;
+  CHECK(contains(opencl_user, "Example (OpenCL C):\n```opencl\n// Each work-group loads a tile"));
+
+  // A failed parent gets the draft skills instead.
+  MutationRequest broken = sample_request();
+  broken.parent_evaluation = evaluation_of(broken.parent, Status::crashed, 0.0, "illegal address");
+  CHECK(PromptBuilder().build(broken, EditMode::full).skills == std::vector<std::string>{"guard_out_of_bounds"});
+
+  // A bank of one's own, an empty one, a limit, no examples, no tag.
+  auto own = std::make_shared<SkillBank>();
+  Skill skill;
+  skill.name = "use_tensor_cores";
+  skill.title = "Use tensor cores";
+  skill.when = Predicate("task_intensity > 50");
+  skill.advice = "Use mma.sync on 16 x 8 x 16 tiles.";
+  skill.examples["cuda"] = "// TENSOR-CORE-EXAMPLE\n";
+  own->add(skill);
+  PromptBuilderOptions options;
+  options.skills = own;
+  const BuiltPrompt with_own = PromptBuilder(options).build(request, EditMode::full);
+  CHECK(with_own.skills == std::vector<std::string>{"use_tensor_cores"});
+  CHECK(contains(with_own.messages[1].content, "TENSOR-CORE-EXAMPLE"));
+  options.skill_examples = false;
+  options.templates.skill_tag = "";
+  const std::string bare = PromptBuilder(options).build(request, EditMode::full).messages[1].content;
+  CHECK(contains(bare, "### use_tensor_cores: Use tensor cores"));
+  CHECK_FALSE(contains(bare, "TENSOR-CORE-EXAMPLE"));
+  CHECK_FALSE(contains(bare, "<skill>"));
+  options.skills = std::make_shared<SkillBank>();
+  CHECK_FALSE(contains(PromptBuilder(options).build(request, EditMode::full).messages[1].content, "## Skills"));
+  PromptBuilderOptions one;
+  one.max_skills = 1;
+  CHECK(PromptBuilder(one).build(request, EditMode::full).skills == std::vector<std::string>{"tile_in_shared_memory"});
+}
+
+TEST_CASE("retrieved experience is shown with its values", "[prompt_builder][experience]") {
+  MutationRequest request = measured_request();
+  request.experience = {retrieved(17, "register_tiling", 1.6, 0.55), retrieved(4, "unspecified", 0.8, -0.3)};
+  request.experience[1].item.correct = true;
+  const BuiltPrompt prompt = PromptBuilder().build(request, EditMode::full);
+  const std::string& user = prompt.messages[1].content;
+  CHECK(prompt.experience == std::vector<std::int64_t>{17, 4});
+  CHECK(contains(user, "## Experience from earlier steps (this run and earlier ones)\n"));
+  CHECK(contains(user, "- On task matmul_fp16, a correct parent at 1x: skill register_tiling (llm_diff) -> 1x -> 1.6x "
+                       "(+60%). Value 0.55 from 3 outcomes at this stage.\n"));
+  CHECK(contains(user, "a change naming no skill (llm_diff) -> 1x -> 0.8x (-20%). Value -0.30"));
+  CHECK(user.find("## Experience") < user.find("## Other programs"));
+  PromptBuilderOptions options;
+  options.max_experience = 1;
+  CHECK(PromptBuilder(options).build(request, EditMode::full).experience == std::vector<std::int64_t>{17});
+}
+
+TEST_CASE("the budget drops experience, then skill examples, and skills only after the attempts",
+          "[prompt_builder][skills]") {
+  MutationRequest request = measured_request();
+  request.experience = {retrieved(17, "register_tiling", 1.6, 0.55), retrieved(4, "fuse_kernels", 1.2, 0.2)};
+  for (auto& inspiration : request.inspirations) inspiration.candidate.source += std::string(4000, 'x') + "\n";
+  PromptBuilderOptions unlimited;
+  unlimited.max_prompt_tokens = 0;
+  const std::int64_t full_size = PromptBuilder(unlimited).build(request, EditMode::full).estimated_tokens;
+  PromptBuilderOptions options;
+  options.max_prompt_tokens = 900;
+  options.min_evaluation_chars = 200;
+  const BuiltPrompt prompt = PromptBuilder(options).build(request, EditMode::full);
+  REQUIRE(full_size > 3000);
+  REQUIRE(prompt.dropped.size() >= 11);
+  CHECK(contains(prompt.dropped[0], "diverse inspiration 2"));
+  CHECK(prompt.dropped[1] == "experience item 2 (id 4)");
+  CHECK(prompt.dropped[2] == "experience item 1 (id 17)");
+  CHECK(prompt.dropped[3] == "example of skill register_tiling");
+  CHECK(prompt.dropped[4] == "example of skill tile_in_shared_memory");
+  CHECK(contains(prompt.dropped[5], "top inspiration 3"));
+  CHECK(contains(prompt.dropped[6], "top inspiration 1"));
+  CHECK(prompt.dropped[7] == "attempt 1 (llm_diff, compile_error)");
+  CHECK(prompt.dropped[8] == "attempt 2 (llm_full, ok)");
+  CHECK(prompt.dropped[9] == "skill register_tiling");
+  CHECK(prompt.dropped[10] == "skill tile_in_shared_memory");
+  CHECK(prompt.skills.empty());
+  CHECK(prompt.experience.empty());
 }
 
 TEST_CASE("templates are overridable and checked", "[prompt_builder]") {

@@ -291,3 +291,30 @@ TEST_CASE("Triton answers: brackets are counted with Python's comments and strin
   REQUIRE(unclosed.ok);
   CHECK(unclosed.notes.back() == "the closing fence is missing but the code is complete");
 }
+
+TEST_CASE("the skill tag: the last one counts; a missing or garbled one is \"unspecified\"", "[response_parser]") {
+  CHECK(parse_skill_tag("Tiles.\n```cuda\nx\n```\n<skill>tile_in_shared_memory</skill>\n") == "tile_in_shared_memory");
+  CHECK(parse_skill_tag("As asked, <skill>name</skill>... so: <SKILL> Vectorize-Memory Access </Skill>") ==
+        "vectorize_memory_access");
+  CHECK(parse_skill_tag("<skill>`fuse_kernels`</skill>") == "fuse_kernels");
+  CHECK(parse_skill_tag("no tag at all") == "unspecified");
+  CHECK(parse_skill_tag("<skill>fuse_kernels") == "unspecified");         // not closed
+  CHECK(parse_skill_tag("<skill></skill>") == "unspecified");             // empty
+  CHECK(parse_skill_tag("<skill>none</skill>") == "unspecified");
+  CHECK(parse_skill_tag("<skill>use {tensor} cores!</skill>") == "unspecified");  // not a name
+  CHECK(parse_skill_tag("<skill>9lives</skill>") == "unspecified");
+  CHECK(parse_skill_tag("<skill>" + std::string(300, 'a') + "</skill>") == "unspecified");
+  CHECK(parse_skill_tag("</skill><skill>") == "unspecified");
+  CHECK(parse_skill_tag(std::string("<skill>a\0b</skill>", 17)) == "unspecified");
+
+  // parse_response reads it whether or not the answer holds a program.
+  const std::string answer = "Faster.\n```cuda\n" + kImproved + "```\n<skill>fuse_kernels</skill>\n";
+  const ParsedResponse parsed = parse_response(answer, EditMode::full, "", "cuda");
+  REQUIRE(parsed.ok);
+  CHECK(parsed.skill == "fuse_kernels");
+  CHECK(parsed.source == kImproved);  // the tag is not part of the program
+  const ParsedResponse prose = parse_response("Just try it.\n<skill>fuse_kernels</skill>", EditMode::full, "", "cuda");
+  CHECK_FALSE(prose.ok);
+  CHECK(prose.skill == "fuse_kernels");
+  CHECK(parse_response("", EditMode::diff, "x").skill == "unspecified");
+}

@@ -562,6 +562,124 @@ TEST_CASE("a version-2 store is read as it is when read-only and upgraded when o
   CHECK(column_count(path, "abandoned_by") == 1);
   CHECK(query_int(path, "SELECT count(*) FROM llm_attempts") == 1);
   { RunStore again(path); }
-  CHECK(query_int(path, "SELECT count(*) FROM schema_version") == 3);  // 1, 2, then 3
+  CHECK(query_int(path, "SELECT count(*) FROM schema_version") == 3);  // 1, 2, then the current one
+  CHECK(query_int(path, "SELECT max(version) FROM schema_version") == kRunStoreSchemaVersion);
+}
+
+TEST_CASE("steps keep their skill and retrieved experience; the experience table keeps each step's lesson",
+          "[run_store][experience]") {
+  TempDb db;
+  RunStore store(db.path.string());
+  const std::int64_t run = new_run(store);
+  StepRecord step;
+  step.run = run;
+  step.selection = "policy";
+  step.mutation = "llm_diff";
+  step.skill = "fuse_kernels";
+  step.retrieved = {{17, "fuse_kernels", 1.4, 0.5, 0.9, false}, {3, "tree_reduction", 0.7, -0.1, 0.8, true}};
+  const std::int64_t id = store.add_step(step);
+  StepRecord plain;
+  plain.run = run;
+  plain.selection = "policy";
+  plain.mutation = "param";
+  store.add_step(plain);
+  const auto steps = store.steps(run);
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].skill == "fuse_kernels");
+  REQUIRE(steps[0].retrieved.size() == 2);
+  CHECK(steps[0].retrieved[0].item == 17);
+  CHECK(steps[0].retrieved[0].skill == "fuse_kernels");
+  CHECK(steps[0].retrieved[0].score == Approx(1.4));
+  CHECK(steps[0].retrieved[1].value == Approx(-0.1));
+  CHECK(steps[0].retrieved[1].similarity == Approx(0.8));
+  CHECK(steps[0].retrieved[1].explored);
+  CHECK(steps[1].skill.empty());
+  CHECK(steps[1].retrieved.empty());
+  const std::string path = db.path.string();
+  CHECK(query_int(path, "SELECT count(*) FROM steps WHERE skill IS NULL AND retrieved IS NULL") == 1);
+
+  ExperienceItem item;
+  item.id = 41;
+  item.task = "relu";
+  item.task_features.numbers["task_intensity"] = 0.125;
+  item.feedback.labels["stage"] = "refine";
+  item.stage = Stage::refine;
+  item.skill = "fuse_kernels";
+  item.edit = "llm_diff";
+  item.status = Status::ok;
+  item.compiled = item.correct = true;
+  item.speedup = 1.5;
+  item.parent_speedup = 1.0;
+  item.note = "ok";
+  item.reward = 0.58;
+  item.origin = "run 1 of x.db, step 1";
+  store.add_experience(run, id, item);
+  const auto records = store.experience(run);
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].run == run);
+  CHECK(records[0].step == id);
+  CHECK(records[0].item.id == 41);
+  CHECK(records[0].item.skill == "fuse_kernels");
+  CHECK(records[0].item.stage == Stage::refine);
+  CHECK(records[0].item.task_features.number("task_intensity") == std::optional<double>(0.125));
+  CHECK(records[0].item.feedback.label("stage") == std::optional<std::string>("refine"));
+  CHECK(records[0].item.speedup == Approx(1.5));
+  CHECK(records[0].item.reward == Approx(0.58));
+  CHECK(records[0].item.created > 0.0);
+  CHECK(store.experience(run + 1).empty());
+  CHECK(query_int(path, "SELECT count(*) FROM experience WHERE correct = 1 AND skill = 'fuse_kernels'") == 1);
+}
+
+TEST_CASE("a version-3 store is read as it is when read-only and upgraded when opened for writing",
+          "[run_store][migration]") {
+  TempDb db;
+  copy_version_1_fixture(db);
+  const std::string path = db.path.string();
+  // Version 3 as its build wrote it: the columns and table versions 2 and 3 added, and the version row.
+  execute_sql(path,
+              "ALTER TABLE steps ADD COLUMN duplicate_of TEXT; ALTER TABLE steps ADD COLUMN novelty_kind TEXT; "
+              "ALTER TABLE steps ADD COLUMN abandoned_by TEXT; "
+              "CREATE TABLE llm_attempts (run INTEGER NOT NULL, step INTEGER NOT NULL, attempt INTEGER NOT NULL, "
+              "http_status INTEGER, error TEXT NOT NULL, seconds REAL NOT NULL, PRIMARY KEY (step, attempt)); "
+              "INSERT INTO schema_version (version, created) VALUES (3, 0);");
+  std::size_t steps_before = 0;
+  std::int64_t first_run = 0;
+  {
+    RunStore old(path, true);
+    CHECK(old.schema_version() == 3);
+    first_run = old.runs().front().id;
+    for (const RunInfo& run : old.runs()) {
+      CHECK(old.experience(run.id).empty());
+      for (const StepRecord& step : old.steps(run.id)) {
+        CHECK(step.skill.empty());
+        CHECK(step.retrieved.empty());
+        ++steps_before;
+      }
+    }
+    REQUIRE_THROWS_AS(old.add_experience(first_run, 1, ExperienceItem{}), StoreError);
+  }
+  CHECK(column_count(path, "skill") == 0);
+  {
+    RunStore upgraded(path);
+    CHECK(upgraded.schema_version() == kRunStoreSchemaVersion);
+    std::size_t steps_after = 0;
+    for (const RunInfo& run : upgraded.runs()) steps_after += upgraded.steps(run.id).size();
+    CHECK(steps_after == steps_before);
+    StepRecord step;
+    step.run = first_run;
+    step.selection = "policy";
+    step.mutation = "llm_full";
+    step.skill = "tile_in_shared_memory";
+    step.retrieved = {{1, "tile_in_shared_memory", 0.5, 0.25, 0.25, false}};
+    const std::int64_t id = upgraded.add_step(step);
+    CHECK(upgraded.steps(first_run).back().skill == "tile_in_shared_memory");
+    ExperienceItem item;
+    item.task = "relu";
+    upgraded.add_experience(first_run, id, item);
+    CHECK(upgraded.experience(first_run).size() == 1);
+  }
+  CHECK(column_count(path, "skill") == 1);
+  CHECK(column_count(path, "retrieved") == 1);
+  CHECK(query_int(path, "SELECT count(*) FROM experience") == 1);
   CHECK(query_int(path, "SELECT max(version) FROM schema_version") == kRunStoreSchemaVersion);
 }

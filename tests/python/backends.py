@@ -16,3 +16,16 @@ def backend_available(name: str) -> bool:
 
 
 needs_opencl = pytest.mark.skipif(not backend_available("opencl"), reason="no OpenCL device (install pocl-opencl-icd)")
+
+
+def fast_opencl_evaluator(cache_dir) -> "ks.Evaluator":
+    """The evaluator on the OpenCL device with the protocol cut short (screen mode, one correctness trial, a
+    50 ms timing budget): what tests that run real searches on PoCL need."""
+    options = ks.EvaluatorOptions()
+    options.backend = "opencl"
+    options.mode = "screen"
+    options.correctness_trials = 1
+    options.screen_budget_seconds = 0.05
+    options.min_samples = 5
+    options.cache_dir = str(cache_dir)
+    return ks.create_evaluator(options)

@@ -86,13 +86,14 @@ def test_a_version_1_store_reads_without_being_changed(tmp_path):
 def test_the_upgrade_of_version_1_keeps_everything_and_fills_the_columns(tmp_path):
     path = copy_of_fixture(tmp_path)
     old = store.read_runs(path)
-    assert ks.RunStore(path).schema_version == ks.RUN_STORE_SCHEMA_VERSION == 3
-    assert {"duplicate_of", "novelty_kind", "abandoned_by"} <= step_columns(path)
+    assert ks.RunStore(path).schema_version == ks.RUN_STORE_SCHEMA_VERSION == 4
+    assert {"duplicate_of", "novelty_kind", "abandoned_by", "skill", "retrieved"} <= step_columns(path)
     new = store.read_runs(path)
-    assert [r.schema_version for r in new] == [3, 3]
+    assert [r.schema_version for r in new] == [4, 4]
     expected_version_1_facts(new)
     for before, after in zip(old, new):
-        assert dataclasses.replace(before, schema_version=3) == after  # every record, field by field
+        assert dataclasses.replace(before, schema_version=4) == after  # every record, field by field
+    assert all(s.skill is None and s.retrieved == [] for r in new for s in r.steps)
 
     # The exports read both alike.
     for export in (training.build_sft, training.build_rl):
@@ -115,7 +116,7 @@ def version_2_copy_of_fixture(tmp_path) -> str:
     return path
 
 
-def test_a_version_2_store_reads_as_it_is_and_upgrades_to_version_3(tmp_path):
+def test_a_version_2_store_reads_as_it_is_and_upgrades_to_the_current_version(tmp_path):
     path = version_2_copy_of_fixture(tmp_path)
     before = Path(path).read_bytes()
     old = store.read_runs(path)
@@ -125,15 +126,16 @@ def test_a_version_2_store_reads_as_it_is_and_upgrades_to_version_3(tmp_path):
     assert store.RunStoreReader(path).llm_attempts(old[0].id) == []
     assert Path(path).read_bytes() == before  # read-only: untouched
 
-    assert ks.RunStore(path).schema_version == 3
-    assert "abandoned_by" in step_columns(path)
+    assert ks.RunStore(path).schema_version == 4
+    assert {"abandoned_by", "skill", "retrieved"} <= step_columns(path)
     new = store.read_runs(path)
     for previous, upgraded in zip(old, new):
-        assert dataclasses.replace(previous, schema_version=3) == upgraded
+        assert dataclasses.replace(previous, schema_version=4) == upgraded
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
         versions = [row[0] for row in connection.execute("SELECT version FROM schema_version ORDER BY version")]
-        assert versions == [1, 2, 3]
+        assert versions == [1, 2, 4]
         assert connection.execute("SELECT count(*) FROM llm_attempts").fetchone()[0] == 0
+        assert connection.execute("SELECT count(*) FROM experience").fetchone()[0] == 0
     connection.close()
 
 
@@ -170,7 +172,7 @@ def check_llm_steps(run: store.StoredRun, named: bool):
 @needs_opencl
 def test_a_real_run_records_duplicates_and_near_duplicates_as_columns(current_store):
     scripted, llm = store.read_runs(current_store)
-    assert scripted.schema_version == 3
+    assert scripted.schema_version == ks.RUN_STORE_SCHEMA_VERSION
     # The engine's novelty filter judged the scripted proposals.
     assert [f[3:] for f in facts(scripted)] == [
         ("novel", None), ("novel", None), ("novel", None), ("duplicate", VARIANT_ID), ("near_duplicate", VARIANT_ID),

@@ -25,7 +25,7 @@ import pytest
 from markupsafe import escape
 
 import kernelsmith as ks
-from backends import needs_opencl
+from backends import fast_opencl_evaluator, needs_opencl
 
 pytest.importorskip("flask", reason="the web view needs Flask: pip install 'kernelsmith[web]'")
 from kernelsmith import training  # noqa: E402
@@ -61,14 +61,7 @@ __kernel void relu(__global const float* restrict x, __global float* restrict y,
 
 
 def evaluator(cache_dir) -> "ks.Evaluator":
-    options = ks.EvaluatorOptions()
-    options.backend = "opencl"
-    options.mode = "screen"
-    options.correctness_trials = 1
-    options.screen_budget_seconds = 0.05
-    options.min_samples = 5
-    options.cache_dir = str(cache_dir)
-    return ks.create_evaluator(options)
+    return fast_opencl_evaluator(cache_dir)
 
 
 def config(path, budget: int, islands: int) -> "ks.EvolutionConfig":

@@ -83,6 +83,18 @@ def as_llm_client(client: Any, model: str = "") -> Any:
     return CallableLlmClient(client, model)
 
 
+def skill_bank_of(skills: Any) -> Any:
+    """A :class:`kernelsmith.SkillBank` from a bank (returned as it is), a path or a sequence of paths of skill
+    files (loaded after the built-in bank, replacing its skills of the same names)."""
+    if isinstance(skills, _core.SkillBank):
+        return skills
+    paths = [skills] if isinstance(skills, (str, bytes)) or hasattr(skills, "__fspath__") else list(skills)
+    bank = _core.SkillBank.builtin()
+    for path in paths:
+        bank.load_file(str(path))
+    return bank
+
+
 def make_llm_mutator(
     url: Optional[str] = None,
     model: Union[str, Sequence[str], None] = None,
@@ -105,13 +117,17 @@ def make_llm_mutator(
     templates: Optional[Mapping[str, str]] = None,
     price_per_1k_tokens: Any = None,
     exploration: float = 1.0,
+    skills: Any = None,
+    max_skills: int = 3,
 ) -> Any:
     """An :class:`kernelsmith.LlmMutator` talking to an OpenAI-compatible server, or to ``client``.
 
     ``model`` may be one name, a comma-separated list or a sequence: several models become a
     :class:`~kernelsmith.llm.bandit.ModelEnsemble` chosen per request by UCB1; feed evaluation outcomes
     back with ``mutator.client.client.observe(...)`` (or :func:`observe_step`). ``templates`` overrides
-    fields of :class:`kernelsmith.PromptTemplates` by name.
+    fields of :class:`kernelsmith.PromptTemplates` by name. ``skills`` is the skill bank the prompts gate
+    skills from (docs/memory.md): a :class:`kernelsmith.SkillBank`, or paths of skill files loaded after the
+    built-in bank; None: the built-in bank. At most ``max_skills`` skills are shown per prompt.
     """
     if client is None:
         if not url:
@@ -170,6 +186,9 @@ def make_llm_mutator(
                 raise ValueError(f"unknown prompt template {name!r}")
             setattr(custom, name, text)
         prompt.templates = custom
+    if skills is not None:
+        prompt.skills = skill_bank_of(skills)
+    prompt.max_skills = max_skills
     options.prompt = prompt
     return _core.LlmMutator(as_llm_client(client, model_name), options)
 
