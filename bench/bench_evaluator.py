@@ -197,14 +197,19 @@ def make_ks_objects(tasks: Sequence[BenchTask], candidates: Sequence[BenchCandid
     for task in tasks:
         task.handle = require(module, "Task").load(str(task.folder))
     for candidate in candidates:
-        handle = require(module, "Candidate")()
-        handle.language = candidate.language
-        handle.source = candidate.source
-        try:
-            handle.lineage.origin = "seed" if candidate.label.startswith("seed") else "reference"
-        except AttributeError:
-            pass
-        candidate.handle = handle
+        candidate.handle = candidate_handle(module, candidate, candidate.source)
+
+
+def candidate_handle(module, candidate: BenchCandidate, source: str):
+    """A kernelsmith.Candidate of `candidate`'s language and origin holding `source`."""
+    handle = require(module, "Candidate")()
+    handle.language = candidate.language
+    handle.source = source
+    try:
+        handle.lineage.origin = "seed" if candidate.label.startswith("seed") else "reference"
+    except AttributeError:
+        pass
+    return handle
 
 
 def make_evaluator(mode: str, cache_dir: str):
@@ -784,12 +789,7 @@ def phase_throughput(report: Report, tasks, candidates, cache_root: Path) -> Opt
     cold = evaluate_all(evaluator, tasks, {id(c): c.handle for c in candidates}, candidates)
     print_pass("cold (nothing cached)", cold)
     module = ks()
-    warm_handles = {}
-    for candidate in candidates:
-        handle = require(module, "Candidate")()
-        handle.language = candidate.language
-        handle.source = candidate.source + WARM_PASS_MARK
-        warm_handles[id(candidate)] = handle
+    warm_handles = {id(c): candidate_handle(module, c, c.source + WARM_PASS_MARK) for c in candidates}
     warm = evaluate_all(evaluator, tasks, warm_handles, candidates)
     print_pass("warm (references' outputs kept, every kernel compiled afresh)", warm)
     with_startup_rate = (cold["evaluations"] + 1) / (cold["seconds"] + startup_s) * 60.0

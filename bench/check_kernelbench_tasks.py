@@ -24,13 +24,29 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 #: A kernel that writes nothing: every output stays as the evaluator's poison fill, so it fails every case.
 DO_NOTHING = {
     "cuda": '// @launch does_nothing<<<1, 1>>>()\nextern "C" __global__ void does_nothing() {}\n',
     "opencl": "// @launch does_nothing<<<1, 1>>>()\n__kernel void does_nothing() {}\n",
 }
+
+
+#: This process's evaluator per (backend, mode): starting one (worker, context, the device's peaks) is paid
+#: once per process, not once per problem.
+_EVALUATORS: Dict[Tuple[str, str], object] = {}
+
+
+def evaluator_for(backend: str, mode: str):
+    import kernelsmith as ks
+
+    if (backend, mode) not in _EVALUATORS:
+        options = ks.EvaluatorOptions()
+        options.backend = backend
+        options.mode = mode
+        _EVALUATORS[(backend, mode)] = ks.create_evaluator(options)
+    return _EVALUATORS[(backend, mode)]
 
 
 def check_one(folder: str, backend: str, mode: str) -> Dict[str, object]:
@@ -40,10 +56,7 @@ def check_one(folder: str, backend: str, mode: str) -> Dict[str, object]:
     result: Dict[str, object] = {"task": Path(folder).name}
     try:
         task = ks.Task.load(folder)
-        options = ks.EvaluatorOptions()
-        options.backend = backend
-        options.mode = mode
-        evaluator = ks.create_evaluator(options)
+        evaluator = evaluator_for(backend, mode)
         evaluation = evaluator.evaluate(task, ks.Candidate(backend, DO_NOTHING[backend]))
         status = str(evaluation.status).split(".")[-1]
         # `incorrect` is the one outcome that says the oracle passed its checks and was compared against.

@@ -21,6 +21,7 @@ import kernelsmith
 from kernelsmith import training
 from kernelsmith.training import RewardShaping, grpo_advantages, rloo_advantages
 from kernelsmith.training.rewards import Outcome
+from backends import fast_opencl_evaluator
 
 # --------------------------------------------------------------------------- pure parts, no device
 
@@ -248,22 +249,11 @@ class ScriptedCoder:
         return chat_reply(text, prompt_tokens=1000 + index, completion_tokens=100)
 
 
-def make_evaluator(cache_dir):
-    options = kernelsmith.EvaluatorOptions()
-    options.backend = "opencl"
-    options.mode = "screen"
-    options.correctness_trials = 1
-    options.screen_budget_seconds = 0.05
-    options.min_samples = 5
-    options.cache_dir = str(cache_dir)
-    return kernelsmith.create_evaluator(options)
-
-
 @pytest.fixture(scope="module")
 def evaluator(tmp_path_factory):
     if not opencl_available():
         pytest.skip("no OpenCL device (install pocl-opencl-icd)")
-    return make_evaluator(tmp_path_factory.mktemp("compile-cache"))
+    return fast_opencl_evaluator(tmp_path_factory.mktemp("compile-cache"))
 
 
 @pytest.fixture(scope="module")
