@@ -16,7 +16,7 @@
 #
 # Steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase (KernelBench:
 # KERNELBENCH names its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and
-# KB_L2_PROBLEMS narrow them; scale: KS_SCALE_COUNTS, KS_RAY_WHEELS).
+# KB_L2_PROBLEMS narrow them; kbcheck: KB_CHECK_JOBS, KB_CHECK_RESUME; scale: KS_SCALE_COUNTS, KS_RAY_WHEELS).
 # A failing step does not stop the others (a step that needs an earlier one says so); the exit status
 # is the number of failed steps. Each step runs under its own time limit, so a hang leaves the log of
 # what happened.
@@ -234,8 +234,12 @@ step_kbrun() {
 step_kbcheck() {
   need_install || return 1
   [ -d "$kb_tasks/level1" ] || { echo "no imported tasks in $kb_tasks: run the kbimport step first"; return 1; }
+  # KB_CHECK_RESUME: an earlier call's kb-task-checks.json (carried in the tree); its problems are skipped.
+  if [ -n "${KB_CHECK_RESUME:-}" ] && [ -f "$root/$KB_CHECK_RESUME" ]; then
+    cp "$root/$KB_CHECK_RESUME" "$logs/kb-task-checks.json"
+  fi
   (cd /tmp && "$venv/bin/python" "$root/bench/check_kernelbench_tasks.py" --tasks "$kb_tasks"/level* \
-    --jobs "${KB_CHECK_JOBS:-3}" --json "$logs/kb-task-checks.json")
+    --jobs "${KB_CHECK_JOBS:-6}" --json "$logs/kb-task-checks.json" --resume "$logs/kb-task-checks.json")
 }
 
 # PyTorch eager on every problem of levels 1 and 2, timed as kernelsmith times a baseline, against the times

@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "kernelsmith/error.hpp"
+
 namespace kernelsmith::detail {
 
 std::string resolve_cache_dir(const std::string& configured) {
@@ -102,6 +106,19 @@ void prune_cache_folder(const std::string& folder, std::uintmax_t max_bytes) {
 void mark_cache_file_used(const std::string& path) {
   std::error_code error;
   std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), error);
+}
+
+std::optional<std::uintmax_t> cache_bytes_from_environment(const char* variable) {
+  const char* text = std::getenv(variable);
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  char* end = nullptr;
+  const double gib = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(gib > 0.0) || gib > 1e9) {
+    throw ValidationError(fmt::format("${} is '{}': set it to a positive number of GiB (e.g. 4 or 0.5), or unset it "
+                                      "for the default",
+                                      variable, text));
+  }
+  return static_cast<std::uintmax_t>(gib * static_cast<double>(std::uintmax_t(1) << 30));
 }
 
 }  // namespace kernelsmith::detail

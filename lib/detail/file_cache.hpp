@@ -35,6 +35,11 @@ bool write_cache_file(const std::string& path, const std::vector<FilePart>& part
 /// entry is removed under it still reads the open file, or misses and computes the entry again.
 void prune_cache_folder(const std::string& folder, std::uintmax_t max_bytes);
 
+/// A cache's bound set in GiB by an environment variable (KERNELSMITH_ORACLE_CACHE_GB, KERNELSMITH_CASE_CACHE_GB):
+/// its bytes, or nothing when the variable is unset. A value that is not a positive number is an error
+/// naming the variable, since a cache bound silently ignored can cost a machine its memory.
+std::optional<std::uintmax_t> cache_bytes_from_environment(const char* variable);
+
 /// Sets a cache entry's modification time to now, so that prune_cache_folder keeps it longest.
 void mark_cache_file_used(const std::string& path);
 

@@ -142,6 +142,10 @@ void validate_options(const EvaluatorOptions& options) {
   }
   if (options.compile_threads < 0) fail("compile_threads must be 0 (all hardware threads) or more");
   if (options.device < 0) fail(fmt::format("device must be 0 or more; got {}", options.device));
+  // The caches' bounds from the environment are read again in the worker: a bad value is reported here, to
+  // the caller, rather than as a worker that cannot start.
+  detail::cache_bytes_from_environment("KERNELSMITH_CASE_CACHE_GB");
+  detail::cache_bytes_from_environment("KERNELSMITH_ORACLE_CACHE_GB");
 }
 
 /// One worker process and the device it owns: the unit a batch's candidates are handed to.

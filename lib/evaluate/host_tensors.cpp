@@ -269,9 +269,32 @@ void apply_structure(const TensorSpec& spec, const std::vector<std::int64_t>& sh
   }
 }
 
+// Inputs of a task's timing sizes can hold billions of elements (KernelBench's level 1), which one
+// generator draws at tens of millions a second: they are drawn in chunks of a fixed size, each from a
+// generator of its own, spread over the shared pool. The values depend on the seed and the chunk size
+// only, never on the thread count; chunk 0 uses the seed itself, so a tensor of one chunk is drawn as
+// one generator draws it.
+constexpr std::int64_t kDrawChunk = std::int64_t(1) << 20;
+constexpr int kMaxDrawHelpers = 7;
+
+/// Calls `fill(rng, begin, end)` for each chunk of [0, count) with that chunk's generator.
+template <typename Fill>
+void draw_in_chunks(std::int64_t count, std::uint64_t seed, Fill&& fill) {
+  const std::int64_t chunks = (count + kDrawChunk - 1) / kDrawChunk;
+  auto one = [&](std::int64_t chunk) {
+    std::mt19937_64 rng(chunk == 0 ? seed : mix_seed(seed, static_cast<std::uint64_t>(chunk)));
+    const std::int64_t begin = chunk * kDrawChunk;
+    fill(rng, begin, std::min(count, begin + kDrawChunk));
+  };
+  if (chunks <= 1) {
+    if (chunks == 1) one(0);
+    return;
+  }
+  ThreadPool::shared().parallel_for(chunks, kMaxDrawHelpers, one);
+}
+
 // The values before the structure is applied.
 Bytes draw_input(const TensorSpec& spec, std::int64_t count, InputKind kind, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
   Bytes out(static_cast<std::size_t>(count) * dtype_size(spec.dtype));
   const Distribution& distribution = spec.distribution;
   if (distribution.kind == "constant") {
@@ -290,6 +313,7 @@ Bytes draw_input(const TensorSpec& spec, std::int64_t count, InputKind kind, std
     }
     if (high < low) std::swap(low, high);
     if (kind == InputKind::constant) {
+      std::mt19937_64 rng(seed);
       const double value = static_cast<double>(draw_integer(low, high, rng));
       for (std::int64_t i = 0; i < count; ++i) store_element(spec.dtype, out.data(), i, value);
       return out;
@@ -297,34 +321,39 @@ Bytes draw_input(const TensorSpec& spec, std::int64_t count, InputKind kind, std
     const IntegerRange large = integer_range(low, high, InputKind::large);
     const IntegerRange tiny = integer_range(low, high, InputKind::tiny);
     const IntegerRange range = integer_range(low, high, kind);
-    for (std::int64_t i = 0; i < count; ++i) {
-      IntegerRange pick = range;
-      if (kind == InputKind::mixed_scale) pick = (rng() & 1u) != 0 ? large : tiny;
-      store_element(spec.dtype, out.data(), i, static_cast<double>(draw_integer(pick.low, pick.high, rng)));
-    }
+    draw_in_chunks(count, seed, [&](std::mt19937_64& rng, std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        IntegerRange pick = range;
+        if (kind == InputKind::mixed_scale) pick = (rng() & 1u) != 0 ? large : tiny;
+        store_element(spec.dtype, out.data(), i, static_cast<double>(draw_integer(pick.low, pick.high, rng)));
+      }
+    });
     return out;
   }
   const FloatScales scales = float_scales(spec.dtype);
   if (kind == InputKind::constant) {
+    std::mt19937_64 rng(seed);
     const double value = draw(distribution, rng);
     for (std::int64_t i = 0; i < count; ++i) store_element(spec.dtype, out.data(), i, value);
     return out;
   }
-  for (std::int64_t i = 0; i < count; ++i) {
-    double value = draw(distribution, rng);
-    switch (kind) {
-      case InputKind::large: value *= scales.large; break;
-      case InputKind::tiny: value *= scales.tiny; break;
-      case InputKind::mixed_scale: {
-        const auto span = static_cast<std::size_t>(2 * scales.max_exponent + 1);
-        const int exponent = static_cast<int>(uniform_index(rng, span)) - scales.max_exponent;
-        value *= std::pow(10.0, exponent);
-        break;
+  draw_in_chunks(count, seed, [&](std::mt19937_64& rng, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      double value = draw(distribution, rng);
+      switch (kind) {
+        case InputKind::large: value *= scales.large; break;
+        case InputKind::tiny: value *= scales.tiny; break;
+        case InputKind::mixed_scale: {
+          const auto span = static_cast<std::size_t>(2 * scales.max_exponent + 1);
+          const int exponent = static_cast<int>(uniform_index(rng, span)) - scales.max_exponent;
+          value *= std::pow(10.0, exponent);
+          break;
+        }
+        default: break;
       }
-      default: break;
+      store_element(spec.dtype, out.data(), i, value);
     }
-    store_element(spec.dtype, out.data(), i, value);
-  }
+  });
   return out;
 }
 

@@ -20,12 +20,8 @@ constexpr const char* kOutputsFormat = "kernelsmith.oracle-outputs/1";
 }  // namespace
 
 std::uintmax_t oracle_cache_bytes() {
-  constexpr std::uintmax_t kGiB = std::uintmax_t(1) << 30;
-  if (const char* text = std::getenv("KERNELSMITH_ORACLE_CACHE_GB"); text != nullptr && *text != '\0') {
-    const double gib = std::atof(text);
-    if (gib > 0.0) return static_cast<std::uintmax_t>(gib * static_cast<double>(kGiB));
-  }
-  return 16 * kGiB;
+  if (const auto bytes = cache_bytes_from_environment("KERNELSMITH_ORACLE_CACHE_GB")) return *bytes;
+  return 16 * (std::uintmax_t(1) << 30);
 }
 
 OracleDiskCache::OracleDiskCache(std::string folder, std::uintmax_t max_bytes)

@@ -11,11 +11,13 @@
 
 #include <unistd.h>
 
+#include "detail/file_cache.hpp"
 #include "detail/random.hpp"
 #include "detail/sha256.hpp"
 #include "evaluate/build_failure.hpp"
 #include "evaluate/plan_runner.hpp"
 #include "evaluate/task_key.hpp"
+#include "json_codec.hpp"
 
 namespace kernelsmith::detail {
 
@@ -39,9 +41,10 @@ std::uint64_t case_seed(std::uint64_t base, const std::string& config, InputKind
 
 }  // namespace
 
-// Reference inputs and outputs kept in host memory: an eighth of it, between 1 and 16 GiB. A strict
-// evaluation of a large task holds about eight cases of its timing sizes.
+// Reference inputs and outputs kept in host memory: $KERNELSMITH_CASE_CACHE_GB GiB, else an eighth of it,
+// between 1 and 16 GiB. A strict evaluation of a large task holds about eight cases of its timing sizes.
 std::size_t case_cache_bytes() {
+  if (const auto bytes = cache_bytes_from_environment("KERNELSMITH_CASE_CACHE_GB")) return *bytes;
   constexpr std::size_t kGiB = std::size_t(1) << 30;
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
@@ -144,7 +147,7 @@ std::vector<Bytes> EvaluationRun::reference_outputs(ReferenceState& reference, c
     if (buffer.role == BufferSpec::Role::output) output_bytes.push_back(buffer.bytes);
   }
   const std::string disk_key = Sha256()
-                                   .field("kernelsmith.reference-outputs/1")
+                                   .field("kernelsmith.reference-outputs/2")  // 2: large inputs drawn in chunks
                                    .field(reference.content_key)
                                    .field(key)
                                    .field(backend_.name())
@@ -615,6 +618,30 @@ TimingReport EvaluationRun::baseline(ReferenceState& reference, const std::strin
     }
     return reference.baseline[mode] = *eager.timing;
   }
+  // The reference's timing is kept on disk like its outputs, per (task content, backend, device, the timing
+  // rules), so the next run on this machine does not time it again. A re-measurement ("remeasure")
+  // confirms a suspicious speedup against a fresh timing of both sides, so it is never taken from disk.
+  const TimingSettings rules = timing_rules(mode);
+  const std::string disk_key = Sha256()
+                                   .field("kernelsmith.reference-baseline/1")
+                                   .field(reference.content_key)
+                                   .field(backend_.name())
+                                   .field(backend_.device().name)
+                                   .field(mode)
+                                   .field(fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", rules.mode, rules.noise_target,
+                                                      rules.min_samples, rules.max_samples, rules.budget_seconds,
+                                                      rules.warmups, rules.host_repeats, options_.flush_l2))
+                                   .hex();
+  if (mode != "remeasure") {
+    if (const auto text = oracle_cache().find_text(disk_key)) {
+      try {
+        return reference.baseline[mode] =
+                   timing_report_from_json(JsonField(Json::parse(*text), "<reference baseline cache>"));
+      } catch (const std::exception&) {
+        // A damaged entry is timed again and overwritten.
+      }
+    }
+  }
   const SizeConfig& config = task_.timing_sizes;
   TimingReport report;
   try {
@@ -624,6 +651,7 @@ TimingReport EvaluationRun::baseline(ReferenceState& reference, const std::strin
   } catch (const std::exception& e) {
     throw TaskError(fmt::format("task {}: timing its {} reference failed: {}", task_.name, backend_.language(), e.what()));
   }
+  if (mode != "remeasure") oracle_cache().store_text(disk_key, timing_report_to_json(report).dump(2));
   reference.baseline[mode] = report;
   return report;
 }

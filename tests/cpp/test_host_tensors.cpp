@@ -1,4 +1,5 @@
 // Host-side data of the correctness protocol: element conversions, input generation, output comparison.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -82,6 +83,33 @@ TEST_CASE("inputs are deterministic per seed and integers stay within their rang
   }
   const Bytes large_integers = generate_input(integers, {200}, InputKind::large, 1);
   for (std::int64_t i = 0; i < 200; ++i) REQUIRE(load_element(DType::int32, large_integers.data(), i) >= 18);
+}
+
+TEST_CASE("large inputs are drawn in chunks: deterministic, the first chunk as a small tensor's, no chunk repeated",
+          "[host_tensors]") {
+  // Drawn in chunks of 2^20 elements, each from a generator of its own, in parallel (host_tensors.cpp).
+  constexpr std::int64_t chunk = std::int64_t(1) << 20;
+  const TensorSpec uniform = spec(DType::float32, {"uniform", 0.0, 1.0});
+  const std::int64_t count = 3 * chunk + 5;
+  const Bytes data = generate_input(uniform, {count}, InputKind::random, 42);
+  CHECK(data == generate_input(uniform, {count}, InputKind::random, 42));
+  const Bytes small = generate_input(uniform, {1000}, InputKind::random, 42);
+  CHECK(std::memcmp(data.data(), small.data(), small.size()) == 0);
+  const auto* values = reinterpret_cast<const float*>(data.data());
+  for (std::int64_t c = 1; c <= 3; ++c) {
+    INFO("chunk " << c);
+    CHECK(std::memcmp(values + c * chunk, values, std::min<std::int64_t>(chunk, count - c * chunk) * 4) != 0);
+  }
+  double sum = 0.0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    REQUIRE((values[i] >= 0.0f && values[i] <= 1.0f));
+    sum += values[i];
+  }
+  CHECK(std::abs(sum / static_cast<double>(count) - 0.5) < 0.01);
+  // Integer and mixed-scale draws take the same path.
+  const TensorSpec integers = spec(DType::int32, {"integers", -3.0, 3.0});
+  const Bytes ints = generate_input(integers, {2 * chunk + 1}, InputKind::mixed_scale, 9);
+  CHECK(ints == generate_input(integers, {2 * chunk + 1}, InputKind::mixed_scale, 9));
 }
 
 TEST_CASE("a constant distribution gives its value under every input kind", "[host_tensors]") {
