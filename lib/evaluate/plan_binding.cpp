@@ -94,7 +94,10 @@ std::pair<std::size_t, TensorMapSpec> bind_tensor_map(const TensorMapDecl& decl,
     if (d == 0) continue;
     std::int64_t stride = 0;
     if (decl.strides.empty()) {
-      stride = stride_elements[d - 1] * static_cast<std::int64_t>(spec.dims[d - 1]);  // packed
+      // Packed; an overflow is a stride far beyond TMA's limit, refused below.
+      if (__builtin_mul_overflow(stride_elements[d - 1], static_cast<std::int64_t>(spec.dims[d - 1]), &stride)) {
+        stride = std::numeric_limits<std::int64_t>::max() / 8;
+      }
     } else {
       stride = value_of(decl.strides[d - 1], fmt::format("stride {}", d));
       if (stride < 1) {
@@ -103,7 +106,8 @@ std::pair<std::size_t, TensorMapSpec> bind_tensor_map(const TensorMapDecl& decl,
       }
     }
     stride_elements[d] = stride;
-    const std::int64_t bytes = stride * element;
+    std::int64_t bytes = 0;
+    if (__builtin_mul_overflow(stride, element, &bytes)) bytes = kMaxStrideBytes;
     const std::int64_t alignment = spec.interleave_bytes == 32 ? 32 : 16;
     if (bytes % alignment != 0 || bytes >= kMaxStrideBytes) {
       throw fail(fmt::format("the stride of dimension {} is {} elements of {} = {} bytes under the sizes \"{}\"; "
@@ -115,9 +119,18 @@ std::pair<std::size_t, TensorMapSpec> bind_tensor_map(const TensorMapDecl& decl,
     }
     spec.strides[d - 1] = static_cast<std::uint64_t>(bytes);
   }
-  // The last element the map can address must be inside the buffer.
+  // The last element the map can address must be inside the buffer (an overflow is far outside it).
   std::int64_t last = 0;
-  for (int d = 0; d < spec.rank; ++d) last += (static_cast<std::int64_t>(spec.dims[d]) - 1) * stride_elements[d];
+  bool overflow = false;
+  for (int d = 0; d < spec.rank; ++d) {
+    std::int64_t step = 0;
+    overflow = overflow || __builtin_mul_overflow(static_cast<std::int64_t>(spec.dims[d]) - 1, stride_elements[d], &step) ||
+               __builtin_add_overflow(last, step, &last);
+  }
+  if (overflow) {
+    throw fail(fmt::format("the dimensions and strides reach beyond 2^63 elements under the sizes \"{}\"; {} holds {}",
+                           config.name, decl.buffer, buffer.count));
+  }
   if (last + 1 > buffer.count) {
     throw fail(fmt::format("reaches element {} of {}, which holds {} under the sizes \"{}\": the dimensions or "
                            "strides are too large (strides count elements, not bytes)",

@@ -287,6 +287,8 @@ TEST_CASE("binding: a tensor map's layout under each size, checked against TMA's
   // Rows of 5 floats are 20 bytes: not a multiple of 16.
   CHECK(contains(error("// @tensor_map tiles = x[5, R * C / 5] box[4, 16]"),
                  "the stride of dimension 1 is 5 elements of float32 = 20 bytes"));
+  CHECK(contains(error("// @tensor_map tiles = x[C, R] box[32, 16] strides[4611686018427387904]"),
+                 "TMA needs strides that are multiples of 16 bytes and below 2^40"));
   CHECK(contains(error("// @tensor_map tiles = x[C, R] box[32, 16] strides[2 * C]"),
                  "reaches element 13299 of x, which holds 6700 under the sizes \"timing\""));
   CHECK(contains(error("// @tensor_map tiles = x[C, R] box[3, 16]"),
