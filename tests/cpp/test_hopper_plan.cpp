@@ -466,14 +466,15 @@ TEST_CASE("NVRTC compiles the TMA and cluster kernels for sm_90a", "[hopper][cud
 
 namespace {
 
-// Why an sm_90 CUDA device cannot run here, or "" when one can.
-std::string hopper_unavailable_reason() {
-  const std::string reason = test::cuda_unavailable_reason();
-  if (!reason.empty()) return reason;
-  for (const auto& backend : devices()) {
-    if (backend.name == "cuda") return hopper_feature_refusal(backend.devices.front(), "the TMA and cluster tests");
-  }
-  return "this build has no CUDA backend";
+// On a CUDA GPU before Hopper the plan must be refused, with the reason, before anything runs: checked
+// there, and then the test has nothing more to run (a [gpu] test that only skipped would fail on a GPU).
+bool refused_before_hopper(Backend& backend, const Task& task, const std::string& source) {
+  if (hopper_feature_refusal(backend.device(), "TMA").empty()) return false;
+  const std::string refusal =
+      test::error_of([&] { detail::PlanRunner runner(backend, task, source, "cuda"); });
+  INFO(refusal);
+  CHECK(contains(refusal, "needs the CUDA backend on a GPU of compute capability 9.0 or newer (Hopper)"));
+  return true;
 }
 
 std::vector<std::uint8_t> bytes_of(const std::vector<float>& values) {
@@ -485,9 +486,10 @@ std::vector<std::uint8_t> bytes_of(const std::vector<float>& values) {
 }  // namespace
 
 TEST_CASE("GPU: a TMA tile copy reads x exactly and fills outside it as oob_fill says", "[gpu][hopper]") {
-  KERNELSMITH_SKIP_WHEN(hopper_unavailable_reason());
+  KERNELSMITH_SKIP_WHEN(test::cuda_unavailable_reason());
   auto backend = create_backend("cuda", 0);
   const Task task = tile_task();
+  if (refused_before_hopper(*backend, task, tile_copy_source("zero"))) return;
   for (const std::string fill : {"zero", "nan"}) {
     detail::PlanRunner runner(*backend, task, tile_copy_source(fill), "cuda");
     for (const auto& config : task.all_size_configs()) {
@@ -519,9 +521,10 @@ TEST_CASE("GPU: a TMA tile copy reads x exactly and fills outside it as oob_fill
 }
 
 TEST_CASE("GPU: a cluster launch runs blocks in clusters of two that read each other's shared memory", "[gpu][hopper]") {
-  KERNELSMITH_SKIP_WHEN(hopper_unavailable_reason());
+  KERNELSMITH_SKIP_WHEN(test::cuda_unavailable_reason());
   auto backend = create_backend("cuda", 0);
   const Task task = Task::from_json(kClusterTask, "cluster_ids");
+  if (refused_before_hopper(*backend, task, kClusterSource)) return;
   detail::PlanRunner runner(*backend, task, kClusterSource, "cuda");
   for (const auto& config : task.all_size_configs()) {
     INFO("sizes " << config.name);
@@ -543,7 +546,7 @@ TEST_CASE("GPU: a cluster launch runs blocks in clusters of two that read each o
 }
 
 TEST_CASE("GPU: the evaluator runs a TMA candidate of the harness task and checks it at every size", "[gpu][hopper]") {
-  KERNELSMITH_SKIP_WHEN(hopper_unavailable_reason());
+  KERNELSMITH_SKIP_WHEN(test::cuda_unavailable_reason());
   // y = 2 a + b with a and b loaded by TMA in boxes of 256 floats; N = 1 and N = 1000 end mid-box.
   const std::string source = R"src(// @tensor_map a_tiles = a[N] box[256]
 // @tensor_map b_tiles = b[N] box[256]
@@ -581,6 +584,16 @@ extern "C" __global__ void scale_add(const __grid_constant__ TensorMap a_tiles, 
   auto evaluator = create_evaluator(test::fast_options("cuda", true, 1));
   const Evaluation evaluation = evaluator->evaluate(test::small_task(), test::candidate_in("cuda", source));
   INFO(evaluation.message);
+  DeviceInfo gpu;
+  for (const auto& backend : devices()) {
+    if (backend.name == "cuda") gpu = backend.devices.front();
+  }
+  if (!hopper_feature_refusal(gpu, "TMA").empty()) {
+    // Before Hopper: refused as the plan's mistake, with the reason.
+    CHECK(evaluation.status == Status::invalid_launch);
+    CHECK(contains(evaluation.message, "compute capability 9.0 or newer"));
+    return;
+  }
   CHECK(evaluation.status == Status::ok);
 }
 
