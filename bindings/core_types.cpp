@@ -377,10 +377,37 @@ void bind_launch_plan(py::module_& m) {
                      "Triton: warps per block (expression; block = 32 * num_warps); \"\" in other languages.")
       .def_readwrite("num_stages", &LaunchDecl::num_stages,
                      "Triton: pipelining stages (expression); \"\" in other languages.")
+      .def_readwrite("cluster", &LaunchDecl::cluster,
+                     "Thread-block cluster shape (`cluster=dim3(2, 1, 1)`): three expressions, all \"\" when the "
+                     "launch declares none.")
       .def("__repr__", [](const LaunchDecl& l) {
         return "LaunchDecl(" + quoted(l.kernel) + ", grid=" + list_repr({l.grid.begin(), l.grid.end()}) +
                ", block=" + list_repr({l.block.begin(), l.block.end()}) + ", shared_bytes=" + quoted(l.shared_bytes) +
                ", args=" + list_repr(l.args) + ", line=" + std::to_string(l.line) + ")";
+      });
+
+  py::class_<TensorMapDecl>(m, "TensorMapDecl",
+                            "`// @tensor_map name = tensor[dims] box[sizes] options`: a TMA tensor map (CUDA, sm_90 "
+                            "and newer); dimensions innermost first, strides in elements.")
+      .def(py::init<>())
+      .def_readwrite("name", &TensorMapDecl::name, "Name the launches pass it by.")
+      .def_readwrite("buffer", &TensorMapDecl::buffer, "The task tensor or workspace it maps.")
+      .def_readwrite("dims", &TensorMapDecl::dims, "Extent of each dimension, innermost first (expressions).")
+      .def_readwrite("strides", &TensorMapDecl::strides,
+                     "Elements between steps of dimensions 1 and up (expressions); empty: packed.")
+      .def_readwrite("box", &TensorMapDecl::box, "Elements one copy moves in each dimension (expressions).")
+      .def_readwrite("element_strides", &TensorMapDecl::element_strides,
+                     "Traversal step in each dimension (expressions); empty: all 1.")
+      .def_readwrite("swizzle", &TensorMapDecl::swizzle, "\"none\", \"32B\", \"64B\" or \"128B\".")
+      .def_readwrite("interleave", &TensorMapDecl::interleave, "\"none\", \"16B\" or \"32B\".")
+      .def_readwrite("l2_promotion", &TensorMapDecl::l2_promotion, "\"none\", \"64B\", \"128B\" or \"256B\".")
+      .def_readwrite("oob_fill", &TensorMapDecl::oob_fill, "\"zero\" or \"nan\": what elements outside read as.")
+      .def_readwrite("condition", &TensorMapDecl::condition,
+                     "The when(...) expression: the map exists only where it is non-zero; \"\" always.")
+      .def_readwrite("line", &TensorMapDecl::line, "1-based source line.")
+      .def("__repr__", [](const TensorMapDecl& t) {
+        return "TensorMapDecl(" + quoted(t.name) + ", " + t.buffer + list_repr(t.dims) + ", box=" + list_repr(t.box) +
+               ", line=" + std::to_string(t.line) + ")";
       });
 
   py::class_<TunableParam>(m, "TunableParam", "`// @tune NAME = value in {v1, v2, ...}`: a macro a tuner varies.")
@@ -403,6 +430,7 @@ void bind_launch_plan(py::module_& m) {
       .def_readwrite("workspaces", &LaunchPlan::workspaces, "The @workspace declarations.")
       .def_readwrite("launches", &LaunchPlan::launches, "The @launch lines, in execution order.")
       .def_readwrite("tunables", &LaunchPlan::tunables, "The @tune declarations.")
+      .def_readwrite("tensor_maps", &LaunchPlan::tensor_maps, "The @tensor_map declarations.")
       .def_readwrite("requirements", &LaunchPlan::requirements, "The @require expressions (each must be non-zero).")
       .def_readwrite("requirement_lines", &LaunchPlan::requirement_lines,
                      "The 1-based source line of each @require, in the order of requirements.")

@@ -21,7 +21,7 @@ namespace kernelsmith {
 namespace {
 
 const std::vector<std::string>& directive_names() {
-  static const std::vector<std::string> names = {"launch", "workspace", "specialize", "tune", "require"};
+  static const std::vector<std::string> names = {"launch", "workspace", "specialize", "tune", "require", "tensor_map"};
   return names;
 }
 
@@ -132,6 +132,8 @@ std::array<std::string, 3> parse_dimensions(const DirectiveLine& directive, cons
   return dims;
 }
 
+std::size_t keyword_equals(const std::string& text);
+
 LaunchDecl parse_launch(const DirectiveLine& directive) {
   static const char* const kShape = "expected `kernel<<<grid, block[, shared_bytes]>>>(arg, ...)`";
   const std::string& text = directive.rest;
@@ -217,9 +219,19 @@ LaunchDecl parse_launch(const DirectiveLine& directive) {
     }
   }
   if (args_close == std::string::npos) directive.fail(fmt::format("{}; the argument list is not closed", kShape));
-  const std::string after = trim(text.substr(args_close + 1));
-  if (!after.empty() && after != ";") {
-    directive.fail(fmt::format("unexpected text \"{}\" after the argument list", after));
+  std::string after = trim(text.substr(args_close + 1));
+  if (!after.empty() && after.back() == ';') after = trim(after.substr(0, after.size() - 1));
+  if (!after.empty()) {
+    // The one launch option: a thread-block cluster shape, `cluster=dim3(2, 1, 1)` or `cluster=2`.
+    const std::size_t equals = keyword_equals(after);
+    if (equals == std::string::npos || trim(after.substr(0, equals)) != "cluster") {
+      directive.fail(fmt::format("unexpected text \"{}\" after the argument list; the only launch option is a "
+                                 "thread-block cluster, `cluster=dim3(x[, y[, z]])`",
+                                 after));
+    }
+    const std::string shape = trim(after.substr(equals + 1));
+    if (shape.empty()) directive.fail("cluster= has no value; write e.g. `cluster=dim3(2, 1, 1)`");
+    launch.cluster = parse_dimensions(directive, shape, "cluster");
   }
   const std::string inner = trim(text.substr(args_open + 1, args_close - args_open - 1));
   if (!inner.empty()) {
@@ -394,7 +406,132 @@ WorkspaceDecl parse_workspace(const DirectiveLine& directive, const LaunchPlan& 
       directive.fail(fmt::format("workspace {} is already declared on line {}", workspace.name, other.line));
     }
   }
+  for (const auto& map : plan.tensor_maps) {
+    if (map.name == workspace.name) {
+      directive.fail(fmt::format("{} is already the name of the tensor map on line {}", workspace.name, map.line));
+    }
+  }
   return workspace;
+}
+
+// `NAME = buffer[d0, ...] box[b0, ...] [strides[...]] [element_strides[...]] [swizzle=...] [interleave=...]
+// [l2_promotion=...] [oob_fill=...]`. What depends on the task (the buffer, the values) is checked when the
+// plan is bound; here the shape of the line and the rules that need no value (docs/candidate-format.md).
+TensorMapDecl parse_tensor_map(const DirectiveLine& directive, const LaunchPlan& plan) {
+  static const char* const kShape =
+      "expected `NAME = tensor[dims...] box[sizes...] [strides[...]] [element_strides[...]] [swizzle=128B] "
+      "[interleave=none] [l2_promotion=128B] [oob_fill=zero] [when(condition)]`, e.g. `a_tiles = A[K, M] box[64, 128] swizzle=128B`";
+  const std::string& text = directive.rest;
+  TensorMapDecl map;
+  map.line = directive.line;
+  std::size_t position = 0;
+  map.name = read_identifier(text, position);
+  if (map.name.empty()) directive.fail(fmt::format("{}; the name is missing", kShape));
+  skip_spaces(text, position);
+  if (position >= text.size() || text[position] != '=') {
+    directive.fail(fmt::format("{}; no \"=\" after the name {}", kShape, map.name));
+  }
+  ++position;
+  skip_spaces(text, position);
+  map.buffer = read_identifier(text, position);
+  if (map.buffer.empty()) directive.fail(fmt::format("{}; the tensor or workspace it maps is missing", kShape));
+
+  // A bracketed list of non-empty expressions starting at `position` (which must be at "["), each checked.
+  const auto read_list = [&](const std::string& what) {
+    if (position >= text.size() || text[position] != '[') {
+      directive.fail(fmt::format("{}; expected \"[\" after {}", kShape, what));
+    }
+    const std::size_t close = matching_close(text, position);
+    if (close == std::string::npos) directive.fail(fmt::format("{}; the list of {} is not closed with \"]\"", kShape, what));
+    const auto items = split_top_level(text.substr(position + 1, close - position - 1));
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (items[i].empty()) directive.fail(fmt::format("{}: entry {} is empty", what, i + 1));
+      directive.check_expression(items[i], fmt::format("{} entry {}", what, i + 1));
+    }
+    position = close + 1;
+    return items;
+  };
+  map.dims = read_list(fmt::format("the dimensions of {}", map.buffer));
+  const std::size_t rank = map.dims.size();
+  if (rank > 5) directive.fail(fmt::format("{} dimensions; a tensor map has 1 to 5", rank));
+
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> choices = {
+      {"swizzle", {"none", "32B", "64B", "128B"}},
+      {"interleave", {"none", "16B", "32B"}},
+      {"l2_promotion", {"none", "64B", "128B", "256B"}},
+      {"oob_fill", {"zero", "nan"}}};
+  std::vector<std::string> seen;
+  bool has_box = false;
+  for (skip_spaces(text, position); position < text.size(); skip_spaces(text, position)) {
+    const std::size_t start = position;
+    const std::string key = read_identifier(text, position);
+    if (key.empty()) directive.fail(fmt::format("unexpected text \"{}\"; {}", text.substr(start), kShape));
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      directive.fail(fmt::format("{} is given twice", key));
+    }
+    seen.push_back(key);
+    skip_spaces(text, position);
+    if (key == "when") {
+      if (position >= text.size() || text[position] != '(') directive.fail("expected `when(expression)`");
+      const std::size_t close = matching_close(text, position);
+      if (close == std::string::npos) directive.fail("the condition of when( is not closed with \")\"");
+      map.condition = trim(text.substr(position + 1, close - position - 1));
+      if (map.condition.empty()) directive.fail("when() has no condition, e.g. `when(K % 8 == 0)`");
+      directive.check_expression(map.condition, "the condition");
+      position = close + 1;
+      continue;
+    }
+    if (key == "box" || key == "strides" || key == "element_strides") {
+      auto items = read_list(key);
+      const std::size_t expected = key == "strides" ? rank - 1 : rank;
+      if (items.size() != expected) {
+        directive.fail(fmt::format("{} has {} entr{}; a rank-{} map takes {} ({}innermost first)", key, items.size(),
+                                   items.size() == 1 ? "y" : "ies", rank, expected,
+                                   key == "strides" ? "one per dimension after the first, " : "one per dimension, "));
+      }
+      (key == "box" ? map.box : key == "strides" ? map.strides : map.element_strides) = std::move(items);
+      has_box = has_box || key == "box";
+      continue;
+    }
+    const auto choice = std::find_if(choices.begin(), choices.end(), [&](const auto& c) { return c.first == key; });
+    if (choice == choices.end()) {
+      directive.fail(fmt::format("unknown option {}; the options are box[...], strides[...], element_strides[...], "
+                                 "swizzle=, interleave=, l2_promotion=, oob_fill= and when(...)",
+                                 key));
+    }
+    if (position >= text.size() || text[position] != '=') directive.fail(fmt::format("expected \"=\" after {}", key));
+    ++position;
+    skip_spaces(text, position);
+    const std::size_t value_start = position;
+    while (position < text.size() && !std::isspace(static_cast<unsigned char>(text[position]))) ++position;
+    std::string value = text.substr(value_start, position - value_start);
+    // Byte sizes are written 128B; 128b is accepted as the same.
+    if (!value.empty() && value.back() == 'b' && std::isdigit(static_cast<unsigned char>(value.front()))) value.back() = 'B';
+    const auto& allowed = choice->second;
+    if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+      directive.fail(fmt::format("{}={} is not one of {}", key, value, fmt::join(allowed, ", ")));
+    }
+    (key == "swizzle"       ? map.swizzle
+     : key == "interleave"  ? map.interleave
+     : key == "l2_promotion" ? map.l2_promotion
+                             : map.oob_fill) = value;
+  }
+  if (!has_box) directive.fail(fmt::format("the box (the tile one copy moves) is missing; {}", kShape));
+  if (map.interleave != "none" && rank < 3) {
+    directive.fail(fmt::format("interleave={} needs a map of rank 3 or more; this one has {}", map.interleave, rank));
+  }
+  if (map.interleave == "32B" && map.swizzle != "32B") {
+    directive.fail("interleave=32B needs swizzle=32B (cuTensorMapEncodeTiled's rule)");
+  }
+  for (const auto& other : plan.tensor_maps) {
+    if (other.name == map.name) directive.fail(fmt::format("tensor map {} is already declared on line {}", map.name, other.line));
+  }
+  for (const auto& workspace : plan.workspaces) {
+    if (workspace.name == map.name) {
+      directive.fail(fmt::format("{} is already the name of the workspace on line {}", map.name, workspace.line));
+    }
+  }
+  return map;
 }
 
 // An optionally signed decimal integer, the whole of `text`.
@@ -488,7 +625,7 @@ LaunchPlan LaunchPlan::parse(const std::string& source, const std::string& langu
       for (const auto& name : known) {
         if (edit_distance(lowered, name) <= 2) {
           throw PlanError(fmt::format("line {}: unknown directive @{}; did you mean @{}? The directives are "
-                                      "@launch, @workspace, @specialize, @tune and @require",
+                                      "@launch, @workspace, @specialize, @tune, @require and @tensor_map",
                                       line_number, directive.name, name),
                           line_number);
         }
@@ -508,6 +645,12 @@ LaunchPlan LaunchPlan::parse(const std::string& source, const std::string& langu
       plan.specialize = true;
     } else if (directive.name == "tune") {
       plan.tunables.push_back(parse_tune(directive, plan));
+    } else if (directive.name == "tensor_map") {
+      if (triton_launch) {
+        directive.fail("is not used in Triton: build TMA descriptors inside the kernel with "
+                       "tl.make_tensor_descriptor instead");
+      }
+      plan.tensor_maps.push_back(parse_tensor_map(directive, plan));
     } else if (directive.name == "require") {
       if (directive.rest.empty()) directive.fail("expected an expression, e.g. `@require BLOCK <= MAX_THREADS_PER_BLOCK`");
       directive.check_expression(directive.rest, "expression");

@@ -500,6 +500,25 @@ std::string render_device(const DeviceInfo& device, const PromptBuilderOptions& 
   return out;
 }
 
+// The plan's Hopper launch features, for a CUDA program on a device that runs them (sm_90 and newer); ""
+// elsewhere, where the plan would be refused (docs/candidate-format.md, "Hopper: tensor maps and clusters").
+std::string hopper_launch_features(const DeviceInfo& device, const std::string& language) {
+  if (language != "cuda" || !hopper_feature_refusal(device, "").empty()) return {};
+  return "- plan directives of this GPU: TMA tensor maps and thread-block clusters (docs/candidate-format.md):\n"
+         "    // @tensor_map a_tiles = A[K, M] box[64, 128] swizzle=128B\n"
+         "    // @launch gemm<<<grid, 256, smem_bytes>>>(a_tiles, C, M, N, K) cluster=dim3(2, 1, 1)\n"
+         "    struct __align__(64) TensorMap { unsigned long long opaque[16]; };  // a CUtensorMap\n"
+         "    extern \"C\" __global__ void gemm(const __grid_constant__ TensorMap a_tiles, __half* C, int M, int N, "
+         "int K)\n"
+         "  Dimensions and box innermost first; strides[...] in elements (default packed), multiples of 16 bytes; "
+         "options swizzle=none|32B|64B|128B, oob_fill=zero|nan, when(condition). One thread does "
+         "mbarrier.arrive.expect_tx (the box's bytes) and cp.async.bulk.tensor.2d.shared::cluster.global.tile."
+         "mbarrier::complete_tx::bytes [smem], [&a_tiles, {k, m}], [bar]; all wait with mbarrier.try_wait.parity. "
+         "A cluster divides the grid and has at most 8 blocks.\n" +
+         std::string(device.architecture == "sm_90" ? "- wgmma.mma_async compiles (programs are built for sm_90a).\n"
+                                                    : "");
+}
+
 // One retrieved item: its lesson and what the memory learned of it at the request's stage.
 std::string experience_line(const RetrievedItem& entry, Stage stage) {
   const StageValue& learned = entry.item.value(stage);
@@ -553,7 +572,9 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
       t.system, with({{"format_rules", candidate_format_rules(language)}}), "system");
   const std::string task_text = render_task(request.task(), t, common);
   const std::string hardware_text =
-      render_template(t.hardware, with({{"device", render_device(request.device, options_, request.parent_evaluation)}}), "hardware");
+      render_template(t.hardware, with({{"device", render_device(request.device, options_, request.parent_evaluation) +
+                                                  hopper_launch_features(request.device, language)}}),
+                      "hardware");
   std::string instruction_template = mode == EditMode::full   ? t.full_instruction
                                      : mode == EditMode::diff ? t.diff_instruction
                                                               : t.crossover_instruction;

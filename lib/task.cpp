@@ -262,6 +262,7 @@ void check_source_plan(const Checker& checker, const std::string& path, const Ke
   std::set<std::string> buffers;
   for (const auto& tensor : task.tensors) buffers.insert(tensor.name);
   for (const auto& workspace : plan.workspaces) buffers.insert(workspace.name);
+  for (const auto& map : plan.tensor_maps) buffers.insert(map.name);  // arguments by name, like buffers
   for (const auto& config : task.all_size_configs()) {
     Bindings bindings = placeholder_device_attribute_values();
     for (const auto& [name, value] : config.sizes) bindings[name] = value;

@@ -7,6 +7,7 @@
 #   OUT=/tmp/out tools/gpu-check.sh build unit gpu       # the C++ side (about 5 minutes)
 #   OUT=/tmp/out tools/gpu-check.sh install devices bench   # the Python side and the benchmark
 #   OUT=/tmp/out tools/gpu-check.sh install scale           # GPUs of this host and Ray actors (needs ray)
+#   OUT=/tmp/out tools/gpu-check.sh build install hopper    # TMA, clusters, compute-bound seeds vs PyTorch
 #   KS_USE_ENV_CXX=1 OUT=/tmp/out tools/gpu-check.sh build gpu   # with the environment's $CXX and $CC
 #
 # The build and install steps use Ubuntu's /usr/bin/g++ and /usr/bin/gcc (libstdc++ linked dynamically)
@@ -14,9 +15,10 @@
 # libstdc++ statically; the library hides its copy, see lib/CMakeLists.txt). Each choice has its own
 # build folders, so the two never mix.
 #
-# Steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase (KernelBench:
+# Steps: info build gpu unit install pytest devices bench suite hopper scale kbimport kbrun kbcheck kbbase (KernelBench:
 # KERNELBENCH names its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and
-# KB_L2_PROBLEMS narrow them; kbcheck: KB_CHECK_JOBS, KB_CHECK_RESUME; scale: KS_SCALE_COUNTS, KS_RAY_WHEELS).
+# KB_L2_PROBLEMS narrow them; kbcheck: KB_CHECK_JOBS, KB_CHECK_RESUME; scale: KS_SCALE_COUNTS, KS_RAY_WHEELS;
+# hopper: KS_HOPPER_TASKS, KS_HOPPER_BUDGET).
 # A failing step does not stop the others (a step that needs an earlier one says so); the exit status
 # is the number of failed steps. Each step runs under its own time limit, so a hang leaves the log of
 # what happened.
@@ -172,6 +174,22 @@ step_suite() {
   (cd /tmp && "$venv/bin/python" "$root/bench/bench_suite.py" --json "$logs/bench_suite.json")
 }
 
+# Hopper (issue 19, docs/candidate-format.md "Hopper: tensor maps and clusters"): every task's reference and
+# seed against its float64 CPU reference on this GPU, the TMA tile copy, the cluster kernel and a TMA candidate
+# through the evaluator (tests tagged [gpu][hopper]: on a GPU before sm_90 they skip, saying so), then the
+# compute-bound tasks' seeds, tuned briefly, against PyTorch eager and torch.compile.
+step_hopper() {
+  need_build || return 1
+  local rc=0
+  "$build/tests/kernelsmith_tests" "[task_suite][gpu]" || rc=1
+  "$build/tests/kernelsmith_tests" "[gpu][hopper]" -s || rc=1
+  need_install || return 1
+  (cd /tmp && "$venv/bin/python" "$root/bench/bench_suite.py" \
+    --tasks "${KS_HOPPER_TASKS:-matmul,conv2d_3x3,linear_gelu,matmul_fp16,matmul_bf16,attention}" \
+    --budget "${KS_HOPPER_BUDGET:-12}" --time-limit 300 --json "$logs/bench_suite_hopper.json") || rc=1
+  return $rc
+}
+
 # The Python tests marked `gpu`; on this machine one that skips fails (tests/python/conftest.py).
 step_pytest() {
   need_install || return 1
@@ -253,7 +271,7 @@ step_kbbase() {
 
 export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
-  step_pytest step_devices step_bench step_suite step_scale step_kbimport step_kbrun step_kbcheck step_kbbase
+  step_pytest step_devices step_bench step_suite step_hopper step_scale step_kbimport step_kbrun step_kbcheck step_kbbase
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -266,12 +284,13 @@ for step in "${steps[@]}"; do
     pytest) run_step pytest 590 step_pytest ;;
     bench) run_step bench 590 step_bench ;;
     suite) run_step suite 590 step_suite ;;
+    hopper) run_step hopper 590 step_hopper ;;
     scale) run_step scale 590 step_scale ;;
     kbimport) run_step kbimport 590 step_kbimport ;;
     kbbase) run_step kbbase 590 step_kbbase ;;
     kbrun) run_step kbrun 590 step_kbrun ;;
     kbcheck) run_step kbcheck 590 step_kbcheck ;;
-    *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase)"; failures=$((failures + 1)) ;;
+    *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite hopper scale kbimport kbrun kbcheck kbbase)"; failures=$((failures + 1)) ;;
   esac
 done
 note "gpu-check done: $failures failed step(s); logs in $logs"

@@ -15,6 +15,7 @@
 
 #include "kernelsmith/candidate.hpp"
 #include "kernelsmith/device.hpp"
+#include "kernelsmith/dtype.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/evaluation.hpp"
 #include "kernelsmith/export.hpp"
@@ -78,11 +79,29 @@ struct KernelParam {
   bool is_dynamic_shared = false;
 };
 
+/// A TMA tensor map (CUDA's CUtensorMap, sm_90 and newer) as the plan bound it: the layout of a buffer's
+/// elements whose tiles a kernel copies. Dimensions innermost first; the backend encodes it for the
+/// buffer's address at launch (cuTensorMapEncodeTiled). Byte sizes of 0 mean none (no swizzle, ...).
+struct TensorMapSpec {
+  DType dtype = DType::float32;
+  int rank = 0;                              ///< 1 to 5
+  std::array<std::uint64_t, 5> dims{};       ///< elements in each dimension
+  std::array<std::uint64_t, 4> strides{};    ///< bytes between steps of dims 1 .. rank - 1
+  std::array<std::uint32_t, 5> box{};        ///< elements one copy moves in each dimension
+  std::array<std::uint32_t, 5> element_strides{};
+  int swizzle_bytes = 0;       ///< 0, 32, 64, 128
+  int interleave_bytes = 0;    ///< 0, 16, 32
+  int l2_promotion_bytes = 0;  ///< 0, 64, 128, 256
+  bool oob_nan = false;        ///< out-of-bounds elements read as NaN (else zero)
+};
+
 /// One launch argument as the harness resolved it.
 struct KernelArg {
-  enum class Kind { buffer, int32, int64 } kind = Kind::int32;
+  /// tensor_map: a 128-byte CUtensorMap encoded over `buffer` as `tensor_map` says (CUDA only).
+  enum class Kind { buffer, int32, int64, tensor_map } kind = Kind::int32;
   std::uint64_t buffer = 0;  ///< a handle from Backend::allocate
   std::int64_t value = 0;
+  const TensorMapSpec* tensor_map = nullptr;  ///< Kind::tensor_map: what to encode; outlives the launch call
 };
 
 using Dim3 = std::array<std::uint32_t, 3>;
@@ -134,6 +153,15 @@ class KERNELSMITH_API Backend {
   /// Enqueues a launch. Throws LaunchError on a launch the device rejects.
   virtual void launch(std::uint64_t kernel, Dim3 grid, Dim3 block, std::size_t shared_bytes,
                       const std::vector<KernelArg>& args) = 0;
+  /// Enqueues a launch in thread-block clusters of `cluster` blocks (each dimension divides the grid's).
+  /// Backends without clusters throw NotSupportedError; the plan binder refuses such plans before they
+  /// reach a backend (hopper_feature_refusal).
+  virtual void launch_clustered(std::uint64_t kernel, Dim3 grid, Dim3 block, Dim3 cluster, std::size_t shared_bytes,
+                                const std::vector<KernelArg>& args) {
+    (void)kernel, (void)grid, (void)block, (void)cluster, (void)shared_bytes, (void)args;
+    throw NotSupportedError("the " + name() + " backend cannot launch thread-block clusters (CUDA on sm_90 and "
+                            "newer only)");
+  }
   /// Waits for all queued work. Throws DeviceFault when the context is lost (sticky error).
   virtual void synchronize() = 0;
 

@@ -40,6 +40,10 @@ KERNELSMITH_API std::map<std::string, std::int64_t> device_attribute_values(cons
 /// (SMEM_PER_BLOCK_OPTIN): the opt-in limit, or the plain limit on a device that has no opt-in.
 KERNELSMITH_API std::int64_t shared_memory_limit(const DeviceInfo& device);
 
+/// "" when `device` runs Hopper's launch features (@tensor_map, cluster=; docs/candidate-format.md): the CUDA
+/// backend on a GPU of compute capability 9.0 or newer. Otherwise why not, naming `feature` and what to do.
+KERNELSMITH_API std::string hopper_feature_refusal(const DeviceInfo& device, const std::string& feature);
+
 /// Every attribute's placeholder value, by name: for checking expressions when no device is known.
 KERNELSMITH_API std::map<std::string, std::int64_t> placeholder_device_attribute_values();
 

@@ -19,6 +19,13 @@
 //
 // The grid is one to three expressions in [...]; keyword arguments are the kernel's tl.constexpr
 // parameters; num_warps (default 4) sets the block, 32 * num_warps threads; num_stages defaults to 3.
+//
+// Hopper (CUDA, sm_90 and newer) adds TMA tensor maps and thread-block clusters:
+//
+//   // @tensor_map a_tiles = A[K, M] box[64, 128] swizzle=128B
+//   // @launch gemm<<<grid, 256, smem>>>(a_tiles, C, M, N, K) cluster=dim3(2, 1, 1)
+//
+// Other devices and backends refuse both before anything runs (invalid_launch, with the reason).
 #pragma once
 
 #include <array>
@@ -54,6 +61,30 @@ struct LaunchDecl {
   std::string num_warps;
   /// Triton: software pipelining stages (expression); "" in other languages.
   std::string num_stages;
+  /// Thread-block cluster shape (`cluster=dim3(2, 1, 1)` after the arguments), three expressions; all ""
+  /// when the launch declares none (CUDA on sm_90 and newer only).
+  std::array<std::string, 3> cluster{};
+};
+
+/// `// @tensor_map NAME = buffer[d0, d1, ...] box[b0, b1, ...] options`: a TMA descriptor (CUtensorMap)
+/// over a task tensor or workspace, passed to a launch by NAME (CUDA on sm_90 and newer only). Dimensions,
+/// strides and box are expressions, innermost (fastest-varying) dimension first, as cuTensorMapEncodeTiled
+/// and the cp.async.bulk.tensor coordinates order them; strides count elements.
+struct TensorMapDecl {
+  std::string name;
+  std::string buffer;                        ///< the task tensor or workspace whose elements it maps
+  std::vector<std::string> dims;             ///< extent of each dimension (rank = dims.size(), 1 to 5)
+  std::vector<std::string> strides;          ///< elements between steps of dims 1.. (rank - 1); empty: packed
+  std::vector<std::string> box;              ///< elements one copy moves in each dimension
+  std::vector<std::string> element_strides;  ///< traversal step in each dimension; empty: all 1
+  std::string swizzle = "none";              ///< none, 32B, 64B, 128B
+  std::string interleave = "none";           ///< none, 16B, 32B
+  std::string l2_promotion = "none";         ///< none, 64B, 128B, 256B
+  std::string oob_fill = "zero";             ///< zero, nan (what out-of-bounds elements read as)
+  /// `when(expression)`: the map exists only where this is non-zero (elsewhere the kernel gets 128 zero
+  /// bytes and must not use them); "" always.
+  std::string condition;
+  int line = 0;
 };
 
 /// A tunable parameter: a compile-time macro the parameter mutator varies.
@@ -67,6 +98,7 @@ struct TunableParam {
 struct KERNELSMITH_API LaunchPlan {
   std::vector<WorkspaceDecl> workspaces;
   std::vector<LaunchDecl> launches;
+  std::vector<TensorMapDecl> tensor_maps;
   std::vector<TunableParam> tunables;
   /// Constraints over tunables and sizes (`// @require BLOCK * 4 <= SMEM_PER_BLOCK`), each must be non-zero.
   std::vector<std::string> requirements;

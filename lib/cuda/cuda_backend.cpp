@@ -1,8 +1,10 @@
 // The CUDA backend: NVRTC compiles, the driver API loads, moves bytes, launches and times. Both
 // libraries are opened at run time (driver_api.hpp, nvrtc_api.hpp).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -319,47 +321,12 @@ class CudaBackend final : public Backend {
 
   void launch(std::uint64_t handle, Dim3 grid, Dim3 block, std::size_t shared_bytes,
               const std::vector<KernelArg>& args) override {
-    KernelEntry& entry = kernel_entry(handle, "launch");
-    const auto function = reinterpret_cast<CUfunction>(handle);
-    const auto where = [&] {
-      return fmt::format("launch of '{}' with grid ({}, {}, {}), block ({}, {}, {}) and {} bytes of dynamic shared "
-                         "memory",
-                         entry.name, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes);
-    };
-    if (shared_bytes > std::numeric_limits<unsigned int>::max()) {
-      throw LaunchError(fmt::format("{} failed: the dynamic shared memory does not fit the driver's 32-bit "
-                                    "argument", where()));
-    }
-    bind();
-    const std::vector<KernelParam>& params = kernel_params_of(entry, function);
-    const std::vector<std::uint64_t> values = pack_arguments(entry, params, args, where);
-    std::vector<void*> pointers(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) pointers[i] = const_cast<std::uint64_t*>(&values[i]);
+    launch_in_clusters(handle, grid, block, nullptr, shared_bytes, args);
+  }
 
-    // Above 48 KiB a kernel must opt in to more dynamic shared memory, once per size it needs.
-    if (shared_bytes > kDefaultDynamicSharedLimit && shared_bytes > entry.dynamic_shared_limit) {
-      const CUresult result = api_.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                      static_cast<int>(shared_bytes));
-      if (result != CUDA_SUCCESS) {
-        if (cuda::is_sticky_error(result)) cuda::throw_driver_error(result, "cuFuncSetAttribute", __FILE__, __LINE__);
-        throw LaunchError(fmt::format("{} failed: the kernel cannot use that much dynamic shared memory ({}; "
-                                      "the device allows {} bytes per block in total, static shared memory "
-                                      "included)",
-                                      where(), cuda::describe_result(result), info_.shared_per_block_optin));
-      }
-      entry.dynamic_shared_limit = shared_bytes;
-    }
-
-    const CUresult result =
-        api_.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                            static_cast<unsigned int>(shared_bytes), stream_, pointers.data(), nullptr);
-    if (result == CUDA_SUCCESS) return;
-    if (cuda::is_sticky_error(result)) {
-      throw DeviceFault(fmt::format("{} failed: {}; the CUDA context is lost (an earlier kernel faulted), the "
-                                    "process must be restarted",
-                                    where(), cuda::describe_result(result)));
-    }
-    throw LaunchError(fmt::format("{} failed: {}", where(), cuda::describe_result(result)));
+  void launch_clustered(std::uint64_t handle, Dim3 grid, Dim3 block, Dim3 cluster, std::size_t shared_bytes,
+                        const std::vector<KernelArg>& args) override {
+    launch_in_clusters(handle, grid, block, &cluster, shared_bytes, args);
   }
 
   void synchronize() override {
@@ -392,6 +359,151 @@ class CudaBackend final : public Backend {
     std::vector<KernelParam> params;
     std::size_t dynamic_shared_limit = kDefaultDynamicSharedLimit;
   };
+
+  // cuLaunchKernel, or cuLaunchKernelEx with the cluster attribute when `cluster` is given.
+  void launch_in_clusters(std::uint64_t handle, Dim3 grid, Dim3 block, const Dim3* cluster, std::size_t shared_bytes,
+                          const std::vector<KernelArg>& args) {
+    KernelEntry& entry = kernel_entry(handle, "launch");
+    const auto function = reinterpret_cast<CUfunction>(handle);
+    const auto where = [&] {
+      return fmt::format("launch of '{}' with grid ({}, {}, {}), block ({}, {}, {}){} and {} bytes of dynamic shared "
+                         "memory",
+                         entry.name, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                         cluster == nullptr ? std::string()
+                                            : fmt::format(", cluster ({}, {}, {})", (*cluster)[0], (*cluster)[1],
+                                                          (*cluster)[2]),
+                         shared_bytes);
+    };
+    if (shared_bytes > std::numeric_limits<unsigned int>::max()) {
+      throw LaunchError(fmt::format("{} failed: the dynamic shared memory does not fit the driver's 32-bit "
+                                    "argument", where()));
+    }
+    if (cluster != nullptr && api_.cuLaunchKernelEx == nullptr) {
+      throw LaunchError(fmt::format("{} failed: the CUDA driver {} ({}) has no cuLaunchKernelEx, which thread-block "
+                                    "clusters need: update the GPU driver (CUDA 12.0 or newer)",
+                                    where(), version_text(api_.driver_version), api_.library));
+    }
+    bind();
+    const std::vector<KernelParam>& params = kernel_params_of(entry, function);
+    PackedArguments packed = pack_arguments(entry, params, args, where);
+
+    // Above 48 KiB a kernel must opt in to more dynamic shared memory, once per size it needs.
+    if (shared_bytes > kDefaultDynamicSharedLimit && shared_bytes > entry.dynamic_shared_limit) {
+      const CUresult result = api_.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                      static_cast<int>(shared_bytes));
+      if (result != CUDA_SUCCESS) {
+        if (cuda::is_sticky_error(result)) cuda::throw_driver_error(result, "cuFuncSetAttribute", __FILE__, __LINE__);
+        throw LaunchError(fmt::format("{} failed: the kernel cannot use that much dynamic shared memory ({}; "
+                                      "the device allows {} bytes per block in total, static shared memory "
+                                      "included)",
+                                      where(), cuda::describe_result(result), info_.shared_per_block_optin));
+      }
+      entry.dynamic_shared_limit = shared_bytes;
+    }
+
+    CUresult result = CUDA_SUCCESS;
+    if (cluster == nullptr) {
+      result = api_.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                   static_cast<unsigned int>(shared_bytes), stream_, packed.pointers.data(), nullptr);
+    } else {
+      CUlaunchAttribute attribute{};
+      attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attribute.value.clusterDim.x = (*cluster)[0];
+      attribute.value.clusterDim.y = (*cluster)[1];
+      attribute.value.clusterDim.z = (*cluster)[2];
+      CUlaunchConfig config{};
+      config.gridDimX = grid[0];
+      config.gridDimY = grid[1];
+      config.gridDimZ = grid[2];
+      config.blockDimX = block[0];
+      config.blockDimY = block[1];
+      config.blockDimZ = block[2];
+      config.sharedMemBytes = static_cast<unsigned int>(shared_bytes);
+      config.hStream = stream_;
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      result = api_.cuLaunchKernelEx(&config, function, packed.pointers.data(), nullptr);
+    }
+    if (result == CUDA_SUCCESS) return;
+    if (cuda::is_sticky_error(result)) {
+      throw DeviceFault(fmt::format("{} failed: {}; the CUDA context is lost (an earlier kernel faulted), the "
+                                    "process must be restarted",
+                                    where(), cuda::describe_result(result)));
+    }
+    throw LaunchError(fmt::format("{} failed: {}{}", where(), cuda::describe_result(result),
+                                  cluster != nullptr && result == CUDA_ERROR_INVALID_CLUSTER_SIZE
+                                      ? "; the blocks of one cluster must fit on one GPC at once: use a smaller "
+                                        "cluster or less shared memory per block"
+                                      : ""));
+  }
+
+  // A tensor map for `spec` over the buffer at `address` (cuTensorMapEncodeTiled). Encoded once per
+  // address and layout and kept: the timed loop relaunches with the same buffers, and re-encoding there
+  // would add host work between launches. Stale entries of freed buffers are harmless (a map holds only
+  // an address and a layout) and the cache is bounded.
+  const CUtensorMap& encoded_tensor_map(const TensorMapSpec& spec, CUdeviceptr address) {
+    std::string key = fmt::format("{:x}/{}/{}", address, static_cast<int>(spec.dtype), spec.rank);
+    for (int d = 0; d < spec.rank; ++d) {
+      key += fmt::format("/{},{},{},{}", spec.dims[d], d > 0 ? spec.strides[d - 1] : 0, spec.box[d],
+                         spec.element_strides[d]);
+    }
+    key += fmt::format("/{},{},{},{}", spec.swizzle_bytes, spec.interleave_bytes, spec.l2_promotion_bytes,
+                       spec.oob_nan);
+    const auto found = tensor_maps_.find(key);
+    if (found != tensor_maps_.end()) return found->second;
+    if (api_.cuTensorMapEncodeTiled == nullptr) {
+      throw LaunchError(fmt::format("the CUDA driver {} ({}) has no cuTensorMapEncodeTiled, which tensor maps "
+                                    "need: update the GPU driver (CUDA 12.0 or newer)",
+                                    version_text(api_.driver_version), api_.library));
+    }
+    const auto data_type = [&] {
+      switch (spec.dtype) {
+        case DType::float16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+        case DType::bfloat16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+        case DType::float32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+        case DType::float64: return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+        case DType::int8:
+        case DType::uint8: return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // the copy moves bytes; signedness is the kernel's
+        case DType::int32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+        case DType::int64: return CU_TENSOR_MAP_DATA_TYPE_INT64;
+      }
+      return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    }();
+    const auto swizzle = spec.swizzle_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                         : spec.swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                         : spec.swizzle_bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                    : CU_TENSOR_MAP_SWIZZLE_NONE;
+    const auto interleave = spec.interleave_bytes == 32   ? CU_TENSOR_MAP_INTERLEAVE_32B
+                            : spec.interleave_bytes == 16 ? CU_TENSOR_MAP_INTERLEAVE_16B
+                                                          : CU_TENSOR_MAP_INTERLEAVE_NONE;
+    const auto promotion = spec.l2_promotion_bytes == 256   ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                           : spec.l2_promotion_bytes == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                           : spec.l2_promotion_bytes == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                                            : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    std::array<cuuint64_t, 5> dims{};
+    std::array<cuuint64_t, 4> strides{};
+    std::array<cuuint32_t, 5> box{};
+    std::array<cuuint32_t, 5> element_strides{};
+    for (int d = 0; d < spec.rank; ++d) {
+      dims[d] = spec.dims[d];
+      box[d] = spec.box[d];
+      element_strides[d] = spec.element_strides[d];
+      if (d > 0) strides[d - 1] = spec.strides[d - 1];
+    }
+    if (tensor_maps_.size() >= 1024) tensor_maps_.clear();
+    CUtensorMap map{};
+    const CUresult result = api_.cuTensorMapEncodeTiled(
+        &map, data_type, static_cast<cuuint32_t>(spec.rank), reinterpret_cast<void*>(address), dims.data(),
+        strides.data(), box.data(), element_strides.data(), interleave, swizzle, promotion,
+        spec.oob_nan ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (result != CUDA_SUCCESS) {
+      throw LaunchError(fmt::format("cuTensorMapEncodeTiled refused the tensor map (rank {}, dims {}, box {}): {}",
+                                    spec.rank, fmt::join(dims.begin(), dims.begin() + spec.rank, " x "),
+                                    fmt::join(box.begin(), box.begin() + spec.rank, " x "),
+                                    cuda::describe_result(result)));
+    }
+    return tensor_maps_.emplace(key, map).first->second;
+  }
 
   // A compile may come back without ptxas's report: NVRTC serves a program from the driver's compute
   // cache with an empty log (compile_with_nvrtc turns that cache off where NVRTC has --no-cache, but an
@@ -481,17 +593,27 @@ class CudaBackend final : public Backend {
     return params;
   }
 
-  // One 8-byte slot per argument, holding the bytes the kernel's parameter expects. With the kernel's
-  // parameter sizes known, integers are narrowed or widened to them when the value fits; anything lossy
-  // or a buffer passed where no pointer fits is refused.
+  // What cuLaunchKernel reads: one slot per argument, `pointers[i]` at the bytes of argument i.
+  struct PackedArguments {
+    std::vector<std::uint64_t> values;  ///< integers and buffer addresses
+    std::vector<CUtensorMap> maps;      ///< tensor maps (128 bytes, 64-byte aligned), copied from the cache
+    std::vector<void*> pointers;
+  };
+
+  // One 8-byte slot per argument, holding the bytes the kernel's parameter expects, or a 128-byte tensor map.
+  // With the kernel's parameter sizes known, integers are narrowed or widened to them when the value fits;
+  // anything lossy or a buffer passed where no pointer fits is refused.
   template <typename Where>
-  std::vector<std::uint64_t> pack_arguments(const KernelEntry& entry, const std::vector<KernelParam>& params,
-                                            const std::vector<KernelArg>& args, const Where& where) {
+  PackedArguments pack_arguments(const KernelEntry& entry, const std::vector<KernelParam>& params,
+                                 const std::vector<KernelArg>& args, const Where& where) {
     if (!params.empty() && params.size() != args.size()) {
       throw LaunchError(fmt::format("{} failed: the kernel takes {} parameter(s) but the plan passes {}", where(),
                                     params.size(), args.size()));
     }
-    std::vector<std::uint64_t> values(args.size(), 0);
+    PackedArguments packed;
+    packed.values.assign(args.size(), 0);
+    std::vector<std::uint64_t>& values = packed.values;
+    std::vector<std::size_t> map_of_arg(args.size(), args.size());
     for (std::size_t i = 0; i < args.size(); ++i) {
       const KernelArg& arg = args[i];
       const std::size_t expected = params.empty() ? 0 : params[i].size;
@@ -499,6 +621,31 @@ class CudaBackend final : public Backend {
         return LaunchError(fmt::format("{} failed: argument {} of '{}': {}", where(), i + 1, entry.name, why));
       };
       switch (arg.kind) {
+        case KernelArg::Kind::tensor_map: {
+          if (arg.tensor_map != nullptr && arg.tensor_map->rank == 0) {
+            // A map the plan does not need under these sizes (when(...) false): zero bytes, never read.
+            map_of_arg[i] = packed.maps.size();
+            packed.maps.emplace_back();
+            std::memset(&packed.maps.back(), 0, sizeof(CUtensorMap));
+            break;
+          }
+          if (arg.tensor_map == nullptr || buffers_.count(static_cast<CUdeviceptr>(arg.buffer)) == 0) {
+            throw refuse(fmt::format("0x{:x} is not a buffer of this backend, or the tensor map has no layout",
+                                     arg.buffer));
+          }
+          if (expected != 0 && expected != sizeof(CUtensorMap)) {
+            throw refuse(fmt::format("a tensor map is passed where the kernel takes a {}-byte value; declare the "
+                                     "parameter `const __grid_constant__ CUtensorMap`",
+                                     expected));
+          }
+          try {
+            map_of_arg[i] = packed.maps.size();
+            packed.maps.push_back(encoded_tensor_map(*arg.tensor_map, static_cast<CUdeviceptr>(arg.buffer)));
+          } catch (const LaunchError& error) {
+            throw refuse(error.what());
+          }
+          break;
+        }
         case KernelArg::Kind::buffer: {
           if (buffers_.count(static_cast<CUdeviceptr>(arg.buffer)) == 0) {
             throw refuse(fmt::format("0x{:x} is not a buffer of this backend", arg.buffer));
@@ -531,7 +678,13 @@ class CudaBackend final : public Backend {
         }
       }
     }
-    return values;
+    // Pointers last: `maps` no longer grows, so its elements stay where they are.
+    packed.pointers.resize(args.size());
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      packed.pointers[i] = map_of_arg[i] < packed.maps.size() ? static_cast<void*>(&packed.maps[map_of_arg[i]])
+                                                              : static_cast<void*>(&values[i]);
+    }
+    return packed;
   }
 
   void check_range(const char* operation, std::uint64_t buffer, std::size_t bytes) const {
@@ -606,6 +759,7 @@ class CudaBackend final : public Backend {
     }
   }
   std::map<CUfunction, KernelEntry> kernels_;
+  std::map<std::string, CUtensorMap> tensor_maps_;  ///< encoded_tensor_map's cache, by address and layout
 };
 
 }  // namespace

@@ -60,9 +60,13 @@ namespace kernelsmith::detail::cuda {
 // Functions that newer drivers have and older ones lack; nullptr when absent.
 //   cuFuncGetParamInfo: CUDA 12.4 drivers and later (kernel_params() is empty without it).
 //   cuFuncLoad: CUDA 12.4 and later; loads a kernel now rather than at its first launch (lazy loading).
+//   cuTensorMapEncodeTiled, cuLaunchKernelEx: CUDA 12.0 and later; needed only by plans that use TMA
+//   tensor maps or thread-block clusters (sm_90), so an older driver still runs every other plan.
 #define KERNELSMITH_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) \
   X(cuFuncGetParamInfo)                               \
-  X(cuFuncLoad)
+  X(cuFuncLoad)                                       \
+  X(cuTensorMapEncodeTiled)                           \
+  X(cuLaunchKernelEx)
 
 struct DriverApi {
 #define KERNELSMITH_CUDA_DECLARE_FUNCTION(name) decltype(&::name) name = nullptr;

@@ -11,7 +11,12 @@ void launch_one(Backend& backend, const BoundLaunch& launch, const std::vector<s
   for (const auto& arg : launch.args) {
     KernelArg out;
     out.kind = arg.is_buffer ? KernelArg::Kind::buffer : arg.kind;
-    if (arg.is_buffer) {
+    if (arg.is_tensor_map) {
+      // Encoded by the backend over this run's buffer: the map always holds the address launched on.
+      out.kind = KernelArg::Kind::tensor_map;
+      out.buffer = buffers[arg.buffer];
+      out.tensor_map = &arg.tensor_map;
+    } else if (arg.is_buffer) {
       out.buffer = buffers[arg.buffer];
     } else {
       out.value = arg.value;
@@ -19,7 +24,11 @@ void launch_one(Backend& backend, const BoundLaunch& launch, const std::vector<s
     args.push_back(out);
   }
   try {
-    backend.launch(launch.handle, launch.grid, launch.block, launch.shared_bytes, args);
+    if (launch.clustered) {
+      backend.launch_clustered(launch.handle, launch.grid, launch.block, launch.cluster, launch.shared_bytes, args);
+    } else {
+      backend.launch(launch.handle, launch.grid, launch.block, launch.shared_bytes, args);
+    }
   } catch (const LaunchError& e) {
     // The plan's line, so that the message points at the launch the user wrote.
     throw LaunchError(fmt::format("{}the device refused the launch of {}: {}", line_prefix(launch.line),

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <set>
 
@@ -40,6 +41,163 @@ std::uint32_t launch_dimension(const std::string& expression, const Bindings& bi
                                     axes[axis], launch.kernel, expression, value));
   }
   return static_cast<std::uint32_t>(value);
+}
+
+// A byte size option of @tensor_map ("128B") as a number; "none" is 0.
+int option_bytes(const std::string& value) { return value == "none" ? 0 : std::stoi(value); }
+
+// Binds one @tensor_map under the sizes of `config`: the values, the rules cuTensorMapEncodeTiled imposes,
+// and that every element the map can address lies inside its buffer (a map that reaches past it would let
+// the copy engine read or write outside the allocation). A map that is not `needed` (its when(...) is false
+// here) only has its buffer looked up; its layout stays of rank 0, which the backend passes as zero bytes.
+std::pair<std::size_t, TensorMapSpec> bind_tensor_map(const TensorMapDecl& decl, const Bindings& bindings,
+                                                      const BoundPlan& bound, const Task& task,
+                                                      const SizeConfig& config, bool needed) {
+  const std::string where = fmt::format("{}@tensor_map {}", line_prefix(decl.line), decl.name);
+  const auto fail = [&](const std::string& what) { return InvalidLaunch(fmt::format("{}: {}", where, what)); };
+  for (const auto& tensor : task.tensors) {
+    if (tensor.name == decl.name) {
+      throw fail(fmt::format("{} is the name of a task tensor; give the tensor map another name", decl.name));
+    }
+  }
+  const auto found = std::find_if(bound.buffers.begin(), bound.buffers.end(),
+                                  [&](const BufferSpec& buffer) { return buffer.name == decl.buffer; });
+  if (found == bound.buffers.end()) {
+    std::vector<std::string> names;
+    for (const auto& buffer : bound.buffers) names.push_back(buffer.name);
+    throw fail(fmt::format("maps {}, which is neither a task tensor nor a workspace; the plan's buffers are {}",
+                           decl.buffer, fmt::join(names, ", ")));
+  }
+  const BufferSpec& buffer = *found;
+  TensorMapSpec spec;
+  spec.dtype = buffer.dtype;
+  if (!needed) return {static_cast<std::size_t>(found - bound.buffers.begin()), spec};
+  spec.rank = static_cast<int>(decl.dims.size());
+  spec.swizzle_bytes = option_bytes(decl.swizzle);
+  spec.interleave_bytes = option_bytes(decl.interleave);
+  spec.l2_promotion_bytes = option_bytes(decl.l2_promotion);
+  spec.oob_nan = decl.oob_fill == "nan";
+  const auto element = static_cast<std::int64_t>(dtype_size(buffer.dtype));
+  const auto value_of = [&](const std::string& expression, const std::string& what) {
+    return evaluate_in_plan(expression, bindings, decl.line, fmt::format("{} of tensor map {}", what, decl.name));
+  };
+  constexpr std::int64_t kMaxDim = std::int64_t(1) << 32;
+  constexpr std::int64_t kMaxStrideBytes = std::int64_t(1) << 40;
+  std::array<std::int64_t, 5> stride_elements{1, 0, 0, 0, 0};
+  for (int d = 0; d < spec.rank; ++d) {
+    const std::int64_t dim = value_of(decl.dims[d], fmt::format("dimension {}", d));
+    if (dim < 1 || dim > kMaxDim) {
+      throw fail(fmt::format("dimension {} is `{}` = {} under the sizes \"{}\"; each must be 1 to 2^32", d,
+                             decl.dims[d], dim, config.name));
+    }
+    spec.dims[d] = static_cast<std::uint64_t>(dim);
+    if (d == 0) continue;
+    std::int64_t stride = 0;
+    if (decl.strides.empty()) {
+      // Packed; an overflow is a stride far beyond TMA's limit, refused below.
+      if (__builtin_mul_overflow(stride_elements[d - 1], static_cast<std::int64_t>(spec.dims[d - 1]), &stride)) {
+        stride = std::numeric_limits<std::int64_t>::max() / 8;
+      }
+    } else {
+      stride = value_of(decl.strides[d - 1], fmt::format("stride {}", d));
+      if (stride < 1) {
+        throw fail(fmt::format("stride {} is `{}` = {}; strides count elements and must be 1 or more", d,
+                               decl.strides[d - 1], stride));
+      }
+    }
+    stride_elements[d] = stride;
+    std::int64_t bytes = 0;
+    if (__builtin_mul_overflow(stride, element, &bytes)) bytes = kMaxStrideBytes;
+    const std::int64_t alignment = spec.interleave_bytes == 32 ? 32 : 16;
+    if (bytes % alignment != 0 || bytes >= kMaxStrideBytes) {
+      throw fail(fmt::format("the stride of dimension {} is {} elements of {} = {} bytes under the sizes \"{}\"; "
+                             "TMA needs strides that are multiples of {} bytes and below 2^40: pad the rows (a "
+                             "workspace with a padded stride such as round_up({}, {})) or use a kernel without "
+                             "TMA for such sizes",
+                             d, stride, to_string(buffer.dtype), bytes, config.name, alignment,
+                             decl.strides.empty() ? decl.dims[d - 1] : decl.strides[d - 1], alignment / element));
+    }
+    spec.strides[d - 1] = static_cast<std::uint64_t>(bytes);
+  }
+  // The last element the map can address must be inside the buffer (an overflow is far outside it).
+  std::int64_t last = 0;
+  bool overflow = false;
+  for (int d = 0; d < spec.rank; ++d) {
+    std::int64_t step = 0;
+    overflow = overflow || __builtin_mul_overflow(static_cast<std::int64_t>(spec.dims[d]) - 1, stride_elements[d], &step) ||
+               __builtin_add_overflow(last, step, &last);
+  }
+  if (overflow) {
+    throw fail(fmt::format("the dimensions and strides reach beyond 2^63 elements under the sizes \"{}\"; {} holds {}",
+                           config.name, decl.buffer, buffer.count));
+  }
+  if (last + 1 > buffer.count) {
+    throw fail(fmt::format("reaches element {} of {}, which holds {} under the sizes \"{}\": the dimensions or "
+                           "strides are too large (strides count elements, not bytes)",
+                           last, decl.buffer, buffer.count, config.name));
+  }
+  for (int d = 0; d < spec.rank; ++d) {
+    const std::int64_t box = value_of(decl.box[d], fmt::format("box entry {}", d));
+    if (box < 1 || box > 256) {
+      throw fail(fmt::format("box entry {} is `{}` = {}; each must be 1 to 256", d, decl.box[d], box));
+    }
+    spec.box[d] = static_cast<std::uint32_t>(box);
+    const std::int64_t step = decl.element_strides.empty() ? 1 : value_of(decl.element_strides[d],
+                                                                          fmt::format("element stride {}", d));
+    if (step < 1 || step > 8) {
+      throw fail(fmt::format("element stride {} is `{}` = {}; each must be 1 to 8", d, decl.element_strides[d],
+                             step));
+    }
+    spec.element_strides[d] = static_cast<std::uint32_t>(step);
+  }
+  const std::int64_t inner_bytes = static_cast<std::int64_t>(spec.box[0]) * element;
+  if (spec.interleave_bytes == 0 && inner_bytes % 16 != 0) {
+    throw fail(fmt::format("the box's inner dimension is {} elements of {} = {} bytes; TMA moves multiples of 16 "
+                           "bytes: make box[0] a multiple of {}",
+                           spec.box[0], to_string(buffer.dtype), inner_bytes, 16 / element > 0 ? 16 / element : 1));
+  }
+  if (spec.interleave_bytes == 0 && spec.swizzle_bytes > 0 && inner_bytes > spec.swizzle_bytes) {
+    throw fail(fmt::format("the box's inner dimension is {} bytes, wider than the {}-byte swizzle span: make "
+                           "box[0] at most {} elements, or choose a wider swizzle",
+                           inner_bytes, spec.swizzle_bytes, spec.swizzle_bytes / element));
+  }
+  if (spec.oob_nan && !is_floating(buffer.dtype)) {
+    throw fail(fmt::format("oob_fill=nan needs a floating-point tensor; {} holds {}", decl.buffer,
+                           to_string(buffer.dtype)));
+  }
+  return {static_cast<std::size_t>(found - bound.buffers.begin()), spec};
+}
+
+// The launch's `cluster=`: each dimension at least 1 and dividing the grid's, at most 8 blocks in all (the
+// portable cluster size every sm_90 GPU launches). Where there are no clusters a cluster of one block is an
+// ordinary launch (so that one plan can ask for `1 + (COMPUTE_CAPABILITY >= 90)`), a larger one is refused.
+void bind_cluster(const LaunchDecl& launch, const Bindings& bindings, const DeviceInfo& device, BoundLaunch& out) {
+  for (int d = 0; d < 3; ++d) out.cluster[d] = launch_dimension(launch.cluster[d], bindings, launch, "cluster", d);
+  const std::int64_t blocks = std::int64_t(out.cluster[0]) * out.cluster[1] * out.cluster[2];
+  const std::string refusal = hopper_feature_refusal(device, "a thread-block cluster (cluster=)");
+  if (!refusal.empty() && blocks > 1) {
+    throw InvalidLaunch(fmt::format("{}{}: {} (a cluster of one block launches anywhere)", line_prefix(launch.line),
+                                    launch.kernel, refusal));
+  }
+  if (!refusal.empty()) {
+    out.cluster = {1, 1, 1};
+    return;
+  }
+  if (blocks > 8) {
+    throw InvalidLaunch(fmt::format("{}the cluster of {} is ({}, {}, {}) = {} blocks; at most 8 (the portable "
+                                    "cluster size): use a smaller cluster",
+                                    line_prefix(launch.line), launch.kernel, out.cluster[0], out.cluster[1],
+                                    out.cluster[2], blocks));
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (out.grid[d] % out.cluster[d] != 0) {
+      throw InvalidLaunch(fmt::format("{}grid.{} of {} is {}, not a multiple of cluster.{} = {}: round the grid up "
+                                      "(round_up(..., {})) and let the extra blocks return early",
+                                      line_prefix(launch.line), "xyz"[d], launch.kernel, out.grid[d], "xyz"[d],
+                                      out.cluster[d], out.cluster[d]));
+    }
+  }
+  out.clustered = true;
 }
 
 }  // namespace
@@ -106,6 +264,24 @@ BoundPlan bind_plan(const Task& task, const LaunchPlan& plan, const SizeConfig& 
                                       fmt::join(values, ", ")));
     }
   }
+  // Hopper's launch features are refused, with the reason, before anything is compiled or launched, where the
+  // plan needs them and the device has none. A map whose when(...) is false here is not needed: a CUDA kernel
+  // then gets 128 zero bytes (other backends have no by-value parameter of that kind: refused anyway).
+  std::map<std::string, std::pair<std::size_t, TensorMapSpec>> tensor_maps;
+  for (const auto& map : plan.tensor_maps) {
+    const bool needed = map.condition.empty() ||
+                        evaluate_in_plan(map.condition, bindings, map.line,
+                                         fmt::format("the condition of tensor map {}", map.name)) != 0;
+    const std::string refusal = hopper_feature_refusal(device, "a tensor map (@tensor_map)");
+    if (!refusal.empty() && (needed || device.backend != "cuda")) {
+      throw InvalidLaunch(fmt::format("{}@tensor_map {}: {}{}", line_prefix(map.line), map.name, refusal,
+                                      device.backend == "cuda"
+                                          ? ", or make the map conditional, when(COMPUTE_CAPABILITY >= 90), and give "
+                                            "the kernel a path without it"
+                                          : ""));
+    }
+    tensor_maps[map.name] = bind_tensor_map(map, bindings, bound, task, config, needed);
+  }
   const std::int64_t max_threads = device.max_threads_per_block;
   const std::int64_t max_shared = shared_memory_limit(device);
   for (const auto& launch : plan.launches) {
@@ -135,13 +311,19 @@ BoundPlan bind_plan(const Task& task, const LaunchPlan& plan, const SizeConfig& 
                                       line_prefix(launch.line), launch.kernel, shared, device.name, max_shared));
     }
     out.shared_bytes = static_cast<std::size_t>(shared);
+    if (!launch.cluster[0].empty()) bind_cluster(launch, bindings, device, out);
     for (std::size_t i = 0; i < launch.args.size(); ++i) {
       const std::string& text = launch.args[i];
       BoundArg arg;
       arg.text = text;
       const auto found = std::find_if(bound.buffers.begin(), bound.buffers.end(),
                                       [&](const BufferSpec& buffer) { return buffer.name == text; });
-      if (found != bound.buffers.end()) {
+      const auto map = tensor_maps.find(text);
+      if (map != tensor_maps.end()) {
+        arg.is_tensor_map = true;
+        arg.buffer = map->second.first;
+        arg.tensor_map = map->second.second;
+      } else if (found != bound.buffers.end()) {
         arg.is_buffer = true;
         arg.buffer = static_cast<std::size_t>(found - bound.buffers.begin());
       } else {
@@ -216,6 +398,18 @@ void check_params(BoundLaunch& launch, const std::vector<KernelParam>& all_param
     BoundArg& arg = launch.args[i];
     const bool fits_int32 = arg.value >= std::numeric_limits<std::int32_t>::min() &&
                             arg.value <= std::numeric_limits<std::int32_t>::max();
+    if (arg.is_tensor_map) {
+      arg.kind = KernelArg::Kind::tensor_map;
+      const KernelParam* param = known ? &params[i] : nullptr;
+      if (param != nullptr && (param->is_pointer || (param->size != 0 && param->size != kTensorMapBytes))) {
+        throw InvalidLaunch(fmt::format("{}argument {} of {} is the tensor map {}, but parameter {} is {}: declare it "
+                                        "`const __grid_constant__ CUtensorMap {}` (128 bytes, 64-byte aligned, by "
+                                        "value)",
+                                        line_prefix(launch.line), i + 1, launch.kernel, arg.text, i + 1,
+                                        describe_param(*param), arg.text));
+      }
+      continue;
+    }
     if (!known) {
       // The API cannot say (CUDA without parameter info): integers go as 32 bits when they fit.
       arg.kind = arg.is_buffer ? KernelArg::Kind::buffer : (fits_int32 ? KernelArg::Kind::int32 : KernelArg::Kind::int64);

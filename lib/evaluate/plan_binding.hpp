@@ -25,6 +25,9 @@ class InvalidLaunch : public Error {
   using Error::Error;
 };
 
+/// The size of a tensor map parameter (CUDA's CUtensorMap: 128 bytes, 64-byte aligned, passed by value).
+constexpr std::size_t kTensorMapBytes = 128;
+
 /// "line N: " for a plan line, "" for line 0 (a mistake not tied to one line).
 std::string line_prefix(int line);
 
@@ -39,7 +42,10 @@ struct BufferSpec {
 
 struct BoundArg {
   bool is_buffer = false;
+  /// A tensor map over the buffer `buffer` (@tensor_map); `tensor_map` holds its bound layout.
+  bool is_tensor_map = false;
   std::size_t buffer = 0;  ///< index into BoundPlan::buffers
+  TensorMapSpec tensor_map;
   std::int64_t value = 0;
   KernelArg::Kind kind = KernelArg::Kind::int32;
   std::string text;
@@ -52,6 +58,9 @@ struct BoundLaunch {
   Dim3 block{1, 1, 1};
   std::size_t shared_bytes = 0;
   std::vector<BoundArg> args;
+  /// Thread-block cluster shape; launched in clusters when `clustered` (a `cluster=` on the launch line).
+  Dim3 cluster{1, 1, 1};
+  bool clustered = false;
   std::uint64_t handle = 0;
   /// Triton: the constexpr values, warps and stages under this configuration, and the name of the
   /// binary compiled for exactly that specialization (triton/triton_launch.hpp); "" in other languages,

@@ -379,6 +379,11 @@ class OpenClBackend final : public Backend {
             status = cl_.clSetKernelArg(entry.kernel, static_cast<cl_uint>(index), sizeof(value), &value);
             break;
           }
+          case KernelArg::Kind::tensor_map:
+            // The plan binder refuses tensor maps on OpenCL before a launch gets here.
+            throw LaunchError(fmt::format("kernel '{}': parameter {} is a tensor map, which OpenCL does not have "
+                                          "(CUDA on sm_90 and newer only)",
+                                          entry.name, index));
         }
       }
       if (status != CL_SUCCESS) {

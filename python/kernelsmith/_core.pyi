@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'ExperienceItem', 'ExperienceMemory', 'ExperienceMemoryOptions', 'ExperienceQuery', 'ExperienceRecord', 'FeatureDescriptor', 'FeatureInfo', 'FeatureKind', 'FeatureScope', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Predicate', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Retrieval', 'RetrievedItem', 'Retriever', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'Skill', 'SkillBank', 'SkillFile', 'SpeedOfLight', 'Stage', 'StageValue', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'ValueRetriever', 'ValueRetrieverOptions', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'experience_reward', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'feature_catalog', 'feature_similarity', 'feedback_features', 'find_feature', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_skill_tag', 'parse_stage', 'parse_status', 'render_template', 'request_features', 'request_feedback', 'run_kernel', 'selection_weights', 'set_helper_python', 'set_triton_python', 'skill_search_path', 'source_tokens', 'stage_of', 'task_features', 'task_search_path', 'triton_kernel_specs', 'triton_status']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'ExperienceItem', 'ExperienceMemory', 'ExperienceMemoryOptions', 'ExperienceQuery', 'ExperienceRecord', 'FeatureDescriptor', 'FeatureInfo', 'FeatureKind', 'FeatureScope', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Predicate', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Retrieval', 'RetrievedItem', 'Retriever', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'Skill', 'SkillBank', 'SkillFile', 'SpeedOfLight', 'Stage', 'StageValue', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorMapDecl', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'ValueRetriever', 'ValueRetrieverOptions', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'experience_reward', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'feature_catalog', 'feature_similarity', 'feedback_features', 'find_feature', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_skill_tag', 'parse_stage', 'parse_status', 'render_template', 'request_features', 'request_feedback', 'run_kernel', 'selection_weights', 'set_helper_python', 'set_triton_python', 'skill_search_path', 'source_tokens', 'stage_of', 'task_features', 'task_search_path', 'triton_kernel_specs', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -826,6 +826,14 @@ class LaunchDecl:
     def block(self, arg0: typing.Annotated[collections.abc.Sequence[str], "FixedSize(3)"]) -> None:
         ...
     @property
+    def cluster(self) -> typing.Annotated[list[str], "FixedSize(3)"]:
+        """
+        Thread-block cluster shape (`cluster=dim3(2, 1, 1)`): three expressions, all "" when the launch declares none.
+        """
+    @cluster.setter
+    def cluster(self, arg0: typing.Annotated[collections.abc.Sequence[str], "FixedSize(3)"]) -> None:
+        ...
+    @property
     def constexprs(self) -> list[tuple[str, str]]:
         """
         Triton: the tl.constexpr parameters passed by keyword, as (name, expression) pairs.
@@ -880,6 +888,110 @@ class LaunchDecl:
         """
     @shared_bytes.setter
     def shared_bytes(self, arg0: str) -> None:
+        ...
+class TensorMapDecl:
+    """
+    `// @tensor_map name = tensor[dims] box[sizes] options`: a TMA tensor map (CUDA, sm_90 and newer); dimensions innermost first, strides in elements.
+    """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def box(self) -> list[str]:
+        """
+        Elements one copy moves in each dimension (expressions).
+        """
+    @box.setter
+    def box(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
+    @property
+    def buffer(self) -> str:
+        """
+        The task tensor or workspace it maps.
+        """
+    @buffer.setter
+    def buffer(self, arg0: str) -> None:
+        ...
+    @property
+    def condition(self) -> str:
+        """
+        The when(...) expression: the map exists only where it is non-zero; "" always.
+        """
+    @condition.setter
+    def condition(self, arg0: str) -> None:
+        ...
+    @property
+    def dims(self) -> list[str]:
+        """
+        Extent of each dimension, innermost first (expressions).
+        """
+    @dims.setter
+    def dims(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
+    @property
+    def element_strides(self) -> list[str]:
+        """
+        Traversal step in each dimension (expressions); empty: all 1.
+        """
+    @element_strides.setter
+    def element_strides(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
+    @property
+    def interleave(self) -> str:
+        """
+        "none", "16B" or "32B".
+        """
+    @interleave.setter
+    def interleave(self, arg0: str) -> None:
+        ...
+    @property
+    def l2_promotion(self) -> str:
+        """
+        "none", "64B", "128B" or "256B".
+        """
+    @l2_promotion.setter
+    def l2_promotion(self, arg0: str) -> None:
+        ...
+    @property
+    def line(self) -> int:
+        """
+        1-based source line.
+        """
+    @line.setter
+    def line(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def name(self) -> str:
+        """
+        Name the launches pass it by.
+        """
+    @name.setter
+    def name(self, arg0: str) -> None:
+        ...
+    @property
+    def oob_fill(self) -> str:
+        """
+        "zero" or "nan": what elements outside read as.
+        """
+    @oob_fill.setter
+    def oob_fill(self, arg0: str) -> None:
+        ...
+    @property
+    def strides(self) -> list[str]:
+        """
+        Elements between steps of dimensions 1 and up (expressions); empty: packed.
+        """
+    @strides.setter
+    def strides(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
+    @property
+    def swizzle(self) -> str:
+        """
+        "none", "32B", "64B" or "128B".
+        """
+    @swizzle.setter
+    def swizzle(self, arg0: str) -> None:
         ...
 class TunableParam:
     """
@@ -965,6 +1077,14 @@ class LaunchPlan:
         """
     @specialize.setter
     def specialize(self, arg0: bool) -> None:
+        ...
+    @property
+    def tensor_maps(self) -> list[TensorMapDecl]:
+        """
+        The @tensor_map declarations.
+        """
+    @tensor_maps.setter
+    def tensor_maps(self, arg0: collections.abc.Sequence[TensorMapDecl]) -> None:
         ...
     @property
     def tunables(self) -> list[TunableParam]:

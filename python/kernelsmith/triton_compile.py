@@ -328,7 +328,7 @@ def signature_for(arguments: Sequence[Any]) -> List[str]:
 #: device (grids and integer arguments such as ``SM_COUNT * WAVES``).
 H100_ATTRIBUTES = {
     "SM_COUNT": 132, "WARP_SIZE": 32, "MAX_THREADS_PER_BLOCK": 1024, "SMEM_PER_BLOCK": 49152,
-    "SMEM_PER_BLOCK_OPTIN": 232448, "L2_BYTES": 52428800,
+    "SMEM_PER_BLOCK_OPTIN": 232448, "L2_BYTES": 52428800, "COMPUTE_CAPABILITY": 90,
 }
 
 
@@ -347,6 +347,8 @@ def attributes_device(attributes: Optional[Dict[str, int]] = None) -> Any:
     device.shared_per_block = values["SMEM_PER_BLOCK"]
     device.shared_per_block_optin = values["SMEM_PER_BLOCK_OPTIN"]
     device.l2_bytes = values["L2_BYTES"]
+    capability = values.get("COMPUTE_CAPABILITY", 0)
+    device.architecture = f"sm_{capability}" if capability > 0 else ""
     return device
 
 

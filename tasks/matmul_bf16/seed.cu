@@ -16,15 +16,23 @@
 // Warpgroup MMA exists on Hopper's architecture-specific target (sm_90a) only; compiled for another
 // target (an A100's sm_80, or plain sm_90) the same tiles feed mma.sync.m16n8k16 through ldmatrix into
 // the same accumulator layout: correct everywhere, fast on Hopper.
+// TMA = 1 loads the tiles on Hopper with the copy engine instead (cp.async.bulk.tensor over the plan's
+// tensor maps, which write the same 128-byte swizzle): one thread issues a stage's two boxes onto the
+// stage's mbarrier, out-of-bounds rows and k values read as zeros, and every thread waits on the barrier
+// instead of its own cp.async groups. The maps exist where the plan's when(...) holds (Hopper, K % 8 == 0:
+// TMA needs 16-byte row strides); the kernel decides the same way and elsewhere loads with cp.async.
 // @tune WARPGROUPS = 2 in {1, 2}
 // @tune BN = 256 in {128, 256}
 // @tune STAGES = 4 in {3, 4, 5, 6}
 // @tune GROUP = 8 in {4, 8, 16}
+// @tune TMA = 0 in {0, 1}
 // @require STAGES * (64 * WARPGROUPS + BN) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
 // @require WARPGROUPS == 2 || BN == 128
 // @workspace BT: bfloat16[N * K]
+// @tensor_map a_tiles = A[K, M] box[64, 64 * WARPGROUPS] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)
+// @tensor_map b_tiles = BT[K, N] box[64, BN] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)
 // @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64), 256>>>(B, BT, K, N)
-// @launch matmul_bf16<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(A, BT, C, M, N, K)
+// @launch matmul_bf16<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)
 #include <cuda_bf16.h>
 
 #define BM (64 * WARPGROUPS)
@@ -38,6 +46,11 @@
 #else
 #define WARPGROUP_MMA 0
 #endif
+
+// CUtensorMap (the plan's @tensor_map, passed by value): 128 bytes, 64-byte aligned.
+struct __align__(64) TensorMap {
+  unsigned long long opaque[16];
+};
 
 typedef __nv_bfloat16 element_t;
 #define ZERO_ELEMENT __float2bfloat16(0.0f)
@@ -144,13 +157,30 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[NPARTS][64]) {
     for (int e = 0; e < 64; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
   }
 }
+
+// One box of a tensor map at coordinates (k, row) into shared memory, completing on `barrier`.
+__device__ __forceinline__ void load_box(unsigned destination, const TensorMap& map, int k, int row, unsigned barrier) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+      ::"r"(destination), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(k), "r"(row), "r"(barrier)
+      : "memory");
+}
+
+// Waits until the barrier's phase `parity` has completed (the stage's boxes have landed).
+__device__ __forceinline__ void wait_barrier(unsigned barrier, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT_%=:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n@!done bra WAIT_%=;\n}\n"
+      ::"r"(barrier), "r"(parity)
+      : "memory");
+}
 #endif
 
 // VECTORS: every row of A and BT is 16-byte aligned (K % 8 == 0: cp.async); otherwise values are loaded one
-// by one.
-// Two instantiations keep the slow path's code out of the fast main loop.
-template <bool VECTORS>
-__device__ __forceinline__ void product(const element_t* __restrict__ A, const element_t* __restrict__ B,
+// by one. TMA_LOADS (Hopper, VECTORS): the copy engine loads the stages through the tensor maps.
+// Separate instantiations keep the slow paths' code out of the fast main loop.
+template <bool VECTORS, bool TMA_LOADS>
+__device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMap& b_tiles,
+                                        const element_t* __restrict__ A, const element_t* __restrict__ B,
                                         element_t* __restrict__ C, int M, int N, int K, unsigned char* shared_bytes) {
   // The swizzle is a function of the address bits, so tiles start on 1024-byte boundaries.
   const unsigned shared_base = (static_cast<unsigned>(__cvta_generic_to_shared(shared_bytes)) + 1023u) & ~1023u;
@@ -170,8 +200,34 @@ __device__ __forceinline__ void product(const element_t* __restrict__ A, const e
   const int k_tiles = (K + BK - 1) / BK;
   constexpr int STAGE_BYTES = (BM + BN) * BK * 2;
 
+  // One mbarrier per stage for the TMA path: its phase n completes when the stage's boxes of its n-th tile
+  // have landed.
+  __shared__ __align__(8) unsigned long long stage_full[STAGES];
+  const unsigned full_base = static_cast<unsigned>(__cvta_generic_to_shared(stage_full));
+  if (TMA_LOADS) {
+#if WARPGROUP_MMA
+    if (tid == 0) {
+      for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(full_base + 8 * s));
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+#endif
+  }
+
   auto load_stage = [&](int stage, int k0) {
     const unsigned a_tile = shared_base + stage * STAGE_BYTES;
+    if (TMA_LOADS) {
+#if WARPGROUP_MMA
+      if (tid == 0) {
+        const unsigned barrier = full_base + 8 * stage;
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(STAGE_BYTES)
+                     : "memory");
+        load_box(a_tile, a_tiles, k0, block_m, barrier);
+        load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);
+      }
+#endif
+      return;
+    }
     load_rows<BM, VECTORS>(a_tile, A, M, block_m, k0, K);
     load_rows<BN, VECTORS>(a_tile + BM * 128, B, N, block_n, k0, K);  // B is BT here (N x K)
   };
@@ -194,10 +250,18 @@ __device__ __forceinline__ void product(const element_t* __restrict__ A, const e
     // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
     // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
     // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
+    if (TMA_LOADS) {
 #if WARPGROUP_MMA
-    asm volatile("fence.proxy.async.shared::cta;\n" ::);
+      // The copy engine wrote the stage through the async proxy, which the tensor cores read too: the
+      // barrier's phase is all there is to wait for.
+      wait_barrier(full_base + 8 * (kt % STAGES), (kt / STAGES) & 1);
 #endif
+    } else {
+      asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
+#if WARPGROUP_MMA
+      asm volatile("fence.proxy.async.shared::cta;\n" ::);
+#endif
+    }
     __syncthreads();
     const int next = kt + AHEAD;
     if (next < k_tiles) load_stage(next % STAGES, next * BK);
@@ -272,11 +336,20 @@ __device__ __forceinline__ void product(const element_t* __restrict__ A, const e
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-matmul_bf16(const element_t* __restrict__ A, const element_t* __restrict__ B, element_t* __restrict__ C, int M, int N, int K) {
+matmul_bf16(const __grid_constant__ TensorMap a_tiles, const __grid_constant__ TensorMap b_tiles,
+            const element_t* __restrict__ A, const element_t* __restrict__ B, element_t* __restrict__ C, int M, int N,
+            int K) {
   extern __shared__ unsigned char shared_bytes[];
+#if WARPGROUP_MMA
+  // The plan builds the maps under the same condition (its when(...)).
+  if (TMA == 1 && K % 8 == 0) {
+    product<true, true>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
+    return;
+  }
+#endif
   if (K % 8 == 0) {
-    product<true>(A, B, C, M, N, K, shared_bytes);
+    product<true, false>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
   } else {
-    product<false>(A, B, C, M, N, K, shared_bytes);
+    product<false, false>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
   }
 }

@@ -27,7 +27,7 @@ DeviceInfo sample_device() {
 TEST_CASE("the table lists every attribute plans may use, each once", "[device_attributes]") {
   const auto names = device_attribute_names();
   REQUIRE(names == std::vector<std::string>{"SM_COUNT", "WARP_SIZE", "MAX_THREADS_PER_BLOCK", "SMEM_PER_BLOCK",
-                                            "SMEM_PER_BLOCK_OPTIN", "L2_BYTES"});
+                                            "SMEM_PER_BLOCK_OPTIN", "L2_BYTES", "COMPUTE_CAPABILITY"});
   for (const auto& attribute : device_attributes()) {
     CHECK(attribute.read != nullptr);
     CHECK(attribute.placeholder > 0);
@@ -46,6 +46,14 @@ TEST_CASE("values are read from the device", "[device_attributes]") {
   CHECK(values.at("SMEM_PER_BLOCK") == 48 * 1024);
   CHECK(values.at("SMEM_PER_BLOCK_OPTIN") == 227 * 1024);
   CHECK(values.at("L2_BYTES") == 50 * 1024 * 1024);
+  DeviceInfo device = sample_device();
+  device.backend = "cuda";
+  device.architecture = "sm_90";
+  CHECK(device_attribute_values(device).at("COMPUTE_CAPABILITY") == 90);
+  device.architecture = "sm_100a";
+  CHECK(device_attribute_values(device).at("COMPUTE_CAPABILITY") == 100);
+  device.backend = "opencl";
+  CHECK(device_attribute_values(device).at("COMPUTE_CAPABILITY") == 0);
 }
 
 TEST_CASE("a device without an opt-in limit allows its plain limit under SMEM_PER_BLOCK_OPTIN", "[device_attributes]") {

@@ -2,6 +2,7 @@
 
 #include "catch.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/launch_plan.hpp"
 #include "kernelsmith/prompt_builder.hpp"
 
 using namespace kernelsmith;
@@ -227,6 +228,8 @@ TEST_CASE("the token budget drops the least useful parts first and records them"
     PromptBuilderOptions options;
     options.max_prompt_tokens = 1200;
     options.min_evaluation_chars = 200;
+    // An A100: the budget above was set for a hardware section without Hopper's directives, which never shrink.
+    request.device.architecture = "sm_80";
     BuiltPrompt prompt = PromptBuilder(options).build(request, EditMode::full);
     REQUIRE(prompt.dropped.size() == 7);
     CHECK(contains(prompt.dropped[0], "diverse inspiration 2"));
@@ -519,4 +522,30 @@ TEST_CASE("the prompt describes constant inputs and structured inputs", "[prompt
   CHECK(contains(user, "- B: float32[K, N], input, values uniform [0, 1), then each row (last dimension) softmaxed: "
                        "positive, sum 1"));
   CHECK(contains(user, "- alpha: float32[], input, values constant 0.5"));
+}
+
+TEST_CASE("the hardware section shows Hopper's plan directives only where the plan may use them", "[prompt_builder][hopper]") {
+  PromptBuilder builder;
+  MutationRequest request = sample_request();
+  const std::string hopper = builder.build(request, EditMode::full).messages[1].content;
+  CHECK(contains(hopper, "- plan directives of this GPU: TMA tensor maps and thread-block clusters"));
+  const std::string plan_lines = "    // @tensor_map a_tiles = A[K, M] box[64, 128] swizzle=128B\n"
+                                 "    // @launch gemm<<<grid, 256, smem_bytes>>>(a_tiles, C, M, N, K) cluster=dim3(2, 1, 1)\n";
+  CHECK(contains(hopper, plan_lines));
+  CHECK(contains(hopper, "const __grid_constant__ TensorMap a_tiles"));
+  CHECK(contains(hopper, "wgmma.mma_async"));
+  // The example's plan lines parse as a plan.
+  const LaunchPlan example = LaunchPlan::parse(plan_lines);
+  CHECK(example.tensor_maps.size() == 1);
+  CHECK(example.launches[0].cluster[0] == "2");
+  // An A100, a Blackwell GPU without wgmma, and a Triton program: no such lines, or no wgmma.
+  request.device.architecture = "sm_80";
+  CHECK_FALSE(contains(builder.build(request, EditMode::full).messages[1].content, "@tensor_map"));
+  request.device.architecture = "sm_100";
+  const std::string blackwell = builder.build(request, EditMode::full).messages[1].content;
+  CHECK(contains(blackwell, "@tensor_map"));
+  CHECK_FALSE(contains(blackwell, "wgmma"));
+  request.device.architecture = "sm_90";
+  request.device.backend = "opencl";
+  CHECK_FALSE(contains(builder.build(request, EditMode::full).messages[1].content, "@tensor_map"));
 }

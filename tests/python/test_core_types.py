@@ -181,6 +181,21 @@ def test_launch_plan():
     assert "not among its allowed values" in str(error.value)
 
 
+def test_launch_plan_hopper_directives():
+    plan = ks.LaunchPlan.parse(
+        "// @tensor_map a_tiles = A[K, M] box[64, 128] swizzle=128B when(COMPUTE_CAPABILITY >= 90)\n"
+        "// @launch gemm<<<round_up(M, 2), 256>>>(a_tiles, C, M, N, K) cluster=dim3(2, 1, 1)\n")
+    (tiles,) = plan.tensor_maps
+    assert (tiles.name, tiles.buffer, tiles.dims, tiles.box) == ("a_tiles", "A", ["K", "M"], ["64", "128"])
+    assert (tiles.swizzle, tiles.oob_fill, tiles.condition) == ("128B", "zero", "COMPUTE_CAPABILITY >= 90")
+    assert tiles.strides == [] and tiles.line == 1
+    assert plan.launches[0].cluster == ["2", "1", "1"]
+    assert ks.LaunchPlan.parse("// @launch k<<<1, 1>>>()\n").launches[0].cluster == ["", "", ""]
+    with pytest.raises(ks.PlanError, match="line 1: @tensor_map: the box") as error:
+        ks.LaunchPlan.parse("// @tensor_map m = x[N]\n// @launch k<<<1, 1>>>(m)\n")
+    assert error.value.line == 1
+
+
 def test_evaluate_expression():
     assert ks.evaluate_expression("ceil_div(N, 256)", {"N": 1000}) == 4
     assert ks.evaluate_expression("-7 / 2") == -4

@@ -18,7 +18,7 @@ TASK_SCHEMA = "kernelsmith.task/1"
 #: Names the task loader refuses for sizes and tensors: the device attributes of launch plans
 #: (lib/device_attributes.cpp) and, for sizes, the prefix of @specialize macros.
 RESERVED_NAMES = frozenset({"SM_COUNT", "WARP_SIZE", "MAX_THREADS_PER_BLOCK", "SMEM_PER_BLOCK", "SMEM_PER_BLOCK_OPTIN",
-                            "L2_BYTES"})
+                            "L2_BYTES", "COMPUTE_CAPABILITY"})
 RESERVED_PREFIX = "KS_"
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int32": 4,
                "int64": 8}
