@@ -1,6 +1,7 @@
 // The skill bank (lib/memory/skill_bank.cpp, skills/skills.json, docs/memory.md): the built-in file loads,
 // every skill's examples compile (CUDA through NVRTC, OpenCL on PoCL), gating picks the skills that fit the
 // measured features, user files extend and replace, and malformed files fail naming the file and field.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>

@@ -1,5 +1,6 @@
 // Task manifests: the built-in tasks, loading by name and by path, validation messages that name the
 // file, the field and what was expected, and the JSON round trip.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
