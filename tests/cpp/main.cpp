@@ -12,4 +12,12 @@ namespace {
 // is: point the evaluator at the one this build made, unless the caller chose another.
 [[maybe_unused]] const bool kWorkerLocated = [] { return ::setenv("KERNELSMITH_WORKER", KERNELSMITH_TEST_WORKER, 0) == 0; }();
 
+#if defined(KERNELSMITH_TEST_MACA_PLUGIN)
+// Likewise the MACA backend plugin, which the library (and the worker, which inherits this) looks for beside
+// itself.
+[[maybe_unused]] const bool kMacaPluginLocated = [] {
+  return ::setenv("KERNELSMITH_MACA_PLUGIN", KERNELSMITH_TEST_MACA_PLUGIN, 0) == 0;
+}();
+#endif
+
 }  // namespace
