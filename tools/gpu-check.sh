@@ -7,6 +7,7 @@
 #   OUT=/tmp/out tools/gpu-check.sh build unit gpu       # the C++ side (about 5 minutes)
 #   OUT=/tmp/out tools/gpu-check.sh install devices bench   # the Python side and the benchmark
 #   OUT=/tmp/out tools/gpu-check.sh install scale           # GPUs of this host and Ray actors (needs ray)
+#   OUT=/tmp/out tools/gpu-check.sh maca                    # the MACA plugin through the stand-in runtime
 #   KS_USE_ENV_CXX=1 OUT=/tmp/out tools/gpu-check.sh build gpu   # with the environment's $CXX and $CC
 #
 # The build and install steps use Ubuntu's /usr/bin/g++ and /usr/bin/gcc (libstdc++ linked dynamically)
@@ -14,7 +15,7 @@
 # libstdc++ statically; the library hides its copy, see lib/CMakeLists.txt). Each choice has its own
 # build folders, so the two never mix.
 #
-# Steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase (KernelBench:
+# Steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase maca (KernelBench:
 # KERNELBENCH names its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and
 # KB_L2_PROBLEMS narrow them; scale: KS_SCALE_COUNTS, KS_RAY_WHEELS).
 # A failing step does not stop the others (a step that needs an earlier one says so); the exit status
@@ -247,9 +248,67 @@ step_kbbase() {
     --levels ${KB_LEVELS:-1 2} --budget 0.15 --json "$logs/kb-baselines.json")
 }
 
-export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks
+# MACA (docs/backends.md, "MACA"): the MACA backend plugin built against the stand-in SDK (tests/maca_standin)
+# in a build of its own, then, through the plugin and the stand-in runtime on this GPU: the backend conformance
+# suite (CUDA, OpenCL and MACA rows), every built-in task's MACA reference and seed against the CPU references,
+# faulty candidates classified as on CUDA, the CUDA-vs-MACA timing agreement (the ratios are printed), and
+# `kernelsmith eval --backend maca` and `evolve --backend maca` through the staged Python package.
+maca_build="$root/build/gpu-$compiler_tag-maca"
+step_maca() {
+  local pybind_dir sqlite_dir generator rc=0 stage
+  pybind_dir="$("$python" -c 'import pybind11; print(pybind11.get_cmake_dir())')" || return 1
+  sqlite_dir="$(sqlite_include)"
+  [ -n "$sqlite_dir" ] || { echo "sqlite3.h not found: carry it in .device/include"; return 1; }
+  generator="Unix Makefiles"
+  command -v ninja >/dev/null && generator=Ninja
+  cmake -S . -B "$maca_build" -G "$generator" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DKERNELSMITH_BUILD_TESTS=ON -DKERNELSMITH_BUILD_PYTHON=ON -DKERNELSMITH_MACA_PATH="$root/tests/maca_standin" \
+    -DSQLITE3_INCLUDE_DIR="$sqlite_dir" -Dpybind11_DIR="$pybind_dir" -DPython_EXECUTABLE="$(command -v "$python")" &&
+    cmake --build "$maca_build" -j "$jobs" || { echo "FAIL maca: build"; return 1; }
+  # A skipped test fails here (--warn NoAssertions): on this machine every MACA test must run.
+  local tests="$maca_build/tests/kernelsmith_tests"
+  for filter in "[conformance]" "[maca]~[timing]"; do
+    if "$tests" "$filter" --warn NoAssertions; then
+      echo "PASS maca: kernelsmith_tests $filter"
+    else
+      echo "FAIL maca: kernelsmith_tests $filter"
+      rc=1
+    fi
+  done
+  if "$tests" "[maca][timing]" --warn NoAssertions | tee "$logs/maca-timing.txt"; then
+    echo "PASS maca: timing agreement within 2%"
+  else
+    echo "FAIL maca: timing agreement (see the ratios above)"
+    rc=1
+  fi
+  grep "timing agreement" "$logs/maca-timing.txt" | sed 's/^/      /'
+  # The command line through the stand-in: the plugin beside the staged package's library finds it.
+  stage="$maca_build/python"
+  export KERNELSMITH_MACA_RUNTIME="$maca_build/tests/maca_standin/lib/libmcruntime.so"
+  (cd /tmp && PYTHONPATH="$stage" "$python" -m kernelsmith devices) || rc=1
+  local what
+  for what in "--task relu --reference" "--task softmax $root/tasks/softmax/seed.maca"; do
+    # shellcheck disable=SC2086
+    if (cd /tmp && PYTHONPATH="$stage" "$python" -m kernelsmith eval --backend maca $what); then
+      echo "PASS maca: kernelsmith eval --backend maca $what"
+    else
+      echo "FAIL maca: kernelsmith eval --backend maca $what"
+      rc=1
+    fi
+  done
+  if (cd /tmp && PYTHONPATH="$stage" "$python" -m kernelsmith evolve --task row_sum --backend maca \
+        --mutator param --budget 6 --db "$logs/maca-evolve.db"); then
+    echo "PASS maca: kernelsmith evolve --backend maca (row_sum, parameter mutator)"
+  else
+    echo "FAIL maca: kernelsmith evolve --backend maca"
+    rc=1
+  fi
+  return $rc
+}
+
+export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks maca_build
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
-  step_pytest step_devices step_bench step_suite step_scale step_kbimport step_kbrun step_kbcheck step_kbbase
+  step_pytest step_devices step_bench step_suite step_scale step_kbimport step_kbrun step_kbcheck step_kbbase step_maca
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -267,7 +326,8 @@ for step in "${steps[@]}"; do
     kbbase) run_step kbbase 590 step_kbbase ;;
     kbrun) run_step kbrun 590 step_kbrun ;;
     kbcheck) run_step kbcheck 590 step_kbcheck ;;
-    *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase)"; failures=$((failures + 1)) ;;
+    maca) run_step maca 1500 step_maca ;;
+    *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase maca)"; failures=$((failures + 1)) ;;
   esac
 done
 note "gpu-check done: $failures failed step(s); logs in $logs"

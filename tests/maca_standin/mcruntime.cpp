@@ -500,9 +500,10 @@ mcrtcResult with_nvrtc(Body&& body) {
 // MCRTC's options in NVRTC's words: -arch=compute_XY compiles for the GPU sm_XY (the "bitcode" is a
 // cubin), -std= is --std=. The CUDA toolkit's include folder comes first, for what the stand-in's
 // maca_fp16.h and maca_bfloat16.h wrap; the SDK's own folder (those headers) must come from the caller's
-// --include-path, as with MCRTC. Anything else goes to NVRTC as it is.
+// --include-path, as with MCRTC. maca_standin_wave.h, found there too, gives the wave functions MACA's
+// 64-bit masks. Anything else goes to NVRTC as it is.
 std::vector<std::string> nvrtc_options(int count, const char* const* options) {
-  std::vector<std::string> translated;
+  std::vector<std::string> translated = {"--pre-include=maca_standin_wave.h"};
   const std::string toolkit = kernelsmith::detail::cuda::toolkit_include_directory();
   if (!toolkit.empty()) {
     translated.push_back("--include-path=" + toolkit);
