@@ -7,7 +7,7 @@
 #   OUT=/tmp/out tools/gpu-check.sh build unit gpu       # the C++ side (about 5 minutes)
 #   OUT=/tmp/out tools/gpu-check.sh install devices bench   # the Python side and the benchmark
 #   OUT=/tmp/out tools/gpu-check.sh install scale           # GPUs of this host and Ray actors (needs ray)
-#   OUT=/tmp/out tools/gpu-check.sh maca                    # the MACA plugin through the stand-in runtime
+#   OUT=/tmp/out tools/gpu-check.sh build maca              # the MACA plugin through the stand-in runtime
 #   KS_USE_ENV_CXX=1 OUT=/tmp/out tools/gpu-check.sh build gpu   # with the environment's $CXX and $CC
 #
 # The build and install steps use Ubuntu's /usr/bin/g++ and /usr/bin/gcc (libstdc++ linked dynamically)
@@ -116,8 +116,9 @@ step_build() {
   [ -n "$sqlite_dir" ] || { echo "sqlite3.h not found: carry it in .device/include"; return 1; }
   generator="Unix Makefiles"
   command -v ninja >/dev/null && generator=Ninja
+  # The MACA plugin against the stand-in SDK, as in CI: the MACA tests run on this GPU through it (step maca).
   cmake -S . -B "$build" -G "$generator" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DKERNELSMITH_BUILD_TESTS=ON -DKERNELSMITH_BUILD_PYTHON=ON \
+    -DKERNELSMITH_BUILD_TESTS=ON -DKERNELSMITH_BUILD_PYTHON=ON -DKERNELSMITH_MACA_PATH="$root/tests/maca_standin" \
     -DSQLITE3_INCLUDE_DIR="$sqlite_dir" -Dpybind11_DIR="$pybind_dir" -DPython_EXECUTABLE="$(command -v "$python")" &&
     cmake --build "$build" -j "$jobs"
 }
@@ -248,25 +249,18 @@ step_kbbase() {
     --levels ${KB_LEVELS:-1 2} --budget 0.15 --json "$logs/kb-baselines.json")
 }
 
-# MACA (docs/backends.md, "MACA"): the MACA backend plugin built against the stand-in SDK (tests/maca_standin)
-# in a build of its own, then, through the plugin and the stand-in runtime on this GPU: the backend conformance
-# suite (CUDA, OpenCL and MACA rows), every built-in task's MACA reference and seed against the CPU references,
-# faulty candidates classified as on CUDA, the CUDA-vs-MACA timing agreement (the ratios are printed), and
-# `kernelsmith eval --backend maca` and `evolve --backend maca` through the staged Python package.
-maca_build="$root/build/gpu-$compiler_tag-maca"
+# MACA (docs/backends.md, "MACA"): the build step builds the MACA backend plugin against the stand-in SDK
+# (tests/maca_standin); through the plugin and the stand-in runtime on this GPU this step runs the backend
+# conformance suite (CUDA, OpenCL and MACA rows), every built-in task's MACA reference and seed against the CPU
+# references, faulty candidates classified as on CUDA, the CUDA-vs-MACA timing agreement (the ratios are
+# printed), and `kernelsmith devices`, `eval --backend maca` and `evolve --backend maca` through the build's
+# staged Python package. Each check prints a PASS or FAIL line.
 step_maca() {
-  local pybind_dir sqlite_dir generator rc=0 stage
-  pybind_dir="$("$python" -c 'import pybind11; print(pybind11.get_cmake_dir())')" || return 1
-  sqlite_dir="$(sqlite_include)"
-  [ -n "$sqlite_dir" ] || { echo "sqlite3.h not found: carry it in .device/include"; return 1; }
-  generator="Unix Makefiles"
-  command -v ninja >/dev/null && generator=Ninja
-  cmake -S . -B "$maca_build" -G "$generator" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DKERNELSMITH_BUILD_TESTS=ON -DKERNELSMITH_BUILD_PYTHON=ON -DKERNELSMITH_MACA_PATH="$root/tests/maca_standin" \
-    -DSQLITE3_INCLUDE_DIR="$sqlite_dir" -Dpybind11_DIR="$pybind_dir" -DPython_EXECUTABLE="$(command -v "$python")" &&
-    cmake --build "$maca_build" -j "$jobs" || { echo "FAIL maca: build"; return 1; }
+  need_build || return 1
+  [ -f "$build/tests/maca_standin/lib/libmcruntime.so" ] ||
+    { echo "FAIL maca: no stand-in runtime in $build: the build step must configure with KERNELSMITH_MACA_PATH"; return 1; }
+  local rc=0 tests="$build/tests/kernelsmith_tests" stage="$build/python" filter what
   # A skipped test fails here (--warn NoAssertions): on this machine every MACA test must run.
-  local tests="$maca_build/tests/kernelsmith_tests"
   for filter in "[conformance]" "[maca]~[timing]"; do
     if "$tests" "$filter" --warn NoAssertions; then
       echo "PASS maca: kernelsmith_tests $filter"
@@ -278,15 +272,13 @@ step_maca() {
   if "$tests" "[maca][timing]" --warn NoAssertions | tee "$logs/maca-timing.txt"; then
     echo "PASS maca: timing agreement within 2%"
   else
-    echo "FAIL maca: timing agreement (see the ratios above)"
+    echo "FAIL maca: timing agreement not within 2%"
     rc=1
   fi
   grep "timing agreement" "$logs/maca-timing.txt" | sed 's/^/      /'
-  # The command line through the stand-in: the plugin beside the staged package's library finds it.
-  stage="$maca_build/python"
-  export KERNELSMITH_MACA_RUNTIME="$maca_build/tests/maca_standin/lib/libmcruntime.so"
+  # The command line through the stand-in.
+  export KERNELSMITH_MACA_RUNTIME="$build/tests/maca_standin/lib/libmcruntime.so"
   (cd /tmp && PYTHONPATH="$stage" "$python" -m kernelsmith devices) || rc=1
-  local what
   for what in "--task relu --reference" "--task softmax $root/tasks/softmax/seed.maca"; do
     # shellcheck disable=SC2086
     if (cd /tmp && PYTHONPATH="$stage" "$python" -m kernelsmith eval --backend maca $what); then
@@ -296,6 +288,7 @@ step_maca() {
       rc=1
     fi
   done
+  rm -f "$logs/maca-evolve.db"
   if (cd /tmp && PYTHONPATH="$stage" "$python" -m kernelsmith evolve --task row_sum --backend maca \
         --mutator param --budget 6 --db "$logs/maca-evolve.db"); then
     echo "PASS maca: kernelsmith evolve --backend maca (row_sum, parameter mutator)"
@@ -306,7 +299,7 @@ step_maca() {
   return $rc
 }
 
-export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks maca_build
+export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
   step_pytest step_devices step_bench step_suite step_scale step_kbimport step_kbrun step_kbcheck step_kbbase step_maca
 
@@ -326,7 +319,7 @@ for step in "${steps[@]}"; do
     kbbase) run_step kbbase 590 step_kbbase ;;
     kbrun) run_step kbrun 590 step_kbrun ;;
     kbcheck) run_step kbcheck 590 step_kbcheck ;;
-    maca) run_step maca 1500 step_maca ;;
+    maca) run_step maca 900 step_maca ;;
     *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite scale kbimport kbrun kbcheck kbbase maca)"; failures=$((failures + 1)) ;;
   esac
 done

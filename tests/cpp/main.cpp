@@ -20,4 +20,13 @@ namespace {
 }();
 #endif
 
+#if defined(KERNELSMITH_TEST_MACA_STANDIN)
+// Where the plugin was built against the stand-in SDK, the MACA runtime is the stand-in (tests/maca_standin),
+// set before anything calls devices(), whose answer is cached: on a CUDA GPU the MACA backend then runs on it,
+// elsewhere it reports no MetaX device. Tests of the other cases point the variable elsewhere for a scope.
+[[maybe_unused]] const bool kMacaRuntimeLocated = [] {
+  return ::setenv("KERNELSMITH_MACA_RUNTIME", KERNELSMITH_TEST_MACA_STANDIN, 0) == 0;
+}();
+#endif
+
 }  // namespace
