@@ -64,10 +64,20 @@ TEST_CASE("MACA: a missing runtime is named with the files tried", "[maca][loadi
     CHECK_THROWS_AS(create_backend("maca"), LibraryNotFoundError);
     CHECK_THROWS_AS(compile_offline("maca", kKernel, for_target()), LibraryNotFoundError);
   }
-  // Without the override: $MACA_PATH/lib, the loader's path, /opt/maca/lib, in that order.
+  // Without the override, in a fresh process: once a libmcruntime.so is loaded (the stand-in, by an earlier
+  // test), the loader answers the plain name with it.
+  const test::ChildRun child = test::run_tagged_in_child("[maca_runtime_search_child]");
+  INFO(child.output);
+  CHECK(child.exited_cleanly);
+  CHECK(contains(child.output, "All tests passed"));
+}
+
+TEST_CASE("MACA child: the runtime is looked for under MACA_PATH, on the loader's path, then in /opt/maca",
+          "[.][maca_runtime_search_child]") {
   test::ScopedEnvironment unset("KERNELSMITH_MACA_RUNTIME", std::nullopt);
   test::ScopedEnvironment root("MACA_PATH", std::string("/nonexistent/maca"));
   const BackendInfo info = detail::probe_maca();
+  INFO(info.reason);
   CHECK(contains(info.reason, "tried: /nonexistent/maca/lib/libmcruntime.so, libmcruntime.so, "
                               "/opt/maca/lib/libmcruntime.so"));
 }
