@@ -1,6 +1,7 @@
 // The MACA backend plugin without a GPU, through the stand-in runtime (tests/maca_standin): why it is
 // unavailable (plugin, runtime, symbol, device, a failing call with its message), the compile stage
 // through MCRTC (NVRTC under the stand-in), and plans that MACA cannot launch.
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <string>
@@ -69,11 +70,18 @@ TEST_CASE("MACA: a missing runtime is named with the files tried", "[maca][loadi
   const test::ChildRun child = test::run_tagged_in_child("[maca_runtime_search_child]");
   INFO(child.output);
   CHECK(child.exited_cleanly);
-  CHECK(contains(child.output, "All tests passed"));
+  CHECK(contains(child.output, "All tests passed (1 assertion"));
+  CHECK_FALSE(contains(child.output, "skipped:"));
 }
 
 TEST_CASE("MACA child: the runtime is looked for under MACA_PATH, on the loader's path, then in /opt/maca",
           "[.][maca_runtime_search_child]") {
+  // Run alone, in a child of the test above; in a process that has loaded a runtime already (a run of every
+  // test), the plain name finds that one and there is nothing to check.
+  if (::dlopen("libmcruntime.so", RTLD_NOW | RTLD_NOLOAD) != nullptr) {
+    WARN("skipped: a libmcruntime.so is loaded in this process already; run this test in a fresh process");
+    return;
+  }
   test::ScopedEnvironment unset("KERNELSMITH_MACA_RUNTIME", std::nullopt);
   test::ScopedEnvironment root("MACA_PATH", std::string("/nonexistent/maca"));
   const BackendInfo info = detail::probe_maca();
