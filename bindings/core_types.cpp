@@ -340,6 +340,9 @@ void bind_candidate(py::module_& m) {
       .def_readonly("kernel_rule", &KernelLanguage::kernel_rule, "The prompt's rule for writing its kernels.")
       .def_readonly("plan_comment", &KernelLanguage::plan_comment, "The comment marker of plan lines: '//' or '#'.")
       .def_readonly("launch_example", &KernelLanguage::launch_example, "A complete @launch line.")
+      .def_readonly("plain_kernel_names_only", &KernelLanguage::plain_kernel_names_only,
+                    "Kernels are found by their plain extern \"C\" names only (MACA): a plan naming a C++ or "
+                    "template kernel is an invalid launch.")
       .def("__repr__", [](const KernelLanguage& l) {
         return "KernelLanguage(" + quoted(l.name) + ", backend=" + quoted(l.backend) + ")";
       });

@@ -8,6 +8,10 @@ install(TARGETS kernelsmith EXPORT kernelsmithTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The worker sits next to the shared library: that is where the library looks for it.
 install(TARGETS kernelsmith-worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# So does the MACA backend plugin, where it was built (an SDK was found).
+if(TARGET kernelsmith_maca)
+  install(TARGETS kernelsmith_maca LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kernelsmith DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${KERNELSMITH_GENERATED_INCLUDE_DIR}/kernelsmith/config.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kernelsmith)

@@ -21,10 +21,7 @@ std::unique_ptr<Backend> create_backend(const std::string& name, int device_inde
         "backend '{}' was disabled when kernelsmith was built (KERNELSMITH_ENABLE_{}=OFF)", name,
         name == "cuda" ? "CUDA" : "OPENCL"));
   }
-  if (name == "maca") {
-    throw NotSupportedError("backend 'maca' is not implemented yet: no MetaX SDK is available to build "
-                            "it against (see docs/backends.md)");
-  }
+  if (name == "maca") return detail::create_maca_backend(device_index);
   throw ValidationError(fmt::format("unknown backend '{}': expected cuda, opencl or maca", name));
 }
 
@@ -33,10 +30,9 @@ CompiledProgram compile_offline(const std::string& backend, const std::string& s
 #if KERNELSMITH_ENABLE_CUDA
   if (backend == "cuda") return detail::compile_cuda_offline(source, options);
 #endif
-  (void)source;
-  (void)options;
+  if (backend == "maca") return detail::compile_maca_offline(source, options);
   throw NotSupportedError(fmt::format(
-      "offline compilation is supported for the cuda backend only (NVRTC), not '{}': OpenCL programs "
+      "offline compilation is supported for the cuda (NVRTC) and maca (MCRTC) backends, not '{}': OpenCL programs "
       "are built for a device when they are loaded",
       backend));
 }

@@ -28,4 +28,11 @@ BackendInfo probe_opencl();
 std::unique_ptr<Backend> create_opencl_backend(int device_index);
 #endif
 
+// MACA is a plugin (lib/maca/plugin_loader.cpp): these exist in every build and say why there is no MACA
+// backend where the plugin was not built, cannot be loaded, or finds no runtime or device.
+BackendInfo probe_maca();
+std::unique_ptr<Backend> create_maca_backend(int device_index);
+/// MCRTC to options.target ("compute_80") with no device.
+CompiledProgram compile_maca_offline(const std::string& source, const CompileOptions& options);
+
 }  // namespace kernelsmith::detail

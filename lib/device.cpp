@@ -12,7 +12,7 @@
 namespace kernelsmith {
 namespace {
 
-BackendInfo disabled_backend(const std::string& name, const std::string& reason) {
+[[maybe_unused]] BackendInfo disabled_backend(const std::string& name, const std::string& reason) {
   BackendInfo info;
   info.name = name;
   info.available = false;
@@ -32,8 +32,7 @@ std::vector<BackendInfo> probe_all() {
 #else
   backends.push_back(disabled_backend("opencl", "disabled at build time (KERNELSMITH_ENABLE_OPENCL=OFF)"));
 #endif
-  backends.push_back(disabled_backend(
-      "maca", "not implemented: no MetaX MACA SDK was available to build the backend against"));
+  backends.push_back(detail::probe_maca());
   return backends;
 }
 

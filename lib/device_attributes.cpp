@@ -28,7 +28,7 @@ const std::vector<DeviceAttribute>& device_attributes() {
   static const std::vector<DeviceAttribute> attributes = {
       {"SM_COUNT", "streaming multiprocessors (compute units)",
        [](const DeviceInfo& d) -> std::int64_t { return d.compute_units; }, 132},
-      {"WARP_SIZE", "threads per warp (wavefront); 32 on NVIDIA GPUs",
+      {"WARP_SIZE", "threads per warp (wavefront); 32 on NVIDIA GPUs, 64 on MetaX (MACA) GPUs",
        [](const DeviceInfo& d) -> std::int64_t { return d.warp_size; }, 32},
       {"MAX_THREADS_PER_BLOCK", "threads a block may have",
        [](const DeviceInfo& d) -> std::int64_t { return d.max_threads_per_block; }, 1024},

@@ -31,9 +31,13 @@ const std::vector<KernelLanguage>& kernel_languages() {
        "  (kernelsmith_reversed_group_id(d) * get_local_size(d) + get_local_id(d) + get_global_offset(d))\n",
        "//", LaunchSyntax::chevrons, "// @launch my_kernel<<<ceil_div(N, 256), 256>>>(x, y, N)"},
       // MACA is C++ close to CUDA; no highlighter knows a "maca" fence, so examples are fenced as cpp.
+      // MCRTC has no lowered-name API: kernels are named by their extern "C" names.
       {"maca", {".maca"}, "MACA C++", "cpp", {"maca", "hip"}, "maca",
-       "Kernels are `extern \"C\" __global__ void name(...)` functions (MACA follows CUDA's syntax).", "", "//",
-       LaunchSyntax::chevrons, "// @launch my_kernel<<<ceil_div(N, 256), 256>>>(x, y, N)"},
+       "Kernels are `extern \"C\" __global__ void name(...)` functions (MACA follows CUDA's syntax), compiled with "
+       "MCRTC: only device code and the MACA device headers (maca_fp16.h, maca_bfloat16.h); no host code. A wave "
+       "(warp) has WARP_SIZE lanes, 64 on MetaX GPUs: use warpSize, 64-bit lane masks (~0ull) and 64-bit ballots, "
+       "never a hard-coded 32 or `& 31`.",
+       "", "//", LaunchSyntax::chevrons, "// @launch my_kernel<<<ceil_div(N, 256), 256>>>(x, y, N)", true},
       // Triton is a front end of the CUDA backend: the file is compiled ahead of time to a cubin by the
       // `triton` package in a helper process (python -m kernelsmith.triton_compile), then launched like any
       // CUDA kernel. Its plan lines are Python comments with a Triton-style launch (docs/triton.md).

@@ -483,6 +483,12 @@ std::string render_device(const DeviceInfo& device, const PromptBuilderOptions& 
   if (device.l2_bytes > 0) out += fmt::format("- L2 cache: {}\n", detail::human_bytes(device.l2_bytes));
   if (device.global_memory_bytes > 0) out += fmt::format("- memory: {}\n", detail::human_bytes(device.global_memory_bytes));
   if (device.clock_mhz > 0) out += fmt::format("- clock: {} MHz\n", device.clock_mhz);
+  // Code written for 32-lane warps is wrong, not just slow, on wider waves (MetaX: 64 lanes).
+  if (device.warp_size > 32) {
+    out += fmt::format("- wave (warp) size: {} lanes (WARP_SIZE): use warpSize, {}-bit lane masks and ballots; code "
+                       "that assumes 32 lanes (0xffffffff masks, & 31, >> 5) is wrong here\n",
+                       device.warp_size, device.warp_size);
+  }
   const SpeedOfLight* measured =
       parent_evaluation && parent_evaluation->sol ? &*parent_evaluation->sol : nullptr;
   if (options.peak_bandwidth_gbps && *options.peak_bandwidth_gbps > 0)

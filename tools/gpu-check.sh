@@ -8,6 +8,7 @@
 #   OUT=/tmp/out tools/gpu-check.sh install devices bench   # the Python side and the benchmark
 #   OUT=/tmp/out tools/gpu-check.sh install scale           # GPUs of this host and Ray actors (needs ray)
 #   OUT=/tmp/out tools/gpu-check.sh build install hopper    # TMA, clusters, compute-bound seeds vs PyTorch
+#   OUT=/tmp/out tools/gpu-check.sh build maca              # the MACA plugin through the stand-in runtime
 #   KS_USE_ENV_CXX=1 OUT=/tmp/out tools/gpu-check.sh build gpu   # with the environment's $CXX and $CC
 #
 # The build and install steps use Ubuntu's /usr/bin/g++ and /usr/bin/gcc (libstdc++ linked dynamically)
@@ -15,7 +16,7 @@
 # libstdc++ statically; the library hides its copy, see lib/CMakeLists.txt). Each choice has its own
 # build folders, so the two never mix.
 #
-# Steps: info build gpu unit install pytest devices bench suite hopper scale kbimport kbrun kbcheck kbbase (KernelBench:
+# Steps: info build gpu unit install pytest devices bench suite hopper scale kbimport kbrun kbcheck kbbase maca (KernelBench:
 # KERNELBENCH names its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and
 # KB_L2_PROBLEMS narrow them; kbcheck: KB_CHECK_JOBS, KB_CHECK_RESUME; scale: KS_SCALE_COUNTS, KS_RAY_WHEELS;
 # hopper: KS_HOPPER_TASKS, KS_HOPPER_BUDGET).
@@ -117,8 +118,9 @@ step_build() {
   [ -n "$sqlite_dir" ] || { echo "sqlite3.h not found: carry it in .device/include"; return 1; }
   generator="Unix Makefiles"
   command -v ninja >/dev/null && generator=Ninja
+  # The MACA plugin against the stand-in SDK, as in CI: the MACA tests run on this GPU through it (step maca).
   cmake -S . -B "$build" -G "$generator" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DKERNELSMITH_BUILD_TESTS=ON -DKERNELSMITH_BUILD_PYTHON=ON \
+    -DKERNELSMITH_BUILD_TESTS=ON -DKERNELSMITH_BUILD_PYTHON=ON -DKERNELSMITH_MACA_PATH="$root/tests/maca_standin" \
     -DSQLITE3_INCLUDE_DIR="$sqlite_dir" -Dpybind11_DIR="$pybind_dir" -DPython_EXECUTABLE="$(command -v "$python")" &&
     cmake --build "$build" -j "$jobs"
 }
@@ -269,9 +271,60 @@ step_kbbase() {
     --levels ${KB_LEVELS:-1 2} --budget 0.15 --json "$logs/kb-baselines.json")
 }
 
+# MACA (docs/backends.md, "MACA"): the build step builds the MACA backend plugin against the stand-in SDK
+# (tests/maca_standin); through the plugin and the stand-in runtime on this GPU this step runs the backend
+# conformance suite (CUDA, OpenCL and MACA rows), every built-in task's MACA reference and seed against the CPU
+# references, faulty candidates classified as on CUDA, the CUDA-vs-MACA timing agreement (the ratios are
+# printed), and `kernelsmith devices`, `eval --backend maca` and `evolve --backend maca` through the build's
+# staged Python package. Each check prints a PASS or FAIL line.
+step_maca() {
+  need_build || return 1
+  [ -f "$build/tests/maca_standin/lib/libmcruntime.so" ] ||
+    { echo "FAIL maca: no stand-in runtime in $build: the build step must configure with KERNELSMITH_MACA_PATH"; return 1; }
+  local rc=0 tests="$build/tests/kernelsmith_tests" stage="$build/python" filter what
+  # A skipped test fails here (--warn NoAssertions): on this machine every MACA test must run.
+  for filter in "[conformance]" "[maca]~[timing]"; do
+    if "$tests" "$filter" --warn NoAssertions; then
+      echo "PASS maca: kernelsmith_tests $filter"
+    else
+      echo "FAIL maca: kernelsmith_tests $filter"
+      rc=1
+    fi
+  done
+  if "$tests" "[maca][timing]" --warn NoAssertions | tee "$logs/maca-timing.txt"; then
+    echo "PASS maca: timing agreement within 2%"
+  else
+    echo "FAIL maca: timing agreement not within 2%"
+    rc=1
+  fi
+  grep "timing agreement" "$logs/maca-timing.txt" | sed 's/^/      /'
+  # The command line through the stand-in.
+  export KERNELSMITH_MACA_RUNTIME="$build/tests/maca_standin/lib/libmcruntime.so"
+  (cd /tmp && PYTHONPATH="$stage" "$python" -m kernelsmith devices) || rc=1
+  for what in "--task relu --reference" "--task softmax $root/tasks/softmax/seed.maca"; do
+    # shellcheck disable=SC2086
+    if (cd /tmp && PYTHONPATH="$stage" "$python" -m kernelsmith eval --backend maca $what); then
+      echo "PASS maca: kernelsmith eval --backend maca $what"
+    else
+      echo "FAIL maca: kernelsmith eval --backend maca $what"
+      rc=1
+    fi
+  done
+  rm -f "$logs/maca-evolve.db"
+  if (cd /tmp && PYTHONPATH="$stage" "$python" -m kernelsmith evolve --task row_sum --backend maca \
+        --mutator param --budget 6 --db "$logs/maca-evolve.db"); then
+    echo "PASS maca: kernelsmith evolve --backend maca (row_sum, parameter mutator)"
+  else
+    echo "FAIL maca: kernelsmith evolve --backend maca"
+    rc=1
+  fi
+  return $rc
+}
+
 export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
-  step_pytest step_devices step_bench step_suite step_hopper step_scale step_kbimport step_kbrun step_kbcheck step_kbbase
+  step_pytest step_devices step_bench step_suite step_hopper step_scale step_kbimport step_kbrun step_kbcheck step_kbbase \
+  step_maca
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -290,7 +343,8 @@ for step in "${steps[@]}"; do
     kbbase) run_step kbbase 590 step_kbbase ;;
     kbrun) run_step kbrun 590 step_kbrun ;;
     kbcheck) run_step kbcheck 590 step_kbcheck ;;
-    *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite hopper scale kbimport kbrun kbcheck kbbase)"; failures=$((failures + 1)) ;;
+    maca) run_step maca 900 step_maca ;;
+    *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite hopper scale kbimport kbrun kbcheck kbbase maca)"; failures=$((failures + 1)) ;;
   esac
 done
 note "gpu-check done: $failures failed step(s); logs in $logs"

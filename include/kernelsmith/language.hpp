@@ -32,6 +32,9 @@ struct KernelLanguage {
   LaunchSyntax launch_syntax = LaunchSyntax::chevrons;
   /// A complete `@launch` line, for messages that show what to write.
   std::string launch_example;
+  /// Kernels are found by their plain (`extern "C"`) names only: the compiler has no way to name C++ or
+  /// template kernels (NVRTC's lowered names), so a plan naming one (`gemm<128>`) is an invalid launch.
+  bool plain_kernel_names_only = false;
 };
 
 /// Every kernel language, in a stable order (CUDA, OpenCL, MACA, Triton).

@@ -74,6 +74,18 @@ Precheck precheck(const Candidate& candidate, const std::string& backend_name, c
   } catch (const PlanError& e) {
     result.failure = Status::invalid_launch;
     result.message = plan_error_message(e);
+    return result;
+  }
+  if (language != nullptr && language->plain_kernel_names_only) {
+    for (const auto& launch : result.plan.launches) {
+      if (launch.kernel.find_first_of("<:") == std::string::npos) continue;
+      result.failure = Status::invalid_launch;
+      result.message = fmt::format(
+          "line {}: kernel '{}' is a C++ or template name, but {} kernels are found by their plain names only (its "
+          "compiler has no lowered-name API): declare the kernel extern \"C\" __global__ and launch it by that name",
+          launch.line, launch.kernel, language->prompt_label);
+      return result;
+    }
   }
   return result;
 }

@@ -49,7 +49,8 @@ struct Precheck {
 };
 
 /// Checks what needs no compiler and no device: that the candidate is written in the backend's
-/// language, and that its launch plan parses.
+/// language, that its launch plan parses, and that it names kernels as its language can find them (MACA:
+/// plain extern "C" names only).
 Precheck precheck(const Candidate& candidate, const std::string& backend_name, const std::string& backend_language);
 
 }  // namespace kernelsmith::detail

@@ -233,7 +233,9 @@ class OpenClBackend final : public Backend {
 
   void unload(std::uint64_t module) override {
     auto found = programs_.find(module);
-    if (found == programs_.end()) return;
+    if (found == programs_.end()) {
+      throw NotFoundError(fmt::format("unload: {} is not a program loaded by this OpenCL backend", module));
+    }
     for (auto it = kernels_.begin(); it != kernels_.end();) {
       if (it->second.module == module) {
         cl_.clReleaseKernel(it->second.kernel);
@@ -305,7 +307,9 @@ class OpenClBackend final : public Backend {
 
   void free(std::uint64_t buffer) override {
     auto found = buffers_.find(buffer);
-    if (found == buffers_.end()) return;
+    if (found == buffers_.end()) {
+      throw NotFoundError(fmt::format("free: no OpenCL buffer has handle {}", buffer));
+    }
     cl_.clReleaseMemObject(found->second.memory);
     buffers_.erase(found);
   }

@@ -752,6 +752,11 @@ class KernelLanguage:
         As in Candidate.language: 'cuda', 'opencl', 'maca', 'triton'.
         """
     @property
+    def plain_kernel_names_only(self) -> bool:
+        """
+        Kernels are found by their plain extern "C" names only (MACA): a plan naming a C++ or template kernel is an invalid launch.
+        """
+    @property
     def plan_comment(self) -> str:
         """
         The comment marker of plan lines: '//' or '#'.

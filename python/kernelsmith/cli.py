@@ -801,7 +801,7 @@ def _add_evolution_arguments(p: argparse.ArgumentParser, per_problem: bool = Fal
     """The options of an evolution, shared by evolve and kernelbench run (per_problem: the stop rules hold
     for each problem's run)."""
     each = " (for each problem)" if per_problem else ""
-    p.add_argument("--backend", default="auto", choices=["auto", "cuda", "opencl"])
+    p.add_argument("--backend", default="auto", choices=["auto", "cuda", "opencl", "maca"])
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--devices", metavar="SET", help="evaluate on several devices of this host, one worker each: "
                                                     "'all' or indices such as 0,1,3 (default: --device alone)")
@@ -865,7 +865,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", action="store_true", help="evaluate the task's reference")
     p.add_argument("--language", help="kernel language of FILE (cuda, opencl, maca, triton); default: from the "
                                       "extension. Triton runs on the cuda backend")
-    p.add_argument("--backend", default="auto", choices=["auto", "cuda", "opencl"])
+    p.add_argument("--backend", default="auto", choices=["auto", "cuda", "opencl", "maca"])
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--mode", default="strict", choices=["screen", "strict"])
     p.add_argument("--seed", type=int, default=0)

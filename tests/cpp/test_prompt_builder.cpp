@@ -549,3 +549,26 @@ TEST_CASE("the hardware section shows Hopper's plan directives only where the pl
   request.device.backend = "opencl";
   CHECK_FALSE(contains(builder.build(request, EditMode::full).messages[1].content, "@tensor_map"));
 }
+
+TEST_CASE("a MACA prompt names the language, its headers and the device's 64-lane wave", "[prompt_builder][maca]") {
+  MutationRequest request = sample_request();
+  request.language = "maca";
+  request.parent.language = "maca";
+  request.device.backend = "maca";
+  request.device.name = "MetaX C500";
+  request.device.architecture = "compute_80";
+  request.device.warp_size = 64;
+  PromptBuilder builder;
+  const BuiltPrompt prompt = builder.build(request, EditMode::full);
+  const std::string& system = prompt.messages[0].content;
+  const std::string& user = prompt.messages[1].content;
+  CHECK(contains(system, "You are an expert MACA C++ GPU kernel engineer"));
+  CHECK(contains(system, "maca_fp16.h, maca_bfloat16.h"));
+  CHECK(contains(system, "64-bit lane masks"));
+  CHECK(contains(user, "WARP_SIZE=64"));
+  CHECK(contains(user, "wave (warp) size: 64 lanes (WARP_SIZE): use warpSize, 64-bit lane masks and ballots"));
+  // The task's CUDA reference is written alike (CUDA syntax), so it is shown.
+  CHECK(contains(user, "REFERENCE-SOURCE"));
+  // A 32-lane device gets no such line.
+  CHECK_FALSE(contains(builder.build(sample_request(), EditMode::full).messages[1].content, "wave (warp) size"));
+}

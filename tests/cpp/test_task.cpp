@@ -95,12 +95,12 @@ TEST_CASE("the built-in tasks are found and valid", "[task]") {
     INFO(name);
     CHECK(Task::load(name).name == name);
   }
-  // The three core tasks have a reference in both languages and a tunable seed in those and in Triton.
+  // The three core tasks have a reference in CUDA, MACA and OpenCL and a tunable seed in those and in Triton.
   for (const std::string name : {"matmul", "relu", "row_sum"}) {
     INFO(name);
     const Task task = Task::load(name);
-    CHECK(task.languages() == std::vector<std::string>{"cuda", "opencl"});
-    CHECK(task.seeds.size() == 3);
+    CHECK(task.languages() == std::vector<std::string>{"cuda", "maca", "opencl"});
+    CHECK(task.seeds.size() == 4);
     CHECK_FALSE(task.pytorch.empty());
     CHECK(task.check_sizes.size() >= 4);
     for (const auto& [language, source] : task.references) {

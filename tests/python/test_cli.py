@@ -174,3 +174,20 @@ def test_devices_lists_each_backends_languages_and_whether_triton_is_available()
     assert triton["available"] == (triton_ok and cuda_ok)
     assert triton["reason"].startswith(triton_reason)
     assert [language["name"] for language in backends["opencl"]["languages"]] == ["opencl"]
+
+
+def test_devices_lists_maca_with_the_reason_it_cannot_run():
+    """Without a MetaX GPU the MACA backend is listed as unavailable, with why: the package built without the SDK
+    says so; one built with it (the stand-in SDK, or a real one) names the missing runtime, plugin or device."""
+    if any(backend.name == "maca" and backend.available for backend in ks.devices()):
+        pytest.skip("the MACA backend runs here (KERNELSMITH_MACA_RUNTIME names a runtime that finds a device)")
+    result = kernelsmith("devices")
+    assert result.returncode == 0, result.stderr
+    assert "\nmaca: unavailable" in result.stdout
+    listed = kernelsmith("devices", "--json")
+    maca = {entry["name"]: entry for entry in json.loads(listed.stdout)["backends"]}["maca"]
+    assert maca["available"] is False
+    assert [language["name"] for language in maca["languages"]] == ["maca"]
+    reasons = ("when kernelsmith was built", "libmcruntime.so not found", "libkernelsmith_maca.so not found",
+               "no MetaX device")
+    assert any(reason in maca["reason"] for reason in reasons), maca["reason"]

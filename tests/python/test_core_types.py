@@ -41,7 +41,7 @@ def test_builtin_tasks_and_search_path():
 def test_task_load_and_accessors():
     task = ks.Task.load("matmul")
     assert task.name == "matmul"
-    assert task.languages() == ["cuda", "opencl"]
+    assert task.languages() == ["cuda", "maca", "opencl"]
     assert task.timing_sizes.name == "timing"
     assert task.timing_sizes.sizes == {"K": 2048, "M": 2048, "N": 2048}
     assert [c.name for c in task.all_size_configs()][0] == "timing"

@@ -53,10 +53,11 @@ def test_every_manifest_is_listed(listed):
     assert sorted(listed) == sorted(manifests)
 
 
-def test_languages_are_cuda_and_opencl(listed):
+def test_languages_are_cuda_maca_and_opencl(listed):
     for name, task in listed.items():
-        assert sorted(task["languages"]) == ["cuda", "opencl"], name
-        assert task["seeds"] == ["cuda", "opencl", "triton"], name  # the Triton seed runs on the CUDA backend
+        assert sorted(task["languages"]) == ["cuda", "maca", "opencl"], name
+        # The Triton seed runs on the CUDA backend.
+        assert task["seeds"] == ["cuda", "maca", "opencl", "triton"], name
 
 
 def test_pytorch_expressions_match_the_manifests(listed):
