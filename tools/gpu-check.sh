@@ -283,7 +283,7 @@ step_maca() {
     { echo "FAIL maca: no stand-in runtime in $build: the build step must configure with KERNELSMITH_MACA_PATH"; return 1; }
   local rc=0 tests="$build/tests/kernelsmith_tests" stage="$build/python" filter what
   # A skipped test fails here (--warn NoAssertions): on this machine every MACA test must run.
-  for filter in "[conformance]" "[maca]~[timing]"; do
+  for filter in "[conformance]" "[maca]~[timing]~[no_gpu]"; do
     if "$tests" "$filter" --warn NoAssertions; then
       echo "PASS maca: kernelsmith_tests $filter"
     else
