@@ -98,6 +98,21 @@ void skip_spaces(const std::string& text, std::size_t& position) {
   while (position < text.size() && std::isspace(static_cast<unsigned char>(text[position]))) ++position;
 }
 
+// The name a declaration line starts with and the separator after it (`name:` for a workspace, `name =` for a
+// tensor map); `position` ends past the separator. `shape` says what the line should look like.
+std::string read_declared_name(const DirectiveLine& directive, std::size_t& position, char separator,
+                               const char* shape) {
+  const std::string& text = directive.rest;
+  const std::string name = read_identifier(text, position);
+  if (name.empty()) directive.fail(fmt::format("{}; the name is missing", shape));
+  skip_spaces(text, position);
+  if (position >= text.size() || text[position] != separator) {
+    directive.fail(fmt::format("{}; no \"{}\" after the name {}", shape, separator, name));
+  }
+  ++position;
+  return name;
+}
+
 // "dim3(x[, y[, z]])" or a single expression → three expressions.
 std::array<std::string, 3> parse_dimensions(const DirectiveLine& directive, const std::string& text,
                                             const char* role) {
@@ -375,19 +390,29 @@ LaunchDecl parse_triton_launch(const DirectiveLine& directive) {
   return launch;
 }
 
+// Workspaces and tensor maps share one set of names (a launch argument names either): `name`, declared as a
+// `kind` ("workspace" or "tensor map"), must not be taken by an earlier declaration of either.
+void check_name_unused(const DirectiveLine& directive, const LaunchPlan& plan, const std::string& name,
+                       const std::string& kind) {
+  const auto taken = [&](const std::string& other_kind, int line) {
+    directive.fail(other_kind == kind ? fmt::format("{} {} is already declared on line {}", kind, name, line)
+                                      : fmt::format("{} is already the name of the {} on line {}", name, other_kind, line));
+  };
+  for (const auto& workspace : plan.workspaces) {
+    if (workspace.name == name) taken("workspace", workspace.line);
+  }
+  for (const auto& map : plan.tensor_maps) {
+    if (map.name == name) taken("tensor map", map.line);
+  }
+}
+
 WorkspaceDecl parse_workspace(const DirectiveLine& directive, const LaunchPlan& plan) {
   static const char* const kShape = "expected `name: dtype[count]`, e.g. `partial: float32[ceil_div(N, 256)]`";
   const std::string& text = directive.rest;
   WorkspaceDecl workspace;
   workspace.line = directive.line;
   std::size_t position = 0;
-  workspace.name = read_identifier(text, position);
-  if (workspace.name.empty()) directive.fail(fmt::format("{}; the name is missing", kShape));
-  skip_spaces(text, position);
-  if (position >= text.size() || text[position] != ':') {
-    directive.fail(fmt::format("{}; no \":\" after the name {}", kShape, workspace.name));
-  }
-  ++position;
+  workspace.name = read_declared_name(directive, position, ':', kShape);
   const std::size_t open = text.find('[', position);
   if (open == std::string::npos || text.back() != ']') {
     directive.fail(fmt::format("{}; the element count in [...] must end the line", kShape));
@@ -401,16 +426,7 @@ WorkspaceDecl parse_workspace(const DirectiveLine& directive, const LaunchPlan& 
   workspace.count = trim(text.substr(open + 1, text.size() - open - 2));
   if (workspace.count.empty()) directive.fail(fmt::format("{}; the element count is empty", kShape));
   directive.check_expression(workspace.count, "count");
-  for (const auto& other : plan.workspaces) {
-    if (other.name == workspace.name) {
-      directive.fail(fmt::format("workspace {} is already declared on line {}", workspace.name, other.line));
-    }
-  }
-  for (const auto& map : plan.tensor_maps) {
-    if (map.name == workspace.name) {
-      directive.fail(fmt::format("{} is already the name of the tensor map on line {}", workspace.name, map.line));
-    }
-  }
+  check_name_unused(directive, plan, workspace.name, "workspace");
   return workspace;
 }
 
@@ -425,13 +441,7 @@ TensorMapDecl parse_tensor_map(const DirectiveLine& directive, const LaunchPlan&
   TensorMapDecl map;
   map.line = directive.line;
   std::size_t position = 0;
-  map.name = read_identifier(text, position);
-  if (map.name.empty()) directive.fail(fmt::format("{}; the name is missing", kShape));
-  skip_spaces(text, position);
-  if (position >= text.size() || text[position] != '=') {
-    directive.fail(fmt::format("{}; no \"=\" after the name {}", kShape, map.name));
-  }
-  ++position;
+  map.name = read_declared_name(directive, position, '=', kShape);
   skip_spaces(text, position);
   map.buffer = read_identifier(text, position);
   if (map.buffer.empty()) directive.fail(fmt::format("{}; the tensor or workspace it maps is missing", kShape));
@@ -523,14 +533,7 @@ TensorMapDecl parse_tensor_map(const DirectiveLine& directive, const LaunchPlan&
   if (map.interleave == "32B" && map.swizzle != "32B") {
     directive.fail("interleave=32B needs swizzle=32B (cuTensorMapEncodeTiled's rule)");
   }
-  for (const auto& other : plan.tensor_maps) {
-    if (other.name == map.name) directive.fail(fmt::format("tensor map {} is already declared on line {}", map.name, other.line));
-  }
-  for (const auto& workspace : plan.workspaces) {
-    if (workspace.name == map.name) {
-      directive.fail(fmt::format("{} is already the name of the workspace on line {}", map.name, workspace.line));
-    }
-  }
+  check_name_unused(directive, plan, map.name, "tensor map");
   return map;
 }
 
