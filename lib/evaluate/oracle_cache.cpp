@@ -16,6 +16,8 @@ namespace fs = std::filesystem;
 
 // The first line of an outputs entry: the format, then the byte count of each buffer that follows.
 constexpr const char* kOutputsFormat = "kernelsmith.oracle-outputs/1";
+// The largest entry stored, as a fraction of the bound: a larger one would evict most entries at once.
+constexpr std::uintmax_t kLargestEntryShare = 4;  // a quarter
 
 }  // namespace
 
@@ -63,6 +65,7 @@ void OracleDiskCache::store_outputs(const std::string& key, const std::vector<By
     header += fmt::format(" {}", bytes.size());
     total += bytes.size();
   }
+  if (total > max_bytes_ / kLargestEntryShare) return;
   header += '\n';
   std::vector<FilePart> parts{{header.data(), header.size()}};
   for (const Bytes& bytes : outputs) parts.push_back({bytes.data(), bytes.size()});

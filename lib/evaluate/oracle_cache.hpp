@@ -2,7 +2,9 @@
 // outputs of correctness cases and baseline timings, under content keys (the task's content key, the
 // case, the device, torch's version), in the cache folder's "oracle" subfolder, so that an evolution, and
 // the next run on the same machine, computes each once. Bounded: past $KERNELSMITH_ORACLE_CACHE_GB
-// (default 16) GiB the least recently used entries go. Safe under concurrent runs: entries are written
+// (default 16) GiB the least recently used entries go, and an entry over a quarter of the bound is not
+// stored at all (one case of a KernelBench problem can hold gigabytes: keeping it would push out most of
+// the cache and cost a disk write of that size per case). Safe under concurrent runs: entries are written
 // whole through a rename, and a missing or damaged entry is computed again.
 #pragma once
 
@@ -26,6 +28,7 @@ class OracleDiskCache {
 
   /// The buffers stored under `key`, when there is an entry whose buffers have exactly `sizes` bytes.
   std::optional<std::vector<Bytes>> find_outputs(const std::string& key, const std::vector<std::size_t>& sizes);
+  /// Stores the buffers under `key`, unless together they exceed a quarter of the bound (see above).
   void store_outputs(const std::string& key, const std::vector<Bytes>& outputs);
 
   /// A small text entry (a baseline's timing).

@@ -1,12 +1,15 @@
 #include "evaluate/pytorch_oracle.hpp"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +46,60 @@ Bytes read_file_bytes(const std::string& path, std::size_t expected, const std::
   return bytes;
 }
 
+/// A private folder (mode 0700: the tensors are the caller's data) named after this process, so that a later
+/// process can tell a folder left behind by one that was killed. Empty where it cannot be made.
+std::string make_private_folder(const fs::path& parent) {
+  const std::string pattern = (parent / fmt::format("kernelsmith-oracle-{}-XXXXXX", ::getpid())).string();
+  std::vector<char> folder(pattern.begin(), pattern.end());
+  folder.push_back('\0');
+  return ::mkdtemp(folder.data()) != nullptr ? std::string(folder.data()) : std::string();
+}
+
+/// Removes the folders under `parent` that processes no longer running left there (killed in the middle of
+/// a request): in shared memory they would hold their gigabytes until the machine restarts.
+void remove_abandoned_folders(const fs::path& parent) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(parent, error)) {
+    const std::string name = entry.path().filename().string();
+    const std::string prefix = "kernelsmith-oracle-";
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::size_t dash = name.find('-', prefix.size());
+    if (dash == std::string::npos) continue;  // the older naming, without a process id
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (end != name.c_str() + dash || pid <= 0) continue;
+    struct stat info {};
+    if (::stat(entry.path().c_str(), &info) != 0 || info.st_uid != ::getuid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    fs::remove_all(entry.path(), error);
+  }
+}
+
+std::size_t tensor_bytes(const OracleTensor& tensor) {
+  std::size_t count = 1;
+  for (const std::int64_t extent : tensor.shape) count *= static_cast<std::size_t>(extent);
+  return count * dtype_size(tensor.dtype);
+}
+
+/// Bytes free in the file system holding `folder`; 0 where that cannot be told.
+std::uintmax_t free_bytes(const std::string& folder) {
+  struct statvfs info {};
+  if (::statvfs(folder.c_str(), &info) != 0) return 0;
+  return static_cast<std::uintmax_t>(info.f_bavail) * info.f_frsize;
+}
+
+/// The memory the kernel says is available without swapping (MemAvailable); 0 where that cannot be told.
+std::uintmax_t available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uintmax_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
 }  // namespace
 
 const PythonHelperKind& oracle_helper_kind() {
@@ -56,19 +113,37 @@ std::int64_t oracle_requests_sent() { return request_counter().load(); }
 
 PytorchOracleClient::PytorchOracleClient(std::string device, double timeout_seconds)
     : device_(std::move(device)), timeout_seconds_(timeout_seconds) {
-  const std::string pattern = (fs::temp_directory_path() / "kernelsmith-oracle-XXXXXX").string();
-  std::vector<char> folder(pattern.begin(), pattern.end());
-  folder.push_back('\0');
-  if (::mkdtemp(folder.data()) == nullptr) {  // mode 0700: the tensors are the caller's data
-    throw Error(fmt::format("cannot create a folder for the PyTorch oracle's tensors ({}): {}", pattern,
-                            std::strerror(errno)));
+  disk_folder_ = make_private_folder(fs::temp_directory_path());
+  if (disk_folder_.empty()) {
+    throw Error(fmt::format("cannot create a folder for the PyTorch oracle's tensors under {}: {}",
+                            fs::temp_directory_path().string(), std::strerror(errno)));
   }
-  folder_ = folder.data();
+  // Shared memory where the machine has it: a case of a KernelBench problem moves gigabytes each way, which a
+  // disk-backed temporary folder would also write back to the disk.
+  const char* shared = std::getenv("KERNELSMITH_ORACLE_SHM");
+  const fs::path shared_parent = shared != nullptr ? fs::path(shared) : fs::path("/dev/shm");
+  std::error_code error;
+  if (!shared_parent.empty() && fs::is_directory(shared_parent, error)) {
+    remove_abandoned_folders(shared_parent);
+    shared_folder_ = make_private_folder(shared_parent);
+  }
+  folder_ = disk_folder_;
 }
 
 PytorchOracleClient::~PytorchOracleClient() {
   std::error_code error;
-  fs::remove_all(folder_, error);
+  fs::remove_all(disk_folder_, error);
+  if (!shared_folder_.empty()) fs::remove_all(shared_folder_, error);
+}
+
+void PytorchOracleClient::choose_folder(std::uintmax_t request_bytes) {
+  // Shared memory is the machine's memory, which the evaluation needs too (the cases, their copies on the
+  // helper's side): a request takes it only where it fits and stays under half of the memory available.
+  folder_ = disk_folder_;
+  if (shared_folder_.empty()) return;
+  if (request_bytes <= free_bytes(shared_folder_) && request_bytes <= available_memory_bytes() / 2) {
+    folder_ = shared_folder_;
+  }
 }
 
 double PytorchOracleClient::take_seconds() {
@@ -141,6 +216,10 @@ std::vector<Bytes> PytorchOracleClient::outputs(const Json& problem, const std::
                                                 const std::vector<const Bytes*>& inputs,
                                                 const std::vector<OracleTensor>& output_specs) {
   Json body = {{"op", "outputs"}, {"task_key", task_key}, {"problem", problem}, {"config", config}, {"device", device_}};
+  std::uintmax_t request_bytes = 0;
+  for (const Bytes* input : inputs) request_bytes += input != nullptr ? input->size() : 0;
+  for (const OracleTensor& output : output_specs) request_bytes += tensor_bytes(output);
+  choose_folder(request_bytes);
   body["inputs"] = write_tensors("in_", input_specs, inputs);
   body["outputs"] = write_tensors("out_", output_specs, {});
   const Json reply = request(body);
@@ -152,10 +231,8 @@ std::vector<Bytes> PytorchOracleClient::outputs(const Json& problem, const std::
   std::vector<Bytes> outputs;
   try {
     for (std::size_t i = 0; i < output_specs.size(); ++i) {
-      std::size_t count = 1;
-      for (const std::int64_t extent : output_specs[i].shape) count *= static_cast<std::size_t>(extent);
-      outputs.push_back(read_file_bytes(body["outputs"][i]["path"].get<std::string>(),
-                                        count * dtype_size(output_specs[i].dtype), output_specs[i].name));
+      outputs.push_back(read_file_bytes(body["outputs"][i]["path"].get<std::string>(), tensor_bytes(output_specs[i]),
+                                        output_specs[i].name));
     }
   } catch (...) {
     remove_files();
@@ -173,6 +250,11 @@ OracleBaseline PytorchOracleClient::time(const Json& problem, const std::string&
   Json body = {{"op", "time"},         {"task_key", task_key}, {"problem", problem},  {"config", config},
                {"device", device_},    {"baseline", baseline}, {"settings", settings}};
   Json sets = Json::array();
+  std::uintmax_t request_bytes = 0;
+  for (const auto& set : input_sets) {
+    for (const Bytes* input : set) request_bytes += input != nullptr ? input->size() : 0;
+  }
+  choose_folder(request_bytes);
   try {
     for (std::size_t set = 0; set < input_sets.size(); ++set) {
       sets.push_back(write_tensors(fmt::format("set{}_", set), input_specs, input_sets[set]));

@@ -65,8 +65,10 @@ class OracleFailure : public Error {
 /// Talks to oracle helpers on behalf of one harness. `device` is "cpu" or "cuda:N".
 class PytorchOracleClient {
  public:
-  /// Creates the private folder (mode 0700, under the temporary directory) that tensors travel through.
-  /// Throws Error when it cannot.
+  /// Creates the private folders (mode 0700) that tensors travel through: one under the temporary directory,
+  /// and one in shared memory ($KERNELSMITH_ORACLE_SHM, default /dev/shm, where it exists), which a request
+  /// uses where it fits and takes at most half of the memory available. Removes folders there that killed processes left.
+  /// Throws Error when the temporary directory's folder cannot be made.
   PytorchOracleClient(std::string device, double timeout_seconds);
   ~PytorchOracleClient();
   PytorchOracleClient(const PytorchOracleClient&) = delete;
@@ -91,6 +93,11 @@ class PytorchOracleClient {
                       const std::string& baseline, const std::vector<OracleTensor>& input_specs,
                       const std::vector<std::vector<const Bytes*>>& input_sets, const Json& settings);
 
+  /// Sends the next request's tensors through shared memory when `request_bytes` fit there (see the
+  /// constructor), else through the disk; request_folder() says which.
+  void choose_folder(std::uintmax_t request_bytes);
+  const std::string& request_folder() const { return folder_; }
+
   /// Seconds spent waiting for helpers since the last call (the evaluation's "oracle" stage).
   double take_seconds();
 
@@ -102,9 +109,10 @@ class PytorchOracleClient {
   Json write_tensors(const std::string& prefix, const std::vector<OracleTensor>& specs,
                      const std::vector<const Bytes*>& data);
   void remove_files();
-
   std::string device_;
-  std::string folder_;
+  std::string disk_folder_;
+  std::string shared_folder_;  // empty: no shared memory
+  std::string folder_;         // the current request's
   std::vector<std::string> files_;
   double timeout_seconds_;
   std::optional<OracleVersion> version_;

@@ -119,3 +119,16 @@ TEST_CASE("the oracle's disk cache returns what it stored, only for the sizes it
   CHECK_FALSE(off.find_outputs("ab12", {4, 0, 2}).has_value());
   fs::remove_all(folder.parent_path());
 }
+
+TEST_CASE("the oracle's disk cache does not store an entry over a quarter of its bound", "[file_cache][oracle]") {
+  const fs::path folder = scratch_folder("oracle-large");
+  OracleDiskCache cache(folder.string(), 1000);
+  const std::vector<kernelsmith::detail::Bytes> quarter{kernelsmith::detail::Bytes(250, 7)};
+  const std::vector<kernelsmith::detail::Bytes> over{kernelsmith::detail::Bytes(200, 1), kernelsmith::detail::Bytes(51, 2)};
+  cache.store_outputs("aa01", quarter);
+  cache.store_outputs("aa02", over);
+  CHECK(cache.find_outputs("aa01", {250}) == quarter);
+  CHECK_FALSE(cache.find_outputs("aa02", {200, 51}).has_value());  // would push out most of the cache
+  CHECK_FALSE(fs::exists(folder / "aa" / "aa02.bin"));
+  fs::remove_all(folder.parent_path());
+}

@@ -351,6 +351,32 @@ TEST_CASE("an oracle task whose module fails or whose interpreter lacks torch is
   }
 }
 
+TEST_CASE("oracle tensors travel through shared memory while it has room; killed processes' folders go",
+          "[oracle]") {
+  const FreshCache shared;  // stands in for /dev/shm
+  const fs::path abandoned = shared.path / "kernelsmith-oracle-999999999-abcdef";  // beyond any pid: not running
+  const fs::path alive = shared.path / ("kernelsmith-oracle-" + std::to_string(::getpid()) + "-abcdef");
+  const fs::path other = shared.path / "kernelsmith-oracle-notes";
+  for (const fs::path& folder : {abandoned, alive, other}) fs::create_directories(folder);
+  const ScopedEnvironment variable("KERNELSMITH_ORACLE_SHM", shared.path.string());
+  detail::PytorchOracleClient client("cpu", 300.0);
+  CHECK_FALSE(fs::exists(abandoned));
+  CHECK(fs::exists(alive));
+  CHECK(fs::exists(other));
+  client.choose_folder(1024);
+  const fs::path chosen = client.request_folder();
+  CHECK(chosen.parent_path() == shared.path);
+  CHECK(chosen != alive);
+  // More than the file system holds: the temporary directory's folder.
+  client.choose_folder(std::uintmax_t(1) << 62);
+  CHECK(fs::path(client.request_folder()).parent_path() == fs::temp_directory_path());
+  // No shared memory: always the temporary directory.
+  const ScopedEnvironment none("KERNELSMITH_ORACLE_SHM", shared.path.string() + "/missing");
+  detail::PytorchOracleClient without("cpu", 300.0);
+  without.choose_folder(1024);
+  CHECK(fs::path(without.request_folder()).parent_path() == fs::temp_directory_path());
+}
+
 TEST_CASE("an oracle helper that dies or hangs is a task error with what it printed", "[oracle][opencl]") {
   KERNELSMITH_SKIP_WHEN(test::backend_unavailable_reason("opencl", "OpenCL"));
   const FreshCache cache;
