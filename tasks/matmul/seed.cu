@@ -1,30 +1,148 @@
-// Matrix product seed: TILE x TILE threads compute a TILE x TILE block of C, staging TILE x TILE tiles
-// of A and B through shared memory so that each value loaded from global memory is used TILE times.
-// @tune TILE = 16 in {8, 16, 32}
-// @require TILE * TILE <= MAX_THREADS_PER_BLOCK
-// @launch matmul<<<dim3(ceil_div(N, TILE), ceil_div(M, TILE)), dim3(TILE, TILE)>>>(A, B, C, M, N, K)
+// Matrix product seed (float32 FMA on the CUDA cores; no TF32, which fails the tolerance).
+// A block of (BM / 8) x (BN / 8) threads computes a BM x BN tile of C, each thread 8 x 8 values held in
+// registers as 2 x 2 sub-tiles of 4 x 4 that lie BM / 2 rows and BN / 2 columns apart: each k step a thread
+// reads two float4 of A and two of B from shared memory (consecutive threads read consecutive float4,
+// so the reads are free of bank conflicts) and does 64 multiply-adds with them.
+// K advances BK at a time through two shared-memory buffers: the next tile's global loads are issued into
+// registers before the multiply-adds on the current tile and stored into the other buffer after them, so
+// their latency is hidden; one barrier per tile suffices, since a buffer is rewritten only after every
+// thread has passed the barrier that follows its last reads.
+// The A tile is stored transposed (k-major, a_tile[k][m]) so that a thread's four rows are one float4;
+// its rows are padded by 4 floats, which keeps the transposing stores free of bank conflicts for BK = 8.
+// B is stored as it is (b_tile[k][n]).
+// Global loads and the stores of C are float4 where the row length is a multiple of 4 and the base
+// 16-byte aligned (tested at run time, the same for the whole grid); otherwise value by value. Values
+// outside the matrices load as zeros and nothing is stored outside C, so every size is handled. Each
+// sum runs in k order, as the reference's does.
+// MIN_BLOCKS is the number of blocks per SM the register allocation must leave room for: 2 blocks
+// of 256 threads cap a thread at 128 registers and give each SM 16 warps to hide latency with.
+// Plain CUDA C++ without inline assembly or warp-level code: the same file is the MACA seed.
+// Written by tools/generate-sgemm-seeds.py with the task's OpenCL seed; edit the template there.
+// @tune BM = 128 in {64, 128}
+// @tune BN = 128 in {64, 128}
+// @tune BK = 8 in {8, 16}
+// @tune MIN_BLOCKS = 2 in {1, 2}
+// @require (BM / 8) * (BN / 8) <= MAX_THREADS_PER_BLOCK
+// @require 8 * BK * (BM + 4 + BN) <= SMEM_PER_BLOCK
+// @require BM * BK % (BM * BN / 16) == 0 && BK * BN % (BM * BN / 16) == 0
+// @launch matmul<<<dim3(ceil_div(N, BN), ceil_div(M, BM)), (BM / 8) * (BN / 8)>>>(A, B, C, M, N, K)
 
-extern "C" __global__ void __launch_bounds__(TILE * TILE)
-matmul(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
-  __shared__ float a_tile[TILE][TILE];
-  __shared__ float b_tile[TILE][TILE];
-  const int tx = threadIdx.x;
-  const int ty = threadIdx.y;
-  const int row = blockIdx.y * TILE + ty;
-  const int col = blockIdx.x * TILE + tx;
-  float sum = 0.0f;
-  for (int k0 = 0; k0 < K; k0 += TILE) {
-    // Out-of-range elements load as zero, so the edges need no special case in the inner loop.
-    a_tile[ty][tx] = (row < M && k0 + tx < K) ? A[row * K + k0 + tx] : 0.0f;
-    b_tile[ty][tx] = (k0 + ty < K && col < N) ? B[(k0 + ty) * N + col] : 0.0f;
-    __syncthreads();
+#define THREADS ((BM / 8) * (BN / 8))
+#define A_LOADS (BM * BK / 4 / THREADS)  // float4 chunks of the first operand's tile per thread
+#define B_LOADS (BK * BN / 4 / THREADS)  // and of the second's
+
+__device__ __forceinline__ bool aligned16(const float* pointer) {
+  return (reinterpret_cast<unsigned long long>(pointer) & 15) == 0;
+}
+
+// Values col .. col + 3 of row `row` of a row-major matrix of `rows` rows of `length` values, zeros outside
+// it. With `vectors` (length % 4 == 0, 16-byte aligned base) the four are wholly inside or wholly outside.
+__device__ __forceinline__ float4 load4(const float* __restrict__ matrix, int rows, int length, int row, int col,
+    bool vectors) {
+  const float* p = matrix + (long long)row * length + col;
+  if (vectors) {
+    return row < rows && col < length ? *reinterpret_cast<const float4*>(p) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+  return make_float4(row < rows && col < length ? p[0] : 0.0f, row < rows && col + 1 < length ? p[1] : 0.0f,
+      row < rows && col + 2 < length ? p[2] : 0.0f, row < rows && col + 3 < length ? p[3] : 0.0f);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+matmul(const float* __restrict__ A, const float* __restrict__ B,
+    float* __restrict__ C, int M, int N, int K) {
+  __shared__ __align__(16) float a_tile[2][BK][BM + 4];
+  __shared__ __align__(16) float b_tile[2][BK][BN];
+  const int tx = threadIdx.x % (BN / 8);
+  const int ty = threadIdx.x / (BN / 8);
+  const int block_m = blockIdx.y * BM;
+  const int block_n = blockIdx.x * BN;
+  const bool a_vectors = K % 4 == 0 && aligned16(A);
+  const bool b_vectors = N % 4 == 0 && aligned16(B);
+  const bool c_vectors = N % 4 == 0 && aligned16(C);
+  float acc[8][8];
 #pragma unroll
-    for (int k = 0; k < TILE; ++k) {
-      sum += a_tile[ty][k] * b_tile[k][tx];
+  for (int i = 0; i < 8; ++i) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+  }
+  float4 a_next[A_LOADS];
+  float4 b_next[B_LOADS];
+  const int tiles = (K + BK - 1) / BK;
+#pragma unroll
+  for (int l = 0; l < A_LOADS; ++l) {
+    const int c = threadIdx.x + l * THREADS;
+    a_next[l] = load4(A, M, K, block_m + c / (BK / 4), (c % (BK / 4)) * 4, a_vectors);
+  }
+#pragma unroll
+  for (int l = 0; l < B_LOADS; ++l) {
+    const int c = threadIdx.x + l * THREADS;
+    b_next[l] = load4(B, K, N, c / (BN / 4), block_n + (c % (BN / 4)) * 4, b_vectors);
+  }
+  for (int t = 0; t < tiles; ++t) {
+    const int buffer = t & 1;
+    // Tile t into the buffer read two tiles ago: every thread has passed the barrier after those reads.
+#pragma unroll
+    for (int l = 0; l < A_LOADS; ++l) {
+      const int c = threadIdx.x + l * THREADS;
+      const int r = c / (BK / 4);
+      const int k = (c % (BK / 4)) * 4;
+      a_tile[buffer][k][r] = a_next[l].x;
+      a_tile[buffer][k + 1][r] = a_next[l].y;
+      a_tile[buffer][k + 2][r] = a_next[l].z;
+      a_tile[buffer][k + 3][r] = a_next[l].w;
+    }
+#pragma unroll
+    for (int l = 0; l < B_LOADS; ++l) {
+      const int c = threadIdx.x + l * THREADS;
+      *reinterpret_cast<float4*>(&b_tile[buffer][c / (BN / 4)][(c % (BN / 4)) * 4]) = b_next[l];
     }
     __syncthreads();
+    if (t + 1 < tiles) {  // in flight during the multiply-adds below
+#pragma unroll
+      for (int l = 0; l < A_LOADS; ++l) {
+        const int c = threadIdx.x + l * THREADS;
+        a_next[l] = load4(A, M, K, block_m + c / (BK / 4), (t + 1) * BK + (c % (BK / 4)) * 4, a_vectors);
+      }
+#pragma unroll
+      for (int l = 0; l < B_LOADS; ++l) {
+        const int c = threadIdx.x + l * THREADS;
+        b_next[l] = load4(B, K, N, (t + 1) * BK + c / (BN / 4), block_n + (c % (BN / 4)) * 4, b_vectors);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      const float4 a0 = *reinterpret_cast<const float4*>(&a_tile[buffer][k][ty * 4]);
+      const float4 a1 = *reinterpret_cast<const float4*>(&a_tile[buffer][k][BM / 2 + ty * 4]);
+      const float4 b0 = *reinterpret_cast<const float4*>(&b_tile[buffer][k][tx * 4]);
+      const float4 b1 = *reinterpret_cast<const float4*>(&b_tile[buffer][k][BN / 2 + tx * 4]);
+      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] += a[i] * b[j];
+      }
+    }
   }
-  if (row < M && col < N) {
-    C[row * N + col] = sum;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int row = block_m + (i / 4) * (BM / 2) + ty * 4 + i % 4;
+    if (row >= M) continue;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int col = block_n + h * (BN / 2) + tx * 4;
+      float* out = C + (long long)row * N + col;
+      if (c_vectors) {
+        if (col < N) {
+          *reinterpret_cast<float4*>(out) =
+              make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          if (col + e < N) out[e] = acc[i][h * 4 + e];
+        }
+      }
+    }
   }
 }

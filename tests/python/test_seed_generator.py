@@ -1,17 +1,22 @@
-"""The matrix-product seeds are generated from one template (tools/generate-matmul-seeds.py): the files
-shipped in tasks/ must be what the template writes, or the fp16 and bf16 seeds have drifted apart."""
+"""Seeds generated from one template must be what the template writes, or the copies have drifted apart:
+the half-precision products (tools/generate-matmul-seeds.py: matmul_fp16 and matmul_bf16) and the float32
+products (tools/generate-sgemm-seeds.py: matmul and linear_gelu, each in CUDA and OpenCL)."""
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_shipped_matmul_seeds_are_the_generated_ones(tmp_path):
-    subprocess.run([sys.executable, str(ROOT / "tools" / "generate-matmul-seeds.py"), str(tmp_path)], check=True,
-                   capture_output=True)
-    for task in ("matmul_fp16", "matmul_bf16"):
-        generated = (tmp_path / task / "seed.cu").read_text()
-        shipped = (ROOT / "tasks" / task / "seed.cu").read_text()
-        assert generated == shipped, (f"tasks/{task}/seed.cu differs from what tools/generate-matmul-seeds.py "
-                                      "writes: edit the template and regenerate")
+@pytest.mark.parametrize("generator, files", [
+    ("generate-matmul-seeds.py", ["matmul_fp16/seed.cu", "matmul_bf16/seed.cu"]),
+    ("generate-sgemm-seeds.py", ["matmul/seed.cu", "matmul/seed.cl", "linear_gelu/seed.cu", "linear_gelu/seed.cl"]),
+])
+def test_shipped_seeds_are_the_generated_ones(tmp_path, generator, files):
+    subprocess.run([sys.executable, str(ROOT / "tools" / generator), str(tmp_path)], check=True, capture_output=True)
+    for file in files:
+        generated = (tmp_path / file).read_text()
+        shipped = (ROOT / "tasks" / file).read_text()
+        assert generated == shipped, f"tasks/{file} differs from what tools/{generator} writes: edit the template and regenerate"
