@@ -564,6 +564,12 @@ void bind_evaluation(py::module_& m) {
       .def_readwrite("converged", &TimingReport::converged, "Noise reached the target within the budget.")
       .def_readwrite("host_ms", &TimingReport::host_ms, "Host-clock time per sequence around full syncs.")
       .def_readwrite("l2_flushed", &TimingReport::l2_flushed, "L2 flushed before each sample (cold).")
+      .def_readwrite("sampling", &TimingReport::sampling,
+                     "How the samples were taken: 'per_sample' (the host enqueues each sample after the last "
+                     "finished) or 'graph_replay' (a sequence under 50 us on CUDA: the samples, each with its own "
+                     "eviction and event pair, recorded once as a CUDA graph and replayed back to back).")
+      .def_readwrite("sampling_fallback", &TimingReport::sampling_fallback,
+                     "Why a sequence under the threshold was sampled per sample all the same; empty otherwise.")
       .def_readwrite("kernels", &TimingReport::kernels, "Per-kernel times.")
       .def("__repr__", [](const TimingReport& t) {
         return "TimingReport(median_ms=" + number(t.median_ms) + ", noise=" + number(t.noise) +

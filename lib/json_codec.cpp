@@ -357,6 +357,8 @@ Json timing_json(const TimingReport& t) {
               {"converged", t.converged},
               {"host_ms", json_number(t.host_ms)},
               {"l2_flushed", t.l2_flushed},
+              {"sampling", t.sampling},
+              {"sampling_fallback", t.sampling_fallback},
               {"kernels", kernels}};
 }
 
@@ -419,7 +421,8 @@ CorrectnessReport read_correctness(const JsonField& f) {
 
 TimingReport read_timing(const JsonField& f) {
   f.expect_object(
-      {"mode", "median_ms", "mean_ms", "min_ms", "noise", "samples", "converged", "host_ms", "l2_flushed", "kernels"});
+      {"mode", "median_ms", "mean_ms", "min_ms", "noise", "samples", "converged", "host_ms", "l2_flushed", "sampling",
+       "sampling_fallback", "kernels"});
   TimingReport t;
   read_field(f, "mode", t.mode);
   read_field(f, "median_ms", t.median_ms);
@@ -430,6 +433,8 @@ TimingReport read_timing(const JsonField& f) {
   read_field(f, "converged", t.converged);
   read_field(f, "host_ms", t.host_ms);
   read_field(f, "l2_flushed", t.l2_flushed);
+  read_field(f, "sampling", t.sampling);
+  read_field(f, "sampling_fallback", t.sampling_fallback);
   if (auto kernels = f.optional("kernels")) {
     for (const auto& e : kernels->elements()) {
       e.expect_object({"name", "median_ms", "share"});

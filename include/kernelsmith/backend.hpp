@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -169,6 +170,33 @@ class KERNELSMITH_API Backend {
   /// points on the device's own clock (events on CUDA, profiling info on OpenCL).
   virtual void timer_start() = 0;
   virtual double timer_stop_ms() = 0;
+
+  /// Timed runs recorded once and replayed by the device back to back, without waiting on the host
+  /// between them (docs/evaluation.md, "Tiny kernels"). Owned by the caller; must not outlive the backend.
+  class TimedBatch {
+   public:
+    virtual ~TimedBatch() = default;
+    /// The number of timed runs one replay makes.
+    virtual int runs() const = 0;
+    /// How the device replays it, for TimingReport::sampling ("graph_replay" on CUDA).
+    virtual std::string method() const = 0;
+    /// Runs the whole batch once, waits for it, and returns each run's milliseconds on the device clock,
+    /// in recording order. Throws DeviceError naming the failed call, DeviceFault when the context is lost.
+    virtual std::vector<double> replay() = 0;
+  };
+
+  /// Records `runs` timed runs without running them: for each, `prepare()` enqueues its untimed work (state
+  /// resets, the cache eviction), the device timer starts, `timed()` enqueues the timed launches, the timer
+  /// stops. What the callbacks enqueue through this backend is recorded (their host-side effects happen
+  /// now, once per run); a host-synchronous call among them (read, write, synchronize) cannot be recorded.
+  /// Throws NotSupportedError saying why where the backend or its driver cannot record, or the recording
+  /// failed (the default: not supported); DeviceFault when the context is lost.
+  virtual std::unique_ptr<TimedBatch> record_timed_batch(int runs, const std::function<void()>& prepare,
+                                                         const std::function<void()>& timed) {
+    (void)runs, (void)prepare, (void)timed;
+    throw NotSupportedError("the " + name() + " backend cannot record timed runs for the device to replay "
+                            "(CUDA only)");
+  }
 };
 
 /// A launch the device refused (bad configuration, too many resources): recoverable.

@@ -94,6 +94,13 @@ struct TimingReport {
   bool converged = false;  ///< noise reached the target before the time budget ran out
   double host_ms = 0.0;  ///< host-clock time per sequence around full synchronisations
   bool l2_flushed = true;
+  /// How the samples were taken (docs/evaluation.md, "Tiny kernels"): "per_sample" (the host enqueues each
+  /// sample after the last one finished) or "graph_replay" (a sequence under 50 us on CUDA: the samples,
+  /// each with its own eviction and event pair, recorded once as a CUDA graph and replayed back to back).
+  std::string sampling = "per_sample";
+  /// Why a sequence under the threshold was sampled per sample all the same (a backend or driver that
+  /// cannot record, a recording that failed); empty otherwise.
+  std::string sampling_fallback;
   std::vector<KernelTime> kernels;
 };
 

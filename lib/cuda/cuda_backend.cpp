@@ -145,6 +145,7 @@ class CudaBackend final : public Backend {
       throw ValidationError("the CUDA backend cannot load a program that did not compile (report.ok is false "
                             "or the binary is empty)");
     }
+    refuse_while_recording("load");
     bind();
     CUmodule module = nullptr;
     const CUresult result = api_.cuModuleLoadData(&module, program.binary.data());
@@ -161,6 +162,7 @@ class CudaBackend final : public Backend {
       snapshot_globals(module, program);
     } catch (...) {
       modules_.erase(module);
+      drop_globals(module);
       KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuModuleUnload(module));
       throw;
     }
@@ -170,6 +172,7 @@ class CudaBackend final : public Backend {
   void unload(std::uint64_t handle) override {
     const auto module = modules_.find(reinterpret_cast<CUmodule>(handle));
     if (module == modules_.end()) throw NotFoundError(fmt::format("unload: 0x{:x} is not a loaded CUDA module", handle));
+    refuse_while_recording("unload");
     bind();
     // Kernels of the module die with it.
     for (auto kernel = kernels_.begin(); kernel != kernels_.end();) {
@@ -177,7 +180,7 @@ class CudaBackend final : public Backend {
     }
     const CUmodule cu_module = module->first;
     modules_.erase(module);
-    globals_.erase(cu_module);
+    drop_globals(cu_module);
     KERNELSMITH_CU_CALL(api_.cuModuleUnload(cu_module));
   }
 
@@ -185,10 +188,10 @@ class CudaBackend final : public Backend {
     const auto found = globals_.find(reinterpret_cast<CUmodule>(handle));
     if (found == globals_.end() || found->second.empty()) return;
     bind();
-    // The copies below are synchronous; the stream's earlier launches must have read the globals first.
-    KERNELSMITH_CU_CALL(api_.cuStreamSynchronize(stream_));
+    // Copies enqueued on the stream: after the launches queued before them, before those queued after,
+    // and recordable into a timed batch's graph (record_timed_batch).
     for (const auto& global : found->second) {
-      KERNELSMITH_CU_CALL(api_.cuMemcpyHtoD(global.address, global.initial.data(), global.initial.size()));
+      KERNELSMITH_CU_CALL(api_.cuMemcpyDtoDAsync(global.address, global.initial, global.bytes, stream_));
     }
   }
 
@@ -241,6 +244,7 @@ class CudaBackend final : public Backend {
 
   std::uint64_t allocate(std::size_t bytes) override {
     if (bytes == 0) throw ValidationError("allocate: a CUDA buffer needs at least one byte");
+    refuse_while_recording("allocate");
     bind();
     CUdeviceptr pointer = 0;
     const CUresult result = api_.cuMemAlloc(&pointer, bytes);
@@ -257,6 +261,7 @@ class CudaBackend final : public Backend {
   void free(std::uint64_t buffer) override {
     const auto found = buffers_.find(static_cast<CUdeviceptr>(buffer));
     if (found == buffers_.end()) throw NotFoundError(fmt::format("free: 0x{:x} is not a CUDA buffer of this backend", buffer));
+    refuse_while_recording("free");
     buffers_.erase(found);
     if (external_.erase(static_cast<CUdeviceptr>(buffer)) > 0) return;  // the caller's memory: only forgotten
     bind();
@@ -300,6 +305,7 @@ class CudaBackend final : public Backend {
 
   void write(std::uint64_t buffer, const void* host, std::size_t bytes) override {
     check_range("write", buffer, bytes);
+    refuse_while_recording("write");
     if (bytes == 0) return;
     bind();
     KERNELSMITH_CU_CALL(api_.cuMemcpyHtoD(static_cast<CUdeviceptr>(buffer), host, bytes));
@@ -307,6 +313,7 @@ class CudaBackend final : public Backend {
 
   void read(std::uint64_t buffer, void* host, std::size_t bytes) override {
     check_range("read", buffer, bytes);
+    refuse_while_recording("read");
     if (bytes == 0) return;
     bind();
     KERNELSMITH_CU_CALL(api_.cuMemcpyDtoH(host, static_cast<CUdeviceptr>(buffer), bytes));
@@ -330,11 +337,13 @@ class CudaBackend final : public Backend {
   }
 
   void synchronize() override {
+    refuse_while_recording("synchronize");
     bind();
     KERNELSMITH_CU_CALL(api_.cuStreamSynchronize(stream_));
   }
 
   void timer_start() override {
+    refuse_while_recording("timer_start");
     bind();
     KERNELSMITH_CU_CALL(api_.cuEventRecord(timer_start_, stream_));
     timer_running_ = true;
@@ -342,6 +351,7 @@ class CudaBackend final : public Backend {
 
   double timer_stop_ms() override {
     if (!timer_running_) throw ValidationError("timer_stop_ms called without timer_start");
+    refuse_while_recording("timer_stop_ms");
     timer_running_ = false;
     bind();
     KERNELSMITH_CU_CALL(api_.cuEventRecord(timer_stop_, stream_));
@@ -351,7 +361,168 @@ class CudaBackend final : public Backend {
     return static_cast<double>(milliseconds);
   }
 
+  // The runs are captured into a CUDA graph and replayed, rather than queued behind a kernel that holds
+  // the stream until they are all enqueued (nvbench's blocking kernel). The harness's `prepare` resets
+  // state with fills and copies on the stream: captured, they become nodes replayed before every run,
+  // and a host-synchronous call among them (a read, a synchronize) fails the capture with an error that
+  // becomes the fallback's reason. Behind a blocking kernel such a call would deadlock until the
+  // kernel's time-out spoils the batch, R runs of work would have to fit the driver's bounded launch
+  // queue while the stream is held, and the kernel would need host-mapped memory to be released. A
+  // replay is also one launch call for the whole batch.
+  std::unique_ptr<TimedBatch> record_timed_batch(int runs, const std::function<void()>& prepare,
+                                                 const std::function<void()>& timed) override {
+    if (runs < 1) throw ValidationError(fmt::format("record_timed_batch: {} runs; record at least one", runs));
+    if (recording_) throw ValidationError("record_timed_batch: a batch is being recorded already");
+    std::vector<const char*> missing;
+    if (api_.cuStreamBeginCapture == nullptr) missing.push_back("cuStreamBeginCapture");
+    if (api_.cuStreamEndCapture == nullptr) missing.push_back("cuStreamEndCapture");
+    if (api_.cuGraphInstantiate == nullptr) missing.push_back("cuGraphInstantiate");
+    if (api_.cuGraphLaunch == nullptr) missing.push_back("cuGraphLaunch");
+    if (api_.cuGraphExecDestroy == nullptr) missing.push_back("cuGraphExecDestroy");
+    if (api_.cuGraphDestroy == nullptr) missing.push_back("cuGraphDestroy");
+    if (api_.cuEventRecordWithFlags == nullptr) missing.push_back("cuEventRecordWithFlags");
+    if (!missing.empty()) {
+      throw NotSupportedError(fmt::format("the CUDA driver {} ({}) has no {}, which timing in CUDA graphs needs: "
+                                          "update the GPU driver (CUDA 11.1 or newer)",
+                                          version_text(api_.driver_version), api_.library, fmt::join(missing, ", ")));
+    }
+    bind();
+    // Captured on a non-blocking stream of its own: a call on the legacy default stream, from any thread
+    // of the process (another backend's read, a module load's copy), joins every blocking stream and
+    // would invalidate a capture on the backend's own stream.
+    if (capture_stream_ == nullptr) KERNELSMITH_CU_CALL(api_.cuStreamCreate(&capture_stream_, CU_STREAM_NON_BLOCKING));
+    auto batch = std::make_unique<Batch>(*this);
+    for (int i = 0; i < runs; ++i) {
+      batch->starts.push_back(nullptr);
+      KERNELSMITH_CU_CALL(api_.cuEventCreate(&batch->starts.back(), CU_EVENT_DEFAULT));
+      batch->stops.push_back(nullptr);
+      KERNELSMITH_CU_CALL(api_.cuEventCreate(&batch->stops.back(), CU_EVENT_DEFAULT));
+    }
+
+    // While recording, what the callbacks enqueue goes to the capture stream; synchronous calls refuse.
+    struct Recording {
+      CudaBackend& backend;
+      CUstream own_stream;
+      explicit Recording(CudaBackend& b) : backend(b), own_stream(b.stream_) {
+        backend.stream_ = backend.capture_stream_;
+        backend.recording_ = true;
+      }
+      ~Recording() {
+        backend.stream_ = own_stream;
+        backend.recording_ = false;
+      }
+      Recording(const Recording&) = delete;
+      Recording& operator=(const Recording&) = delete;
+    };
+    std::string failure;
+    CUresult ended = CUDA_SUCCESS;
+    {
+      Recording recording(*this);
+      // Thread-local mode: a call of this thread that capture cannot take fails instead of running now;
+      // other threads are left alone.
+      const CUresult began = api_.cuStreamBeginCapture(capture_stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+      if (began != CUDA_SUCCESS) {
+        if (cuda::is_sticky_error(began)) cuda::throw_driver_error(began, "cuStreamBeginCapture", __FILE__, __LINE__);
+        throw NotSupportedError(fmt::format("cuStreamBeginCapture failed: {}", cuda::describe_result(began)));
+      }
+      try {
+        for (int i = 0; i < runs; ++i) {
+          prepare();
+          KERNELSMITH_CU_CALL(
+              api_.cuEventRecordWithFlags(batch->starts[i], capture_stream_, CU_EVENT_RECORD_EXTERNAL));
+          timed();
+          KERNELSMITH_CU_CALL(api_.cuEventRecordWithFlags(batch->stops[i], capture_stream_, CU_EVENT_RECORD_EXTERNAL));
+        }
+      } catch (const DeviceFault&) {
+        CUgraph abandoned = nullptr;
+        KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuStreamEndCapture(capture_stream_, &abandoned));
+        if (abandoned != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuGraphDestroy(abandoned));
+        throw;
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      // Ends the capture whatever happened above: the stream must leave capture mode.
+      ended = api_.cuStreamEndCapture(capture_stream_, &batch->graph);
+    }
+    if (!failure.empty()) {
+      throw NotSupportedError(fmt::format("recording the timed runs into a CUDA graph failed: {}", failure));
+    }
+    if (ended != CUDA_SUCCESS) {
+      if (cuda::is_sticky_error(ended)) cuda::throw_driver_error(ended, "cuStreamEndCapture", __FILE__, __LINE__);
+      throw NotSupportedError(fmt::format("cuStreamEndCapture failed: {} (the timed runs enqueue work that a CUDA "
+                                          "graph cannot capture)",
+                                          cuda::describe_result(ended)));
+    }
+    const CUresult instantiated = api_.cuGraphInstantiate(&batch->exec, batch->graph, 0);
+    if (instantiated != CUDA_SUCCESS) {
+      batch->exec = nullptr;
+      if (cuda::is_sticky_error(instantiated)) {
+        cuda::throw_driver_error(instantiated, "cuGraphInstantiate", __FILE__, __LINE__);
+      }
+      throw NotSupportedError(fmt::format("cuGraphInstantiate failed: {}", cuda::describe_result(instantiated)));
+    }
+    return batch;
+  }
+
  private:
+  // A captured graph of timed runs and the event pair of each (record_timed_batch).
+  class Batch final : public TimedBatch {
+   public:
+    explicit Batch(CudaBackend& backend) : backend_(backend) {}
+    ~Batch() override {
+      const DriverApi& api = backend_.api_;
+      KERNELSMITH_CU_CALL_NOEXCEPT(api.cuCtxSetCurrent(backend_.context_));
+      if (exec != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api.cuGraphExecDestroy(exec));
+      if (graph != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api.cuGraphDestroy(graph));
+      for (CUevent event : starts) {
+        if (event != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api.cuEventDestroy(event));
+      }
+      for (CUevent event : stops) {
+        if (event != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api.cuEventDestroy(event));
+      }
+    }
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+
+    int runs() const override { return static_cast<int>(stops.size()); }
+    std::string method() const override { return "graph_replay"; }
+
+    std::vector<double> replay() override {
+      const DriverApi& api = backend_.api_;
+      if (backend_.recording_) throw ValidationError("replay: a timed batch cannot be replayed while one is recorded");
+      backend_.bind();
+      // On the backend's own (blocking) stream: after its earlier work, before its later reads.
+      KERNELSMITH_CU_CALL(api.cuGraphLaunch(exec, backend_.stream_));
+      KERNELSMITH_CU_CALL(api.cuStreamSynchronize(backend_.stream_));
+      std::vector<double> milliseconds;
+      milliseconds.reserve(stops.size());
+      for (std::size_t i = 0; i < stops.size(); ++i) {
+        float elapsed = 0.0f;
+        KERNELSMITH_CU_CALL(api.cuEventElapsedTime(&elapsed, starts[i], stops[i]));
+        milliseconds.push_back(static_cast<double>(elapsed));
+      }
+      return milliseconds;
+    }
+
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    std::vector<CUevent> starts;
+    std::vector<CUevent> stops;
+
+   private:
+    CudaBackend& backend_;
+  };
+
+  // Host-synchronous and resource calls run at once rather than being recorded: refused while a timed
+  // batch is recorded, so the recording fails (and the caller falls back) instead of doing them once.
+  void refuse_while_recording(const char* operation) const {
+    if (recording_) {
+      throw NotSupportedError(fmt::format("{} cannot be recorded into a timed batch (it runs on the host at once, "
+                                          "not on every replay)",
+                                          operation));
+    }
+  }
+
   struct KernelEntry {
     std::string name;
     CUmodule module = nullptr;
@@ -715,15 +886,19 @@ class CudaBackend final : public Backend {
     }
     buffers_.clear();
     external_.clear();
-    for (const auto& [module, symbols] : modules_) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuModuleUnload(module));
+    for (const auto& [module, symbols] : modules_) {
+      drop_globals(module);
+      KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuModuleUnload(module));
+    }
     modules_.clear();
     kernels_.clear();
     if (timer_start_ != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuEventDestroy(timer_start_));
     if (timer_stop_ != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuEventDestroy(timer_stop_));
     if (stream_ != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuStreamDestroy(stream_));
+    if (capture_stream_ != nullptr) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuStreamDestroy(capture_stream_));
     KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuDevicePrimaryCtxRelease(device_));
     timer_start_ = timer_stop_ = nullptr;
-    stream_ = nullptr;
+    stream_ = capture_stream_ = nullptr;
     context_ = nullptr;
   }
 
@@ -733,6 +908,8 @@ class CudaBackend final : public Backend {
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
+  CUstream capture_stream_ = nullptr;  ///< record_timed_batch's, non-blocking; created on first use
+  bool recording_ = false;             ///< record_timed_batch is capturing: stream_ is capture_stream_
   CUevent timer_start_ = nullptr;
   CUevent timer_stop_ = nullptr;
   bool timer_running_ = false;
@@ -740,23 +917,38 @@ class CudaBackend final : public Backend {
   std::set<CUdeviceptr> external_;  ///< the caller's memory (adopt_external): never freed here
   std::map<CUmodule, std::map<std::string, std::string>> modules_;
   /// A module global and the bytes it held when its module was loaded.
+  /// A module global and a device copy of the bytes it held when its module was loaded. The copy lives on
+  /// the device so that a reset is a copy enqueued on the stream, which a timed batch can record.
   struct ModuleGlobal {
     CUdeviceptr address = 0;
-    std::vector<std::uint8_t> initial;
+    std::size_t bytes = 0;
+    CUdeviceptr initial = 0;  ///< this backend's allocation, freed with the module (drop_globals)
   };
   std::map<CUmodule, std::vector<ModuleGlobal>> globals_;
 
-  // Reads the initial value of every global the cubin defines, for reset_module_state.
+  // Copies the initial value of every global the cubin defines, for reset_module_state. Each entry is
+  // kept as soon as its copy is allocated, so that drop_globals frees it when a later step fails.
   void snapshot_globals(CUmodule module, const CompiledProgram& program) {
     std::vector<ModuleGlobal>& globals = globals_[module];
     for (const std::string& name : cuda::cubin_global_variables(program.binary)) {
       ModuleGlobal global;
-      std::size_t bytes = 0;
-      if (api_.cuModuleGetGlobal(&global.address, &bytes, module, name.c_str()) != CUDA_SUCCESS || bytes == 0) continue;
-      global.initial.resize(bytes);
-      KERNELSMITH_CU_CALL(api_.cuMemcpyDtoH(global.initial.data(), global.address, bytes));
-      globals.push_back(std::move(global));
+      if (api_.cuModuleGetGlobal(&global.address, &global.bytes, module, name.c_str()) != CUDA_SUCCESS ||
+          global.bytes == 0) {
+        continue;
+      }
+      KERNELSMITH_CU_CALL(api_.cuMemAlloc(&global.initial, global.bytes));
+      globals.push_back(global);
+      // Nothing queued on the stream can write the global yet: the module was loaded just now.
+      KERNELSMITH_CU_CALL(api_.cuMemcpyDtoDAsync(global.initial, global.address, global.bytes, stream_));
     }
+  }
+
+  // Frees the initial-value copies of a module's globals and forgets them. Never throws.
+  void drop_globals(CUmodule module) noexcept {
+    const auto found = globals_.find(module);
+    if (found == globals_.end()) return;
+    for (const ModuleGlobal& global : found->second) KERNELSMITH_CU_CALL_NOEXCEPT(api_.cuMemFree(global.initial));
+    globals_.erase(found);
   }
   std::map<CUfunction, KernelEntry> kernels_;
   std::map<std::string, CUtensorMap> tensor_maps_;  ///< encoded_tensor_map's cache, by address and layout

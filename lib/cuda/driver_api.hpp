@@ -48,6 +48,7 @@ namespace kernelsmith::detail::cuda {
   X(cuMemcpyHtoD)                            \
   X(cuMemcpyDtoH)                            \
   X(cuMemsetD8Async)                         \
+  X(cuMemcpyDtoDAsync)                       \
   X(cuMemGetAddressRange)                    \
   X(cuPointerGetAttribute)                   \
   X(cuLaunchKernel)                          \
@@ -62,11 +63,21 @@ namespace kernelsmith::detail::cuda {
 //   cuFuncLoad: CUDA 12.4 and later; loads a kernel now rather than at its first launch (lazy loading).
 //   cuTensorMapEncodeTiled, cuLaunchKernelEx: CUDA 12.0 and later; needed only by plans that use TMA
 //   tensor maps or thread-block clusters (sm_90), so an older driver still runs every other plan.
+//   cuStreamBeginCapture .. cuEventRecordWithFlags: stream capture into CUDA graphs (CUDA 10.0; event
+//   records as graph nodes, CU_EVENT_RECORD_EXTERNAL, 11.1): record_timed_batch, which times tiny
+//   kernels; without them those are timed one sample at a time, as every other sequence is.
 #define KERNELSMITH_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) \
   X(cuFuncGetParamInfo)                               \
   X(cuFuncLoad)                                       \
   X(cuTensorMapEncodeTiled)                           \
-  X(cuLaunchKernelEx)
+  X(cuLaunchKernelEx)                                 \
+  X(cuStreamBeginCapture)                             \
+  X(cuStreamEndCapture)                               \
+  X(cuGraphInstantiate)                               \
+  X(cuGraphLaunch)                                    \
+  X(cuGraphExecDestroy)                               \
+  X(cuGraphDestroy)                                   \
+  X(cuEventRecordWithFlags)
 
 struct DriverApi {
 #define KERNELSMITH_CUDA_DECLARE_FUNCTION(name) decltype(&::name) name = nullptr;

@@ -628,9 +628,10 @@ TimingReport EvaluationRun::baseline(ReferenceState& reference, const std::strin
                                    .field(backend_.name())
                                    .field(backend_.device().name)
                                    .field(mode)
-                                   .field(fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", rules.mode, rules.noise_target,
+                                   .field(fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", rules.mode, rules.noise_target,
                                                       rules.min_samples, rules.max_samples, rules.budget_seconds,
-                                                      rules.warmups, rules.host_repeats, options_.flush_l2))
+                                                      rules.warmups, rules.host_repeats, options_.flush_l2,
+                                                      rules.batch_below_ms, rules.batch_runs))
                                    .hex();
   if (mode != "remeasure") {
     if (const auto text = oracle_cache().find_text(disk_key)) {

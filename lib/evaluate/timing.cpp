@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <numeric>
 
 namespace kernelsmith::detail {
@@ -56,6 +57,10 @@ bool host_timer_mismatch(const TimingReport& report, std::size_t launches) {
   return report.median_ms < 0.5 * report.host_ms && gap > overheads;
 }
 
+bool wants_batches(double probe_median_ms, const TimingSettings& settings) {
+  return settings.batch_below_ms > 0.0 && probe_median_ms > 0.0 && probe_median_ms < settings.batch_below_ms;
+}
+
 TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, const TimingSettings& settings) {
   TimingReport report;
   report.mode = settings.mode;
@@ -74,6 +79,43 @@ TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, 
   const auto start = Clock::now();
   const int max_samples = std::max(settings.max_samples, kMinimumSamples);
   const int min_samples = std::clamp(settings.min_samples, kMinimumSamples, max_samples);
+  // The stopping rule, the same for samples taken one at a time and in batches.
+  auto enough = [&] {
+    const int taken = static_cast<int>(samples.size());
+    if (taken >= min_samples && sample_statistics(samples).relative_stddev <= settings.noise_target) {
+      report.converged = true;
+      return true;
+    }
+    return taken >= max_samples || (taken >= kMinimumSamples && seconds_since(start) >= settings.budget_seconds);
+  };
+
+  // A tiny sequence is timed in batches (docs/evaluation.md, "Tiny kernels"): one sample at a time, the
+  // device idles while the host takes each result and enqueues the next sample, and the host's launch
+  // latency falls inside the event pair whenever the device drains the queue before a launch arrives;
+  // for kernels of a few tens of microseconds that spread the samples by 10% and more. A recorded batch
+  // keeps each sample's own eviction and event pair, so the samples stay cold and separate.
+  std::unique_ptr<Backend::TimedBatch> batch;
+  auto start_batches = [&] {
+    try {
+      batch = backend.record_timed_batch(
+          std::max(settings.batch_runs, 1),
+          [&] {
+            before_run(sequence);
+            flush_cache();
+          },
+          [&] { run_all(sequence); });
+      // The first replay is a warm-up (the driver uploads the recording then) and finds a driver that
+      // records but cannot replay or time what it recorded, while falling back is still possible.
+      batch->replay();
+    } catch (const DeviceFault&) {
+      throw;
+    } catch (const std::exception& e) {
+      batch.reset();
+      report.sampling_fallback = e.what();
+    }
+  };
+
+  bool decided = false;
   while (static_cast<int>(samples.size()) < max_samples) {
     before_run(sequence);
     flush_cache();
@@ -81,15 +123,28 @@ TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, 
     run_all(sequence);
     samples.push_back(backend.timer_stop_ms());
     if (sequence.after_sample) sequence.after_sample(samples.size() - 1);
-    const int taken = static_cast<int>(samples.size());
-    if (taken >= min_samples) {
-      const double noise = sample_statistics(samples).relative_stddev;
-      if (noise <= settings.noise_target) {
-        report.converged = true;
-        break;
+    if (!decided && static_cast<int>(samples.size()) >= kMinimumSamples) {
+      decided = true;
+      if (wants_batches(sample_statistics(samples).median, settings)) {
+        start_batches();
+        if (batch) break;
       }
     }
-    if (taken >= kMinimumSamples && seconds_since(start) >= settings.budget_seconds) break;
+    if (enough()) break;
+  }
+  if (batch) {
+    // The samples taken one at a time carry the host's latency: only the batches' samples count.
+    const std::size_t earlier_runs = samples.size();
+    samples.clear();
+    report.sampling = batch->method();
+    while (static_cast<int>(samples.size()) < max_samples) {
+      const std::vector<double> times = batch->replay();
+      const std::size_t kept = std::min(static_cast<std::size_t>(max_samples) - samples.size(), times.size());
+      samples.insert(samples.end(), times.begin(), times.begin() + static_cast<std::ptrdiff_t>(kept));
+      // The outputs in place are the replay's last run's: each run overwrites the one before.
+      if (sequence.after_sample) sequence.after_sample(earlier_runs + samples.size() - 1);
+      if (enough()) break;
+    }
   }
   const SampleStatistics stats = sample_statistics(samples);
   report.median_ms = stats.median;

@@ -30,9 +30,18 @@ struct TimingSettings {
   int host_repeats = 5;
   /// Samples per launch for the per-kernel shares (sequences of more than one launch).
   int share_samples = 3;
+  /// A sequence whose first kMinimumSamples samples have a median below this many milliseconds is sampled
+  /// in recorded batches the device replays back to back (docs/evaluation.md, "Tiny kernels"); 0: never.
+  double batch_below_ms = 0.05;
+  /// Timed runs per recorded batch.
+  int batch_runs = 32;
 };
 
 inline constexpr int kMinimumSamples = 3;
+
+/// Whether a sequence whose first kMinimumSamples samples have the median `probe_median_ms` is sampled
+/// in batches under `settings` (batching on, and a positive median below the threshold).
+bool wants_batches(double probe_median_ms, const TimingSettings& settings);
 
 /// A launch sequence: `launch(i)` enqueues launch i of `names.size()`.
 struct LaunchSequence {
@@ -43,11 +52,16 @@ struct LaunchSequence {
   /// outputs and workspaces there and moves to the next input set, so no run sees what the last one left.
   std::function<void()> before_run;
   /// Optional: called after each timed sample, outside the timed region, with the sample's index from 0;
-  /// the harness checks that run's outputs there.
+  /// the harness checks that run's outputs there. Batched samples: after each replay, for its last run.
   std::function<void(std::size_t)> after_sample;
 };
 
-/// Runs the protocol. Throws what the backend throws (LaunchError, DeviceFault, ...).
+/// Runs the protocol. Throws what the backend throws (LaunchError, DeviceFault, ...). A sequence that
+/// wants_batches() is sampled through Backend::record_timed_batch: each recorded run is before_run, the
+/// eviction and the launches between the device timer's marks; after_sample is then called once per
+/// replay, for its last run, whose outputs are the ones left in place. Where the backend cannot record
+/// (NotSupportedError) or the first replay fails, sampling goes on one sample at a time and the report's
+/// sampling_fallback says why.
 TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, const TimingSettings& settings);
 
 /// Bytes of the scratch buffer whose reading evicts the device's last-level cache before each sample:

@@ -14,8 +14,8 @@
 
 namespace kernelsmith::detail::maca {
 
-/// Bumped whenever the table or a type it passes changes shape.
-constexpr int kPluginAbi = 1;
+/// Bumped whenever the table or a type it passes changes shape (2: Backend::record_timed_batch).
+constexpr int kPluginAbi = 2;
 
 struct PluginApi {
   int abi = kPluginAbi;

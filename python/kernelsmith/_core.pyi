@@ -1601,6 +1601,22 @@ class TimingReport:
     @samples.setter
     def samples(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+    @property
+    def sampling(self) -> str:
+        """
+        How the samples were taken: 'per_sample' (the host enqueues each sample after the last finished) or 'graph_replay' (a sequence under 50 us on CUDA: the samples, each with its own eviction and event pair, recorded once as a CUDA graph and replayed back to back).
+        """
+    @sampling.setter
+    def sampling(self, arg0: str) -> None:
+        ...
+    @property
+    def sampling_fallback(self) -> str:
+        """
+        Why a sequence under the threshold was sampled per sample all the same; empty otherwise.
+        """
+    @sampling_fallback.setter
+    def sampling_fallback(self, arg0: str) -> None:
+        ...
 class SpeedOfLight:
     """
     Achieved rates against the device's measured peaks.

@@ -59,6 +59,9 @@ void check_flusher(Backend& backend, detail::CacheFlusher::Method method, bool r
   settings.warmups = 1;
   settings.host_repeats = 1;
   settings.flusher = &flusher;
+  // One sample at a time: below, each host launch call is one run on the device (a replayed batch runs
+  // its recorded launches again; test_timing_batches.cpp covers that path).
+  settings.batch_below_ms = 0.0;
   int launches = 0;
   detail::LaunchSequence sequence;
   sequence.names = {"add_one"};

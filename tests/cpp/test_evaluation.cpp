@@ -26,6 +26,8 @@ TimingReport make_timing(double median_ms) {
   t.converged = true;
   t.host_ms = median_ms * 1.2;
   t.l2_flushed = true;
+  t.sampling = "graph_replay";
+  t.sampling_fallback = "not used: a distinct value for the round trip";
   t.kernels = {{"partial_sums", median_ms * 0.75, 0.75}, {"final_sum", median_ms * 0.25, 0.25}};
   return t;
 }
@@ -134,6 +136,8 @@ TEST_CASE("evaluation JSON round trip keeps every field", "[evaluation]") {
   REQUIRE(c.timing.has_value());
   CHECK(c.timing->kernels[1].name == "final_sum");
   CHECK(c.timing->kernels[1].share == 0.25);
+  CHECK(c.timing->sampling == "graph_replay");
+  CHECK(c.timing->sampling_fallback == e.timing->sampling_fallback);
   REQUIRE(c.baseline_timing.has_value());
   CHECK(c.baseline_timing->median_ms == 0.5);
   REQUIRE(c.baselines.size() == 1);
