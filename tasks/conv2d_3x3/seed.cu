@@ -48,7 +48,9 @@ relayout_weights(const float* __restrict__ weight, float* __restrict__ wt, int C
   wt[e] = c < C && k < K ? weight[(k * C + c) * 9 + tap] : 0.0f;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+// At least two blocks per SM (at most 128 registers for 256 threads), so that one block's barrier waits
+// overlap the other's arithmetic; a 512-thread block alone fills as many warps.
+extern "C" __global__ void __launch_bounds__(THREADS, THREADS <= 256 ? 2 : 1)
 conv2d_3x3(const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
            float* __restrict__ y, int N, int C, int K, int H, int W) {
   __shared__ __align__(16) float a_tile[2][BK][BM];
