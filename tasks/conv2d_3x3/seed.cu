@@ -1,70 +1,206 @@
-// 3x3 convolution seed: a block of TILE_H x TILE_W threads computes a TILE_H x TILE_W patch of the
-// output for KPT output channels, one pixel per thread with KPT accumulators in registers. The input
-// channels advance CC at a time: the patch's input with its one-pixel halo and the KPT x CC x 9
-// weights are staged in shared memory, so each input value loaded there serves 9 taps of KPT channels.
-// @tune TILE_W = 32 in {8, 16, 32}
-// @tune TILE_H = 8 in {2, 4, 8, 16}
-// @tune KPT = 8 in {1, 2, 4, 8, 16}
-// @tune CC = 8 in {1, 2, 4, 8, 16}
-// @require TILE_W * TILE_H <= MAX_THREADS_PER_BLOCK
-// @require 4 * (CC * (TILE_H + 2) * (TILE_W + 2) + KPT * CC * 9) <= SMEM_PER_BLOCK
-// @launch conv2d_3x3<<<dim3(ceil_div(W, TILE_W) * ceil_div(H, TILE_H), ceil_div(K, KPT), N), TILE_W * TILE_H>>>(x, weight, bias, y, C, K, H, W)
+// 3x3 convolution seed: an implicit matrix product in float32 (FMA only: no TF32, whose rounding the
+// tolerance rejects). Rows are the output pixels (N * H * W), columns the output channels (K), and the
+// reduction runs over the 9 taps and the input channels, tap by tap: row r = tap * Cp + c, with C padded
+// to Cp = round_up(C, BK), so that each BK-wide step lies in one tap and a thread tests the padding once
+// per step, not once per value.
+// A first launch lays the weights out as that (9 * Cp) x Kp matrix in a workspace, zeros in the
+// padding (Kp = round_up(K, BN)), so that the B tiles are read as aligned float4 rows with no guards.
+// The main launch: a block of (BM / 8) x (BN / TN) threads computes a BM x BN tile of y, each thread
+// 8 pixels x TN channels in registers (two groups of four, half a tile apart, read as float4 from
+// shared memory without bank conflicts). Both tiles are stored reduction-major in shared memory and
+// double-buffered: the next step's values are loaded into registers while the current tile is
+// multiplied, then stored into the other buffer, so one barrier per step suffices. The A tile is the
+// im2col gather done on the fly: each thread loads for one pixel, whose 9 in-image taps it works out
+// once as a bit mask; values outside the image (the zero padding) and past C load as zeros.
+// @tune BM = 128 in {64, 128}
+// @tune BN = 128 in {32, 64, 128}
+// @tune BK = 8 in {8, 16}
+// @tune TN = 8 in {4, 8}
+// @require (BN / TN) % 8 == 0
+// @require (BM / 8) * (BN / TN) <= MAX_THREADS_PER_BLOCK
+// @require 8 * BK * (BM + BN) <= SMEM_PER_BLOCK
+// @require N * max(C, K) * H * W <= 2147483647 && 9 * round_up(C, BK) * round_up(K, BN) <= 2147483647
+// @workspace wt: float32[9 * round_up(C, BK) * round_up(K, BN)]
+// @launch relayout_weights<<<ceil_div(9 * round_up(C, BK) * round_up(K, BN), 256), 256>>>(weight, wt, C, K)
+// @launch conv2d_3x3<<<dim3(ceil_div(N * H * W, BM), ceil_div(K, BN)), (BM / 8) * (BN / TN)>>>(x, wt, bias, y, N, C, K, H, W)
 
-#define THREADS (TILE_W * TILE_H)
+#define TM 8
+#define THREADS ((BM / TM) * (BN / TN))
+// Every thread loads the A values of one pixel (THREADS is a multiple of BM): STEP reduction rows per
+// pass of the block, A_LOADS passes per tile. B is BK x BN / 4 float4 values, B_LOADS per thread at most.
+#define STEP (THREADS / BM)
+#define A_LOADS (BK / STEP)
+#define B_VECTORS (BK * BN / 4)
+#define B_LOADS ((B_VECTORS + THREADS - 1) / THREADS)
 
-extern "C" __global__ void __launch_bounds__(THREADS)
-conv2d_3x3(const float* __restrict__ x, const float* __restrict__ weight, const float* __restrict__ bias,
-           float* __restrict__ y, int C, int K, int H, int W) {
-  __shared__ float in_tile[CC][TILE_H + 2][TILE_W + 2];
-  __shared__ float w_tile[KPT][CC][9];
-  const int tiles_w = (W + TILE_W - 1) / TILE_W;
-  const int tile_row = blockIdx.x / tiles_w;
-  const int tile_col = blockIdx.x % tiles_w;
-  const int k0 = blockIdx.y * KPT;
-  const int n = blockIdx.z;
-  const int tx = threadIdx.x % TILE_W;
-  const int ty = threadIdx.x / TILE_W;
-  const int h0 = tile_row * TILE_H - 1;  // input row of the halo's first row
-  const int w0 = tile_col * TILE_W - 1;
-  float acc[KPT];
-#pragma unroll
-  for (int kk = 0; kk < KPT; ++kk) acc[kk] = 0.0f;
+// weight (K, C, 3, 3) -> wt[(tap * Cp + c) * Kp + k], zeros where c >= C or k >= K. Writes are
+// coalesced along k; the reads (590 KB at the timing size) are served by the caches.
+extern "C" __global__ void __launch_bounds__(256)
+relayout_weights(const float* __restrict__ weight, float* __restrict__ wt, int C, int K) {
+  const int Cp = (C + BK - 1) / BK * BK;
+  const int Kp = (K + BN - 1) / BN * BN;
+  const int e = blockIdx.x * 256 + threadIdx.x;
+  if (e >= 9 * Cp * Kp) return;
+  const int k = e % Kp;
+  const int row = e / Kp;
+  const int c = row % Cp;
+  const int tap = row / Cp;
+  wt[e] = c < C && k < K ? weight[(k * C + c) * 9 + tap] : 0.0f;
+}
 
-  for (int c0 = 0; c0 < C; c0 += CC) {
-    for (int i = threadIdx.x; i < CC * (TILE_H + 2) * (TILE_W + 2); i += THREADS) {
-      const int c = i / ((TILE_H + 2) * (TILE_W + 2));
-      const int r = (i / (TILE_W + 2)) % (TILE_H + 2);
-      const int q = i % (TILE_W + 2);
-      const int ih = h0 + r;
-      const int iw = w0 + q;
-      in_tile[c][r][q] = (c0 + c < C && ih >= 0 && ih < H && iw >= 0 && iw < W)
-                             ? x[(((long long)n * C + c0 + c) * H + ih) * W + iw]
-                             : 0.0f;
-    }
-    for (int i = threadIdx.x; i < KPT * CC * 9; i += THREADS) {
-      const int kk = i / (CC * 9);
-      const int c = (i / 9) % CC;
-      const int t = i % 9;
-      w_tile[kk][c][t] = (k0 + kk < K && c0 + c < C) ? weight[((long long)(k0 + kk) * C + c0 + c) * 9 + t] : 0.0f;
-    }
-    __syncthreads();
-#pragma unroll 2
-    for (int c = 0; c < CC; ++c) {
+// At least two blocks per SM (at most 128 registers for 256 threads), so that one block's barrier waits
+// overlap the other's arithmetic; a 512-thread block alone fills as many warps.
+extern "C" __global__ void __launch_bounds__(THREADS, THREADS <= 256 ? 2 : 1)
+conv2d_3x3(const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
+           float* __restrict__ y, int N, int C, int K, int H, int W) {
+  __shared__ __align__(16) float a_tile[2][BK][BM];
+  __shared__ __align__(16) float b_tile[2][BK][BN];
+  const int tid = threadIdx.x;
+  const int HW = H * W;
+  const int pixels = N * HW;
+  const int Cp = (C + BK - 1) / BK * BK;
+  const int Kp = (K + BN - 1) / BN * BN;
+  const int block_m = blockIdx.x * BM;
+  const int block_n = blockIdx.y * BN;
+
+  // The pixel this thread gathers for, fixed for the whole loop: its offset in x at channel 0 and the
+  // taps (bit 3 i + j) whose input (h + i - 1, w + j - 1) lies inside the image. No bits past the last pixel.
+  const int load_m = tid % BM;
+  const int load_r = tid / BM;
+  int x_pixel = 0;
+  unsigned inside = 0;
+  if (block_m + load_m < pixels) {
+    const int m = block_m + load_m;
+    const int n = m / HW;
+    const int hw = m - n * HW;
+    const int h = hw / W;
+    const int w = hw - h * W;
+    x_pixel = n * C * HW + hw;
 #pragma unroll
-      for (int t = 0; t < 9; ++t) {
-        const float v = in_tile[c][ty + t / 3][tx + t % 3];
+    for (int i = 0; i < 3; ++i) {
 #pragma unroll
-        for (int kk = 0; kk < KPT; ++kk) acc[kk] += v * w_tile[kk][c][t];
+      for (int j = 0; j < 3; ++j) {
+        if (h + i - 1 >= 0 && h + i - 1 < H && w + j - 1 >= 0 && w + j - 1 < W) inside |= 1u << (3 * i + j);
       }
     }
+  }
+
+  float a_next[A_LOADS];
+  float4 b_next[B_LOADS];
+  // One step's values into registers: A rows c0 + load_r + STEP * l of tap `tap` for this thread's pixel,
+  // B rows tap * Cp + c0 .. + BK - 1 (all inside the padded workspace, 16-byte aligned: Kp % 32 == 0).
+  auto load_step = [&](int tap, int c0) {
+    const bool tap_inside = (inside >> tap) & 1u;
+    const int shift = (tap / 3 - 1) * W + tap % 3 - 1;
+#pragma unroll
+    for (int l = 0; l < A_LOADS; ++l) {
+      const int c = c0 + load_r + STEP * l;
+      a_next[l] = tap_inside && c < C ? x[x_pixel + c * HW + shift] : 0.0f;
+    }
+    const float* b_rows = wt + (tap * Cp + c0) * Kp + block_n;
+#pragma unroll
+    for (int l = 0; l < B_LOADS; ++l) {
+      const int e = tid + THREADS * l;
+      if (B_VECTORS % THREADS == 0 || e < B_VECTORS) {
+        b_next[l] = *reinterpret_cast<const float4*>(b_rows + (e / (BN / 4)) * Kp + (e % (BN / 4)) * 4);
+      }
+    }
+  };
+  // Consecutive threads write consecutive pixels (A) and consecutive float4 (B): no bank conflicts.
+  auto store_step = [&](int buffer) {
+#pragma unroll
+    for (int l = 0; l < A_LOADS; ++l) a_tile[buffer][load_r + STEP * l][load_m] = a_next[l];
+#pragma unroll
+    for (int l = 0; l < B_LOADS; ++l) {
+      const int e = tid + THREADS * l;
+      if (B_VECTORS % THREADS == 0 || e < B_VECTORS) {
+        *reinterpret_cast<float4*>(&b_tile[buffer][e / (BN / 4)][(e % (BN / 4)) * 4]) = b_next[l];
+      }
+    }
+  };
+
+  // This thread's micro-tile: pixels ty * 4 + {0..3} and BM / 2 + ty * 4 + {0..3}; channels tx * 4 +
+  // {0..3} (and BN / 2 + tx * 4 + {0..3} when TN == 8).
+  const int tx = tid % (BN / TN);
+  const int ty = tid / (BN / TN);
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+  }
+
+  const int steps = 9 * (Cp / BK);
+  int tap = 0;
+  int c0 = 0;
+  load_step(tap, c0);
+  store_step(0);
+  __syncthreads();
+#pragma unroll 1
+  for (int s = 0; s < steps; ++s) {
+    const int buffer = s & 1;
+    const bool more = s + 1 < steps;
+    if (more) {  // issue the next step's global loads before this step's arithmetic hides them
+      c0 += BK;
+      if (c0 == Cp) {
+        c0 = 0;
+        ++tap;
+      }
+      load_step(tap, c0);
+    }
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      const float4 a_low = *reinterpret_cast<const float4*>(&a_tile[buffer][kk][ty * 4]);
+      const float4 a_high = *reinterpret_cast<const float4*>(&a_tile[buffer][kk][BM / 2 + ty * 4]);
+      const float4 b_low = *reinterpret_cast<const float4*>(&b_tile[buffer][kk][tx * 4]);
+      const float a[TM] = {a_low.x, a_low.y, a_low.z, a_low.w, a_high.x, a_high.y, a_high.z, a_high.w};
+#if TN == 8
+      const float4 b_high = *reinterpret_cast<const float4*>(&b_tile[buffer][kk][BN / 2 + tx * 4]);
+      const float b[TN] = {b_low.x, b_low.y, b_low.z, b_low.w, b_high.x, b_high.y, b_high.z, b_high.w};
+#else
+      const float b[TN] = {b_low.x, b_low.y, b_low.z, b_low.w};
+#endif
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      }
+    }
+    // The other buffer was last read in step s - 1, which every thread finished before the barrier
+    // that ended it; the barrier below publishes these stores before step s + 1 reads them and keeps
+    // step s + 2's stores out of this buffer until every thread is done with it.
+    if (more) store_step(buffer ^ 1);
     __syncthreads();
   }
-  const int oh = tile_row * TILE_H + ty;
-  const int ow = tile_col * TILE_W + tx;
-  if (oh < H && ow < W) {
+
+  // y[n, k, hw]: pixels are contiguous for a channel. Where HW % 4 == 0 a group of four pixels (its
+  // first a multiple of 4) lies in one image at a 16-byte aligned address: one float4 store.
+  const bool vector_stores = HW % 4 == 0 && (reinterpret_cast<unsigned long long>(y) & 15) == 0;
 #pragma unroll
-    for (int kk = 0; kk < KPT; ++kk) {
-      if (k0 + kk < K) y[(((long long)n * K + k0 + kk) * H + oh) * W + ow] = acc[kk] + bias[k0 + kk];
+  for (int part = 0; part < 2; ++part) {
+    const int m0 = block_m + part * (BM / 2) + ty * 4;
+    if (m0 >= pixels) continue;
+    const int n0 = m0 / HW;
+    const int hw0 = m0 - n0 * HW;
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int k = block_n + (j / 4) * (BN / 2) + tx * 4 + j % 4;
+      if (k >= K) continue;
+      const float bias_k = bias[k];
+      if (vector_stores) {
+        *reinterpret_cast<float4*>(&y[(n0 * K + k) * HW + hw0]) =
+            make_float4(acc[part * 4][j] + bias_k, acc[part * 4 + 1][j] + bias_k, acc[part * 4 + 2][j] + bias_k,
+                        acc[part * 4 + 3][j] + bias_k);
+      } else {
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+          const int m = m0 + p;
+          if (m >= pixels) break;
+          const int n = m / HW;
+          const int hw = m - n * HW;
+          y[(n * K + k) * HW + hw] = acc[part * 4 + p][j] + bias_k;
+        }
+      }
     }
   }
 }
