@@ -376,14 +376,14 @@ class CudaBackend final : public Backend {
     std::vector<const char*> missing;
     if (api_.cuStreamBeginCapture == nullptr) missing.push_back("cuStreamBeginCapture");
     if (api_.cuStreamEndCapture == nullptr) missing.push_back("cuStreamEndCapture");
-    if (api_.cuGraphInstantiate == nullptr) missing.push_back("cuGraphInstantiate");
+    if (api_.cuGraphInstantiateWithFlags == nullptr) missing.push_back("cuGraphInstantiateWithFlags");
     if (api_.cuGraphLaunch == nullptr) missing.push_back("cuGraphLaunch");
     if (api_.cuGraphExecDestroy == nullptr) missing.push_back("cuGraphExecDestroy");
     if (api_.cuGraphDestroy == nullptr) missing.push_back("cuGraphDestroy");
     if (api_.cuEventRecordWithFlags == nullptr) missing.push_back("cuEventRecordWithFlags");
     if (!missing.empty()) {
       throw NotSupportedError(fmt::format("the CUDA driver {} ({}) has no {}, which timing in CUDA graphs needs: "
-                                          "update the GPU driver (CUDA 11.1 or newer)",
+                                          "update the GPU driver (CUDA 11.4 or newer)",
                                           version_text(api_.driver_version), api_.library, fmt::join(missing, ", ")));
     }
     bind();
@@ -453,13 +453,13 @@ class CudaBackend final : public Backend {
                                           "graph cannot capture)",
                                           cuda::describe_result(ended)));
     }
-    const CUresult instantiated = api_.cuGraphInstantiate(&batch->exec, batch->graph, 0);
+    const CUresult instantiated = api_.cuGraphInstantiateWithFlags(&batch->exec, batch->graph, 0);
     if (instantiated != CUDA_SUCCESS) {
       batch->exec = nullptr;
       if (cuda::is_sticky_error(instantiated)) {
-        cuda::throw_driver_error(instantiated, "cuGraphInstantiate", __FILE__, __LINE__);
+        cuda::throw_driver_error(instantiated, "cuGraphInstantiateWithFlags", __FILE__, __LINE__);
       }
-      throw NotSupportedError(fmt::format("cuGraphInstantiate failed: {}", cuda::describe_result(instantiated)));
+      throw NotSupportedError(fmt::format("cuGraphInstantiateWithFlags failed: {}", cuda::describe_result(instantiated)));
     }
     return batch;
   }

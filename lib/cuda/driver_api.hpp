@@ -65,7 +65,10 @@ namespace kernelsmith::detail::cuda {
 //   tensor maps or thread-block clusters (sm_90), so an older driver still runs every other plan.
 //   cuStreamBeginCapture .. cuEventRecordWithFlags: stream capture into CUDA graphs (CUDA 10.0; event
 //   records as graph nodes, CU_EVENT_RECORD_EXTERNAL, 11.1): record_timed_batch, which times tiny
-//   kernels; without them those are timed one sample at a time, as every other sequence is.
+//   kernels; without them those are timed one sample at a time, as every other sequence is. The graph
+//   is instantiated through cuGraphInstantiateWithFlags (CUDA 11.4), named as such: cuda.h #defines
+//   cuGraphInstantiate to it, but the driver's own "cuGraphInstantiate" is the older five-argument
+//   function, which a call with the three-argument prototype would crash.
 #define KERNELSMITH_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) \
   X(cuFuncGetParamInfo)                               \
   X(cuFuncLoad)                                       \
@@ -73,7 +76,7 @@ namespace kernelsmith::detail::cuda {
   X(cuLaunchKernelEx)                                 \
   X(cuStreamBeginCapture)                             \
   X(cuStreamEndCapture)                               \
-  X(cuGraphInstantiate)                               \
+  X(cuGraphInstantiateWithFlags)                      \
   X(cuGraphLaunch)                                    \
   X(cuGraphExecDestroy)                               \
   X(cuGraphDestroy)                                   \
