@@ -79,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose_b(const element_t* _
 // @tune BN = 256 in {{128, 256}}
 // @tune STAGES = 4 in {{3, 4, 5, 6}}
 // @tune GROUP = 8 in {{4, 8, 16}}
-// @tune TMA = 0 in {{0, 1}}
+// @tune TMA = 1 in {{0, 1}}
 // @require STAGES * (64 * WARPGROUPS + BN) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
 // @require WARPGROUPS == 2 || BN == 128
 {launch}

@@ -13,7 +13,7 @@
 // outside the image (the zero padding) and past C load as zeros.
 // @tune BM = 128 in {64, 128}
 // @tune BN = 128 in {32, 64, 128}
-// @tune BK = 8 in {8, 16}
+// @tune BK = 16 in {8, 16}
 // @tune TN = 8 in {4, 8}
 // @require (BN / TN) % 8 == 0
 // @require (BM / 8) * (BN / TN) <= MAX_THREADS_PER_BLOCK

@@ -20,7 +20,7 @@
 // written from the same template by tools/generate-sgemm-seeds.py; edit the template there.
 // @tune BM = 128 in {64, 128}
 // @tune BN = 128 in {64, 128}
-// @tune BK = 8 in {8, 16}
+// @tune BK = 16 in {8, 16}
 // @require (BM / 8) * (BN / 8) <= MAX_THREADS_PER_BLOCK
 // @require 8 * BK * (BM + BN + 8) <= SMEM_PER_BLOCK
 // @require BM * BK % (BM * BN / 16) == 0 && BK * BN % (BM * BN / 16) == 0

@@ -22,7 +22,7 @@
 // Written by tools/generate-sgemm-seeds.py with the task's OpenCL seed; edit the template there.
 // @tune BM = 128 in {64, 128}
 // @tune BN = 128 in {64, 128}
-// @tune BK = 8 in {8, 16}
+// @tune BK = 16 in {8, 16}
 // @tune MIN_BLOCKS = 2 in {1, 2}
 // @require (BM / 8) * (BN / 8) <= MAX_THREADS_PER_BLOCK
 // @require 8 * BK * (BM + BN + 8) <= SMEM_PER_BLOCK
