@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The compute-bound seeds, at their defaults and with chosen @tune overrides, against PyTorch (issue 19's
-targets): each seed evaluated once in strict mode by kernelsmith's evaluator on CUDA, and the task's PyTorch
-expression timed eager (and cuBLAS's plain product for the half-precision tasks) as bench_suite.py times it
-(do_bench median, L2 evicted by a read). No evolution: what a new user starts from.
+"""The compute-bound seeds, at their defaults and with chosen @tune overrides, against PyTorch: each seed
+evaluated once in strict mode by kernelsmith's evaluator on CUDA, and the task's PyTorch expression timed
+eager (and cuBLAS's plain product for the half-precision tasks) as bench_suite.py times it (do_bench median,
+L2 evicted by a read). No evolution: what a new user starts from.
 
     python3 bench/bench_seeds.py [--tasks matmul,linear_gelu] [--json FILE]
 
@@ -12,7 +12,6 @@ GPU, kernelsmith and torch (with triton for do_bench).
 """
 import argparse
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -32,10 +31,13 @@ VARIANTS = {
 
 
 def with_overrides(source: str, overrides: dict, task: str) -> str:
+    from bench_evaluator import tune_line
+
     for key, value in overrides.items():
-        source, count = re.subn(rf"(@tune {key} = )\S+", rf"\g<1>{value}", source)
-        if count != 1:
+        found = [match for match in tune_line().finditer(source) if match.group(2) == key]
+        if len(found) != 1:
             raise SystemExit(f"{task}: the seed has no '@tune {key} = ...' line to override")
+        source = source[: found[0].start(4)] + str(value) + source[found[0].end(4):]
     return source
 
 

@@ -81,6 +81,13 @@ std::size_t tensor_bytes(const OracleTensor& tensor) {
   return count * dtype_size(tensor.dtype);
 }
 
+/// Bytes of the buffers of one input set (a missing buffer: none).
+std::uintmax_t set_bytes(const std::vector<const Bytes*>& buffers) {
+  std::uintmax_t total = 0;
+  for (const Bytes* buffer : buffers) total += buffer != nullptr ? buffer->size() : 0;
+  return total;
+}
+
 /// Bytes free in the file system holding `folder`; 0 where that cannot be told.
 std::uintmax_t free_bytes(const std::string& folder) {
   struct statvfs info {};
@@ -216,8 +223,7 @@ std::vector<Bytes> PytorchOracleClient::outputs(const Json& problem, const std::
                                                 const std::vector<const Bytes*>& inputs,
                                                 const std::vector<OracleTensor>& output_specs) {
   Json body = {{"op", "outputs"}, {"task_key", task_key}, {"problem", problem}, {"config", config}, {"device", device_}};
-  std::uintmax_t request_bytes = 0;
-  for (const Bytes* input : inputs) request_bytes += input != nullptr ? input->size() : 0;
+  std::uintmax_t request_bytes = set_bytes(inputs);
   for (const OracleTensor& output : output_specs) request_bytes += tensor_bytes(output);
   choose_folder(request_bytes);
   body["inputs"] = write_tensors("in_", input_specs, inputs);
@@ -251,9 +257,7 @@ OracleBaseline PytorchOracleClient::time(const Json& problem, const std::string&
                {"device", device_},    {"baseline", baseline}, {"settings", settings}};
   Json sets = Json::array();
   std::uintmax_t request_bytes = 0;
-  for (const auto& set : input_sets) {
-    for (const Bytes* input : set) request_bytes += input != nullptr ? input->size() : 0;
-  }
+  for (const auto& set : input_sets) request_bytes += set_bytes(set);
   choose_folder(request_bytes);
   try {
     for (std::size_t set = 0; set < input_sets.size(); ++set) {
