@@ -80,6 +80,8 @@ def check_one(folder: str, backend: str, mode: str) -> Dict[str, object]:
         result["verdict"] = "passed" if status == "incorrect" else "unexpected"
         result["status"] = status
         result["message"] = str(evaluation.message)[:300]
+        # Where the time went (the oracle's helper, the reference's cases, the candidate's checks).
+        result["stage_seconds"] = {stage: round(seconds, 2) for stage, seconds in evaluation.stage_seconds.items()}
     except ks.TaskError as error:
         # A task check failed, or the reference could not be prepared, except where the device ran out of memory:
         # problems checked at once share the GPU, so that is no verdict on the task, and a resumed run retries it.
@@ -195,6 +197,11 @@ def main(argv: List[str]) -> int:
                         help="each evaluator's case cache ($KERNELSMITH_CASE_CACHE_GB; default 2: every problem is "
                         "evaluated once, so cases of finished problems need not stay)")
     parser.add_argument("--json", metavar="FILE", help="write every result as JSON (after each problem)")
+    parser.add_argument("--largest", type=int, metavar="N",
+                        help="check only the N problems with the largest memory estimates (problems are checked "
+                        "smallest first, so this finishes a pass whose earlier results are known but whose --json "
+                        "was lost; take a few more than are missing: problems in flight when a call ended were "
+                        "not recorded)")
     parser.add_argument("--resume", metavar="FILE",
                         help="a previous run's --json: its problems are not checked again (a missing file: none)")
     args = parser.parse_args(argv)
@@ -202,6 +209,8 @@ def main(argv: List[str]) -> int:
         parser.error(f"--jobs must be 1 or more, not {args.jobs}")
     if args.memory_gib is not None and not args.memory_gib > 0:
         parser.error(f"--memory-gib must be a positive number, not {args.memory_gib}")
+    if args.largest is not None and args.largest < 1:
+        parser.error(f"--largest must be 1 or more, not {args.largest}")
     if not args.case_cache_gib > 0:
         parser.error(f"--case-cache-gib must be a positive number, not {args.case_cache_gib}")
     budget = int(args.memory_gib * 2**30) if args.memory_gib is not None else int(0.7 * host_memory_bytes())
@@ -212,6 +221,19 @@ def main(argv: List[str]) -> int:
     if not folders:
         print(f"no task folders (*/task.json) under {', '.join(args.tasks)}", file=sys.stderr)
         return 2
+    device_budget = device_memory_bytes(args.backend)
+    device_budget = int(0.85 * device_budget) if device_budget else None
+
+    def share(folder: str) -> float:
+        """The larger of the problem's shares of the host budget and of the device budget: problems run at once
+        while their shares add up to at most 1."""
+        host, device = memory_estimate(folder)
+        return max(host / budget, device / device_budget if device_budget else 0.0)
+
+    if args.largest is not None:
+        # By the order they would be checked in: smallest share first, then by name.
+        folders = [f for _, f in sorted((share(f), f) for f in folders)[-args.largest:]]
+        print(f"--largest {args.largest}: {', '.join(Path(f).name for f in folders)}", flush=True)
     results: List[Dict[str, object]] = []
     if args.resume and Path(args.resume).exists():
         try:
@@ -225,15 +247,6 @@ def main(argv: List[str]) -> int:
         skipped = len([f for f in folders if Path(f).name in done])
         folders = [f for f in folders if Path(f).name not in done]
         print(f"resuming {args.resume}: {skipped} problem(s) already checked", flush=True)
-    device_budget = device_memory_bytes(args.backend)
-    device_budget = int(0.85 * device_budget) if device_budget else None
-
-    def share(folder: str) -> float:
-        """The larger of the problem's shares of the host budget and of the device budget: problems run at once
-        while their shares add up to at most 1."""
-        host, device = memory_estimate(folder)
-        return max(host / budget, device / device_budget if device_budget else 0.0)
-
     pending = sorted(((share(f), f) for f in folders), key=lambda item: (item[0], item[1]))
     print(f"{len(folders)} task(s), backend {args.backend}, at most {args.jobs} at once within {budget / 2**30:.0f} GiB "
           f"of host memory" + (f" and {device_budget / 2**30:.0f} GiB of device memory" if device_budget else "") +

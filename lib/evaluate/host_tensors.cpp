@@ -58,10 +58,18 @@ double standard_normal(std::mt19937_64& rng) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
-double draw(const Distribution& distribution, std::mt19937_64& rng) {
-  if (distribution.kind == "uniform") return distribution.a + (distribution.b - distribution.a) * uniform01(rng);
-  return distribution.a + distribution.b * standard_normal(rng);
-}
+/// Draws from a uniform or normal distribution. Its kind, a string, is compared once per tensor, not once per
+/// element (a tensor can hold billions).
+struct FloatDraw {
+  explicit FloatDraw(const Distribution& distribution)
+      : uniform(distribution.kind == "uniform"), a(distribution.a), b(distribution.b) {}
+  double operator()(std::mt19937_64& rng) const {
+    return uniform ? a + (b - a) * uniform01(rng) : a + b * standard_normal(rng);
+  }
+  bool uniform;
+  double a;
+  double b;
+};
 
 std::int64_t draw_integer(std::int64_t low, std::int64_t high, std::mt19937_64& rng) {
   if (high <= low) return low;
@@ -333,13 +341,14 @@ Bytes draw_input(const TensorSpec& spec, std::int64_t count, InputKind kind, std
   const FloatScales scales = float_scales(spec.dtype);
   if (kind == InputKind::constant) {
     std::mt19937_64 rng(seed);
-    const double value = draw(distribution, rng);
+    const double value = FloatDraw(distribution)(rng);
     for (std::int64_t i = 0; i < count; ++i) store_element(spec.dtype, out.data(), i, value);
     return out;
   }
+  const FloatDraw draw(distribution);
   draw_in_chunks(count, seed, [&](std::mt19937_64& rng, std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
-      double value = draw(distribution, rng);
+      double value = draw(rng);
       switch (kind) {
         case InputKind::large: value *= scales.large; break;
         case InputKind::tiny: value *= scales.tiny; break;

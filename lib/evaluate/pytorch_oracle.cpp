@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "detail/bulk_file.hpp"
 #include "detail/python_helper.hpp"
 #include "json_codec.hpp"
 
@@ -39,9 +40,9 @@ Bytes read_file_bytes(const std::string& path, std::size_t expected, const std::
                                                tensor, size, expected));
   }
   Bytes bytes(expected);
-  std::ifstream stream(path, std::ios::binary);
-  if (expected > 0 && !stream.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(expected))) {
-    throw OracleFailure("outputs", fmt::format("cannot read the oracle's output {} from {}", tensor, path));
+  std::string why;
+  if (!read_bulk_file(path, bytes.data(), expected, why)) {
+    throw OracleFailure("outputs", fmt::format("cannot read the oracle's output {}: {}", tensor, why));
   }
   return bytes;
 }
@@ -197,13 +198,12 @@ Json PytorchOracleClient::write_tensors(const std::string& prefix, const std::ve
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const std::string path = (fs::path(folder_) / fmt::format("{}{}.bin", prefix, i)).string();
     if (i < data.size() && data[i] != nullptr) {
-      std::ofstream stream(path, std::ios::binary | std::ios::trunc);
-      stream.write(reinterpret_cast<const char*>(data[i]->data()), static_cast<std::streamsize>(data[i]->size()));
-      if (!stream) {
+      std::string why;
+      if (!write_bulk_file(path, data[i]->data(), data[i]->size(), why)) {
         remove_files();
-        throw OracleFailure("helper", fmt::format("cannot write tensor {} for the PyTorch oracle to {} (is the "
+        throw OracleFailure("helper", fmt::format("cannot write tensor {} for the PyTorch oracle: {} (is the "
                                                   "temporary folder's disk full?)",
-                                                  specs[i].name, path));
+                                                  specs[i].name, why));
       }
     }
     files_.push_back(path);

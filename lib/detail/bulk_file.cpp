@@ -1,0 +1,116 @@
+#include "detail/bulk_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "detail/thread_pool.hpp"
+
+namespace kernelsmith::detail {
+namespace {
+
+/// Below this a file is copied by one call: mapping it and waking threads would cost more than they save.
+constexpr std::size_t kParallelFrom = std::size_t(64) << 20;
+/// Each thread copies 16 MiB at a time.
+constexpr std::size_t kChunk = std::size_t(16) << 20;
+constexpr int kMaxHelpers = 7;
+
+std::string reason(const char* what, const std::string& path) {
+  return std::string(what) + " " + path + ": " + std::strerror(errno);
+}
+
+/// Copies `size` bytes in chunks spread over the shared pool.
+void parallel_copy(std::uint8_t* to, const std::uint8_t* from, std::size_t size) {
+  const auto chunks = static_cast<std::int64_t>((size + kChunk - 1) / kChunk);
+  ThreadPool::shared().parallel_for(chunks, kMaxHelpers, [&](std::int64_t chunk) {
+    const std::size_t begin = static_cast<std::size_t>(chunk) * kChunk;
+    std::memcpy(to + begin, from + begin, std::min(kChunk, size - begin));
+  });
+}
+
+/// Closes a descriptor on every path out.
+struct Descriptor {
+  int fd;
+  ~Descriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+bool write_bulk_file(const std::string& path, const std::uint8_t* data, std::size_t size, std::string& error) {
+  Descriptor file{::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
+  if (file.fd < 0) {
+    error = reason("cannot create", path);
+    return false;
+  }
+  if (size < kParallelFrom) {
+    std::size_t written = 0;
+    while (written < size) {
+      const ssize_t n = ::write(file.fd, data + written, size - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error = reason("cannot write", path);
+        return false;
+      }
+      written += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+  // Reserved first: a mapping of a file whose file system runs out of space faults (SIGBUS) instead of failing.
+  if (const int failed = ::posix_fallocate(file.fd, 0, static_cast<off_t>(size)); failed != 0) {
+    errno = failed;
+    error = reason("cannot reserve space for", path);
+    return false;
+  }
+  void* mapped = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, 0);
+  if (mapped == MAP_FAILED) {
+    error = reason("cannot map", path);
+    return false;
+  }
+  parallel_copy(static_cast<std::uint8_t*>(mapped), data, size);
+  ::munmap(mapped, size);
+  return true;
+}
+
+bool read_bulk_file(const std::string& path, std::uint8_t* data, std::size_t size, std::string& error) {
+  Descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) {
+    error = reason("cannot open", path);
+    return false;
+  }
+  if (size < kParallelFrom) {
+    std::size_t done = 0;
+    while (done < size) {
+      const ssize_t n = ::read(file.fd, data + done, size - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        if (n == 0) errno = ENODATA;
+        error = reason("cannot read", path);
+        return false;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+  const off_t length = ::lseek(file.fd, 0, SEEK_END);
+  if (length < 0 || static_cast<std::size_t>(length) < size) {
+    errno = length < 0 ? errno : ENODATA;
+    error = reason("cannot read (shorter than expected)", path);
+    return false;
+  }
+  void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, file.fd, 0);
+  if (mapped == MAP_FAILED) {
+    error = reason("cannot map", path);
+    return false;
+  }
+  parallel_copy(data, static_cast<const std::uint8_t*>(mapped), size);
+  ::munmap(mapped, size);
+  return true;
+}
+
+}  // namespace kernelsmith::detail
