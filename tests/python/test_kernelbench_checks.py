@@ -59,7 +59,7 @@ def get_init_inputs():
 '''
 
 
-def _write_problem(tasks: Path, name: str, body: str) -> Path:
+def _write_problem(tasks: Path, name: str, body: str, rows: int = 8) -> Path:
     folder = tasks / name
     folder.mkdir(parents=True)
     (folder / "problem.py").write_text(_PROBLEM.format(body=body))
@@ -67,7 +67,7 @@ def _write_problem(tasks: Path, name: str, body: str) -> Path:
         "schema": "kernelsmith.task/1",
         "name": name,
         "description": f"{name}: a KernelBench-format problem written for the tests",
-        "sizes": {"rows": 8, "cols": 1024},
+        "sizes": {"rows": rows, "cols": 1024},
         "check_sizes": [{"name": "odd", "sizes": {"rows": 3, "cols": 333}}],
         "tensors": [
             {"name": "x", "dtype": "float32", "shape": ["rows", "cols"], "role": "input",
@@ -133,6 +133,28 @@ def test_the_script_passes_a_sound_oracle_flags_a_near_constant_one_and_resumes(
     third = _check("--tasks", str(tasks), "--json", str(results), "--resume", str(results))
     assert "1 problem(s) already checked" in third.stdout and "1 task(s)" in third.stdout
     assert {r["task"]: r["verdict"] for r in json.loads(results.read_text())}["kb_l1_19_relu"] == "passed"
+
+
+@needs_opencl
+def test_largest_checks_only_the_problems_of_the_largest_estimates_and_results_say_where_the_time_went(tmp_path):
+    pytest.importorskip("torch")
+    tasks = tmp_path / "tasks"
+    _write_problem(tasks, "kb_l1_19_relu", "torch.relu(x)", rows=64)
+    _write_problem(tasks, "kb_l1_20_small_relu", "torch.relu(x)", rows=8)
+    _write_problem(tasks, "kb_l1_21_tanh", "torch.tanh(x)", rows=32)
+    results = tmp_path / "checks.json"
+    done = _check("--tasks", str(tasks), "--largest", "2", "--json", str(results))
+    assert done.returncode == 0, done.stdout + done.stderr
+    checked = {r["task"]: r for r in json.loads(results.read_text())}
+    assert sorted(checked) == ["kb_l1_19_relu", "kb_l1_21_tanh"]
+    assert "--largest 2: kb_l1_21_tanh, kb_l1_19_relu" in done.stdout  # the order they are checked in
+    for result in checked.values():
+        assert result["verdict"] == "passed"
+        assert result["stage_seconds"]["reference"] > 0 and "correctness" in result["stage_seconds"]
+    # Resumed with the same --largest: both are done, the smallest is still left out.
+    again = _check("--tasks", str(tasks), "--largest", "2", "--json", str(results), "--resume", str(results))
+    assert "2 problem(s) already checked" in again.stdout and "0 task(s)" in again.stdout
+    assert "--largest must be 1 or more" in _check("--tasks", str(tasks), "--largest", "0").stderr
 
 
 def test_bad_arguments_and_a_bad_resume_file_say_what_is_wrong(tmp_path):
