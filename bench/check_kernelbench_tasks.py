@@ -230,9 +230,11 @@ def main(argv: List[str]) -> int:
         host, device = memory_estimate(folder)
         return max(host / budget, device / device_budget if device_budget else 0.0)
 
+    # Each estimate loads the task: once per folder, for --largest and for the order of the checks.
+    shares = {folder: share(folder) for folder in folders}
     if args.largest is not None:
         # By the order they would be checked in: smallest share first, then by name.
-        folders = [f for _, f in sorted((share(f), f) for f in folders)[-args.largest:]]
+        folders = [f for _, f in sorted((shares[f], f) for f in folders)[-args.largest:]]
         print(f"--largest {args.largest}: {', '.join(Path(f).name for f in folders)}", flush=True)
     results: List[Dict[str, object]] = []
     if args.resume and Path(args.resume).exists():
@@ -247,7 +249,7 @@ def main(argv: List[str]) -> int:
         skipped = len([f for f in folders if Path(f).name in done])
         folders = [f for f in folders if Path(f).name not in done]
         print(f"resuming {args.resume}: {skipped} problem(s) already checked", flush=True)
-    pending = sorted(((share(f), f) for f in folders), key=lambda item: (item[0], item[1]))
+    pending = sorted((shares[f], f) for f in folders)
     print(f"{len(folders)} task(s), backend {args.backend}, at most {args.jobs} at once within {budget / 2**30:.0f} GiB "
           f"of host memory" + (f" and {device_budget / 2**30:.0f} GiB of device memory" if device_budget else "") +
           f" (largest share {max((e for e, _ in pending), default=0):.2f})", flush=True)

@@ -18,9 +18,8 @@
 #
 # Steps: info build gpu unit install pytest devices bench suite hopper scale kbimport kbrun kbcheck kbbase maca (KernelBench:
 # KERNELBENCH names its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and
-# KB_L2_PROBLEMS narrow them; kbcheck: KB_CHECK_JOBS, KB_CHECK_RESUME,
-# KB_CHECK_LARGEST; scale: KS_SCALE_COUNTS, KS_RAY_WHEELS;
-# hopper: KS_HOPPER_TASKS, KS_HOPPER_BUDGET).
+# KB_L2_PROBLEMS narrow them; kbcheck: KB_CHECK_JOBS, KB_CHECK_RESUME, KB_CHECK_LARGEST; scale: KS_SCALE_COUNTS,
+# KS_RAY_WHEELS; hopper: KS_HOPPER_TASKS, KS_HOPPER_BUDGET).
 # A failing step does not stop the others (a step that needs an earlier one says so); the exit status
 # is the number of failed steps. Each step runs under its own time limit, so a hang leaves the log of
 # what happened.
