@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -23,15 +24,6 @@ std::string reason(const char* what, const std::string& path) {
   return std::string(what) + " " + path + ": " + std::strerror(errno);
 }
 
-/// Copies `size` bytes in chunks spread over the shared pool.
-void parallel_copy(std::uint8_t* to, const std::uint8_t* from, std::size_t size) {
-  const auto chunks = static_cast<std::int64_t>((size + kChunk - 1) / kChunk);
-  ThreadPool::shared().parallel_for(chunks, kMaxHelpers, [&](std::int64_t chunk) {
-    const std::size_t begin = static_cast<std::size_t>(chunk) * kChunk;
-    std::memcpy(to + begin, from + begin, std::min(kChunk, size - begin));
-  });
-}
-
 /// Closes a descriptor on every path out.
 struct Descriptor {
   int fd;
@@ -41,6 +33,18 @@ struct Descriptor {
 };
 
 }  // namespace
+
+void parallel_copy(std::uint8_t* to, const std::uint8_t* from, std::size_t size) {
+  if (size < kParallelFrom) {
+    if (size > 0) std::memcpy(to, from, size);
+    return;
+  }
+  const auto chunks = static_cast<std::int64_t>((size + kChunk - 1) / kChunk);
+  ThreadPool::shared().parallel_for(chunks, kMaxHelpers, [&](std::int64_t chunk) {
+    const std::size_t begin = static_cast<std::size_t>(chunk) * kChunk;
+    std::memcpy(to + begin, from + begin, std::min(kChunk, size - begin));
+  });
+}
 
 bool write_bulk_file(const std::string& path, const std::uint8_t* data, std::size_t size, std::string& error) {
   Descriptor file{::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
@@ -61,10 +65,11 @@ bool write_bulk_file(const std::string& path, const std::uint8_t* data, std::siz
     }
     return true;
   }
-  // Reserved first: a mapping of a file whose file system runs out of space faults (SIGBUS) instead of failing.
-  if (const int failed = ::posix_fallocate(file.fd, 0, static_cast<off_t>(size)); failed != 0) {
-    errno = failed;
-    error = reason("cannot reserve space for", path);
+  // Each chunk's space is reserved before it is copied, by the thread that copies it (reserving zeroes the
+  // pages, in that thread): a mapping of a file whose file system runs out of space faults (SIGBUS) instead
+  // of failing.
+  if (::ftruncate(file.fd, static_cast<off_t>(size)) != 0) {
+    error = reason("cannot size", path);
     return false;
   }
   void* mapped = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, 0);
@@ -72,8 +77,24 @@ bool write_bulk_file(const std::string& path, const std::uint8_t* data, std::siz
     error = reason("cannot map", path);
     return false;
   }
-  parallel_copy(static_cast<std::uint8_t*>(mapped), data, size);
+  auto* to = static_cast<std::uint8_t*>(mapped);
+  std::atomic<int> reserve_failure{0};
+  const auto chunks = static_cast<std::int64_t>((size + kChunk - 1) / kChunk);
+  ThreadPool::shared().parallel_for(chunks, kMaxHelpers, [&](std::int64_t chunk) {
+    const std::size_t begin = static_cast<std::size_t>(chunk) * kChunk;
+    const std::size_t length = std::min(kChunk, size - begin);
+    if (const int failed = ::posix_fallocate(file.fd, static_cast<off_t>(begin), static_cast<off_t>(length))) {
+      reserve_failure = failed;
+      return;
+    }
+    std::memcpy(to + begin, data + begin, length);
+  });
   ::munmap(mapped, size);
+  if (const int failed = reserve_failure.load(); failed != 0) {
+    errno = failed;
+    error = reason("cannot reserve space for", path);
+    return false;
+  }
   return true;
 }
 

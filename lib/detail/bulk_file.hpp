@@ -10,6 +10,9 @@
 
 namespace kernelsmith::detail {
 
+/// Copies `size` bytes in chunks spread over the shared pool (one memcpy below the size where that pays).
+void parallel_copy(std::uint8_t* to, const std::uint8_t* from, std::size_t size);
+
 /// Writes `size` bytes to `path` (created or truncated). The space is reserved before the copy, so a full
 /// file system is an error, not a fault while copying. Returns false, with the reason in `error`, on failure.
 bool write_bulk_file(const std::string& path, const std::uint8_t* data, std::size_t size, std::string& error);

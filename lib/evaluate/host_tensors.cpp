@@ -641,28 +641,63 @@ double near_constant_spread(DType dtype, const Tolerance& tolerance) {
 }
 
 double relative_spread(DType dtype, const std::vector<const Bytes*>& buffers, std::int64_t count) {
-  double sum = 0.0;
-  double sum_abs = 0.0;
-  std::int64_t n = 0;
-  for (const Bytes* buffer : buffers) {
-    for (std::int64_t i = 0; i < count; ++i) {
-      const double v = load_element(dtype, buffer->data(), i);
+  SpreadAccumulator spread;
+  for (const Bytes* buffer : buffers) spread.add(dtype, buffer->data(), count);
+  return spread.spread();
+}
+
+void SpreadAccumulator::add(DType dtype, const std::uint8_t* data, std::int64_t count, ThreadPool& pool) {
+  struct Chunk {
+    std::int64_t n = 0;
+    double sum = 0.0;
+    double sum_abs = 0.0;
+    double squares = 0.0;
+  };
+  std::vector<Chunk> chunks(static_cast<std::size_t>((count + kCompareChunk - 1) / kCompareChunk));
+  // Sums in locals, stored once per chunk: `data` is bytes, which may alias anything, so sums kept in
+  // `chunks` would be stored and loaded again for every element.
+  for_each_chunk(pool, count, [&](std::int64_t index, std::int64_t begin, std::int64_t end) {
+    std::int64_t finite = 0;
+    double sum = 0.0;
+    double sum_abs = 0.0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double v = load_element(dtype, data, i);
       if (!std::isfinite(v)) continue;
       sum += v;
       sum_abs += std::abs(v);
-      ++n;
+      ++finite;
     }
+    chunks[static_cast<std::size_t>(index)] = {finite, sum, sum_abs, 0.0};
+  });
+  std::int64_t n = 0;
+  double sum = 0.0;
+  double sum_abs = 0.0;
+  for (const Chunk& chunk : chunks) {
+    n += chunk.n;
+    sum += chunk.sum;
+    sum_abs += chunk.sum_abs;
   }
-  if (n == 0) return 0.0;
+  if (n == 0) return;
   const double mean = sum / static_cast<double>(n);
-  double squares = 0.0;
-  for (const Bytes* buffer : buffers) {
-    for (std::int64_t i = 0; i < count; ++i) {
-      const double v = load_element(dtype, buffer->data(), i);
-      if (std::isfinite(v)) squares += (v - mean) * (v - mean);
+  for_each_chunk(pool, count, [&](std::int64_t index, std::int64_t begin, std::int64_t end) {
+    double chunk_squares = 0.0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double v = load_element(dtype, data, i);
+      if (std::isfinite(v)) chunk_squares += (v - mean) * (v - mean);
     }
-  }
-  return spread_of(n, sum_abs, squares);
+    chunks[static_cast<std::size_t>(index)].squares = chunk_squares;
+  });
+  double squares = 0.0;
+  for (const Chunk& chunk : chunks) squares += chunk.squares;
+  // Merged with what came before: the squared deviations about the joint mean.
+  const double total = static_cast<double>(n_ + n);
+  const double delta = mean - mean_;
+  squares_ += squares + delta * delta * static_cast<double>(n_) * static_cast<double>(n) / total;
+  mean_ += delta * static_cast<double>(n) / total;
+  sum_abs_ += sum_abs;
+  n_ += n;
 }
+
+double SpreadAccumulator::spread() const { return spread_of(n_, sum_abs_, squares_); }
 
 }  // namespace kernelsmith::detail

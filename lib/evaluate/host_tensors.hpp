@@ -3,7 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "detail/thread_pool.hpp"
@@ -13,7 +17,31 @@
 
 namespace kernelsmith::detail {
 
-using Bytes = std::vector<std::uint8_t>;
+/// An allocator whose construction without a value leaves the element uninitialised. Host buffers of
+/// tensors reach gigabytes (KernelBench's level 1), and each is filled right after it is made: drawn,
+/// read from a file or the device, by the pool's threads. Zeroing it first would write it twice, and
+/// fault in every page from one thread.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() noexcept = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
+  template <typename U>
+  void construct(U* place) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(place)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* place, Args&&... args) {
+    ::new (static_cast<void*>(place)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// A tensor's bytes on the host. `Bytes(n)` is uninitialised: whoever makes one writes every byte.
+using Bytes = std::vector<std::uint8_t, UninitializedAllocator<std::uint8_t>>;
 
 /// IEEE binary16 and bfloat16 from and to float, rounding to nearest even.
 std::uint16_t float_to_half(float value);
@@ -113,5 +141,21 @@ std::string describe_failure(const OutputComparison& comparison, std::int64_t co
 /// Relative spread of values: standard deviation over the mean magnitude (0 for a constant, also 0 when
 /// every value is 0). Non-finite values are ignored.
 double relative_spread(DType dtype, const std::vector<const Bytes*>& buffers, std::int64_t count);
+
+/// relative_spread over buffers added one at a time, so that they need not all be held at once (a spread
+/// check's cases of KernelBench's largest problems take gigabytes each). Each buffer is summed over the
+/// pool's threads in fixed chunks, then merged into the totals (the pairwise update of mean and squared
+/// deviations): the result does not depend on the thread count.
+class SpreadAccumulator {
+ public:
+  void add(DType dtype, const std::uint8_t* data, std::int64_t count, ThreadPool& pool = ThreadPool::shared());
+  double spread() const;
+
+ private:
+  std::int64_t n_ = 0;
+  double mean_ = 0.0;
+  double sum_abs_ = 0.0;
+  double squares_ = 0.0;  // of the deviations from mean_
+};
 
 }  // namespace kernelsmith::detail

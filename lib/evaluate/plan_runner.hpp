@@ -10,6 +10,7 @@
 
 #include "evaluate/compile_jobs.hpp"
 #include "evaluate/device_memory.hpp"
+#include "evaluate/host_tensors.hpp"
 #include "evaluate/plan_binding.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/error.hpp"
@@ -64,8 +65,7 @@ class PlanRunner {
   /// filled with kPoisonFirst before the run, so elements the plan never writes stay visible.
   /// Throws NotFoundError for an unknown configuration, ValidationError for inputs of the wrong count
   /// or size, LaunchError and DeviceFault as the backend does.
-  std::vector<std::vector<std::uint8_t>> run(const std::string& config,
-                                             const std::vector<std::vector<std::uint8_t>>& inputs);
+  std::vector<Bytes> run(const std::string& config, const std::vector<Bytes>& inputs);
 
   /// Runs the plan once on the caller's device buffers: `tensor_buffers` holds a Backend buffer handle per
   /// task tensor, in task order, sized for `config` (the caller's checks). Outputs and workspaces are

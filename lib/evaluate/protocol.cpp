@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "detail/bulk_file.hpp"
 #include "detail/file_cache.hpp"
 #include "detail/random.hpp"
 #include "detail/sha256.hpp"
@@ -111,27 +112,45 @@ std::shared_ptr<const CaseData> EvaluationRun::reference_case(ReferenceState& re
                                           : fmt::format("{}|{}|{}|{}", reference.key, config.name, to_string(kind), seed);
   if (auto cached = state_.cases.find(key)) return cached;
   const BoundPlan& plan = reference.bound.at(config.name);
-  CaseData data;
+  std::vector<Bytes> inputs;
   for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
     const BufferSpec& buffer = plan.buffers[i];
     if (buffer.role != BufferSpec::Role::input) continue;
     if (user != nullptr) {
-      data.inputs.push_back(*user->inputs.at(buffer.name));
+      const auto& given = *user->inputs.at(buffer.name);
+      inputs.emplace_back(given.begin(), given.end());
       continue;
     }
     const TensorSpec& tensor = task_.tensors[buffer.tensor_index];
-    data.inputs.push_back(
+    inputs.push_back(
         generate_input(tensor, task_.extents(tensor, config.sizes), kind, mix_seed(seed, buffer.tensor_index)));
   }
-  data.expected = reference_outputs(reference, config, key, data.inputs, user != nullptr ? user->name : to_string(kind));
-  if (user != nullptr) {
-    std::size_t output = 0;
-    for (const BufferSpec& buffer : plan.buffers) {
-      if (buffer.role != BufferSpec::Role::output) continue;
-      if (user->expected.count(buffer.name) > 0) data.expected[output] = *user->expected.at(buffer.name);
-      ++output;
+  if (user == nullptr) return reference_case_of(reference, config, key, to_string(kind), std::move(inputs));
+  if (user->expected.empty()) return reference_case_of(reference, config, key, user->name, std::move(inputs));
+  // The caller's expected outputs replace the reference's, which are computed all the same (the case must
+  // be one the reference runs on); not cached under the key until they are in place.
+  CaseData data;
+  data.expected = reference_outputs(reference, config, key, inputs, user->name);
+  data.inputs = std::move(inputs);
+  std::size_t output = 0;
+  for (const BufferSpec& buffer : plan.buffers) {
+    if (buffer.role != BufferSpec::Role::output) continue;
+    if (user->expected.count(buffer.name) > 0) {
+      const auto& given = *user->expected.at(buffer.name);
+      data.expected[output].assign(given.begin(), given.end());
     }
+    ++output;
   }
+  return state_.cases.insert(key, std::move(data));
+}
+
+std::shared_ptr<const CaseData> EvaluationRun::reference_case_of(ReferenceState& reference, const SizeConfig& config,
+                                                                 const std::string& key, const std::string& label,
+                                                                 std::vector<Bytes> inputs) {
+  if (auto cached = state_.cases.find(key)) return cached;
+  CaseData data;
+  data.expected = reference_outputs(reference, config, key, inputs, label);
+  data.inputs = std::move(inputs);
   return state_.cases.insert(key, std::move(data));
 }
 
@@ -218,46 +237,60 @@ void EvaluationRun::check_reference_spread(ReferenceState& reference) {
   // Several random cases on the timing sizes: an output that barely varies across elements and seeds
   // lets a wrong kernel pass a tolerance (pitfall 8).
   const SizeConfig& config = task_.timing_sizes;
-  const int cases = std::max(options_.correctness_trials, 2);
-  std::vector<std::shared_ptr<const CaseData>> data;
-  for (int trial = 0; trial < cases; ++trial) {
-    data.push_back(reference_case(reference, config, InputKind::random,
-                                  case_seed(options_.seed, config.name, InputKind::random, trial)));
+  const int trials = std::max(options_.correctness_trials, 2);
+  struct OutputSpread {
+    const TensorSpec* tensor;
+    std::size_t index;  // among the outputs
+    std::int64_t count;
+    bool single_value;
+    SpreadAccumulator spread;
+    std::size_t cases = 0;
+  };
+  std::vector<OutputSpread> outputs;
+  for (const auto& tensor : task_.tensors) {
+    if (tensor.role != TensorRole::output) continue;
+    const std::int64_t count = task_.element_count(tensor, config.sizes);
+    // A single value (a loss, a norm) barely moves between random draws of many elements, yet a constant
+    // answer still fails wherever the cases a candidate is checked on expect different values: for such an
+    // output the spread also counts those cases of the first check size (its input kinds scale the data).
+    const bool single_value =
+        count == 1 && !task_.check_sizes.empty() && task_.element_count(tensor, task_.check_sizes.front().sizes) == 1;
+    outputs.push_back({&tensor, outputs.size(), count, single_value, {}, 0});
   }
-  // A single value (a loss, a norm) barely moves between random draws of many elements, yet a constant
-  // answer still fails wherever the cases a candidate is checked on expect different values: for such an
-  // output the spread also counts those cases of the first check size (its input kinds scale the data).
-  std::vector<std::shared_ptr<const CaseData>> checked;
+  auto add_case = [&](const CaseData& data, bool checked_case) {
+    for (OutputSpread& output : outputs) {
+      if (checked_case && !output.single_value) continue;
+      output.spread.add(output.tensor->dtype, data.expected[output.index].data(), output.count);
+      ++output.cases;
+    }
+  };
   if (!task_.check_sizes.empty()) {
     const SizeConfig& check = task_.check_sizes.front();
     for (const auto& [kind, trial] : correctness_cases(check, false, false)) {
-      checked.push_back(reference_case(reference, check, kind, correctness_seed(check, kind, trial)));
+      add_case(*reference_case(reference, check, kind, correctness_seed(check, kind, trial)), true);
     }
   }
-  std::size_t output = 0;
-  for (const auto& tensor : task_.tensors) {
-    if (tensor.role != TensorRole::output) continue;
-    std::vector<const Bytes*> buffers;
-    for (const auto& d : data) buffers.push_back(&d->expected[output]);
-    const std::int64_t count = task_.element_count(tensor, config.sizes);
-    const bool single_value = count == 1 && !checked.empty() &&
-                              task_.element_count(tensor, task_.check_sizes.front().sizes) == 1;
-    if (single_value) {
-      for (const auto& d : checked) buffers.push_back(&d->expected[output]);
-    }
-    const double spread = relative_spread(tensor.dtype, buffers, count);
-    const double threshold = near_constant_spread(tensor.dtype, task_.tolerance_for(tensor.dtype));
+  // One case at a time (each may take gigabytes), the last being trial 0: the first correctness case on these
+  // sizes, so it is the case cache's most recent entry when the checks begin.
+  for (int trial = trials - 1; trial >= 0; --trial) {
+    add_case(*reference_case(reference, config, InputKind::random,
+                             case_seed(options_.seed, config.name, InputKind::random, trial)),
+             false);
+  }
+  for (const OutputSpread& output : outputs) {
+    const double spread = output.spread.spread();
+    const double threshold = near_constant_spread(output.tensor->dtype, task_.tolerance_for(output.tensor->dtype));
     if (spread < threshold) {
       throw TaskError(fmt::format(
           "task {}: the {} output {} is near-constant on random inputs (relative spread {:.3g} over {} "
           "{}, below {:g}, the tolerance's atol + rtol): a wrong kernel could pass the tolerance; change the "
           "task's input distributions or its computation",
-          task_.name, reference.oracle ? "PyTorch module's" : "reference", tensor.name, spread, buffers.size(),
-          single_value ? fmt::format("cases of the sizes '{}' and '{}'", config.name, task_.check_sizes.front().name)
-                       : fmt::format("trials of the sizes '{}'", config.name),
+          task_.name, reference.oracle ? "PyTorch module's" : "reference", output.tensor->name, spread, output.cases,
+          output.single_value
+              ? fmt::format("cases of the sizes '{}' and '{}'", config.name, task_.check_sizes.front().name)
+              : fmt::format("trials of the sizes '{}'", config.name),
           threshold));
     }
-    ++output;
   }
   reference.spread_checked = true;
 }
@@ -467,6 +500,7 @@ TimingSettings EvaluationRun::timing_rules(const std::string& mode) const {
 }
 
 TimingCases EvaluationRun::timing_cases(ReferenceState& reference) {
+  if (timing_cases_) return *timing_cases_;
   const SizeConfig& config = task_.timing_sizes;
   const std::uint64_t seed = mix_seed(options_.seed, kTimingSeedStream);
   TimingCases cases{reference_case(reference, config, InputKind::random, seed)};
@@ -475,9 +509,7 @@ TimingCases EvaluationRun::timing_cases(ReferenceState& reference) {
     // The other sets cost a copy: each input of the first set rotated by an offset of its own (drawing
     // random values again costs the host far more than the reference run costs the device). Every
     // position then holds another value, which is what defeats a cache keyed on input values.
-    DataCase rotated;
-    rotated.name = fmt::format("timing input set {} of seed {}", set, seed);
-    rotated.sizes = config.name;
+    std::vector<Bytes> inputs;
     std::size_t input = 0;
     for (const BufferSpec& buffer : plan.buffers) {
       if (buffer.role != BufferSpec::Role::input) continue;
@@ -486,20 +518,22 @@ TimingCases EvaluationRun::timing_cases(ReferenceState& reference) {
       const TensorSpec& tensor = task_.tensors[buffer.tensor_index];
       if (tensor.distribution.structure != "none") {
         // A rotation would break the structure (a symmetric matrix, rows that sum to 1): drawn afresh.
-        rotated.inputs[buffer.name] = std::make_shared<Bytes>(
-            generate_input(tensor, task_.extents(tensor, config.sizes), InputKind::random, set_seed));
+        inputs.push_back(generate_input(tensor, task_.extents(tensor, config.sizes), InputKind::random, set_seed));
         continue;
       }
       const std::size_t element = dtype_size(buffer.dtype);
       const std::size_t count = element == 0 ? 0 : source.size() / element;
-      const std::size_t shift = count > 1 ? 1 + set_seed % (count - 1) : 0;
-      auto bytes = std::make_shared<Bytes>(source.size());
-      std::rotate_copy(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(shift * element), source.end(),
-                       bytes->begin());
-      rotated.inputs[buffer.name] = std::move(bytes);
+      const std::size_t shift = (count > 1 ? 1 + set_seed % (count - 1) : 0) * element;
+      Bytes rotated(source.size());
+      parallel_copy(rotated.data(), source.data() + shift, source.size() - shift);
+      parallel_copy(rotated.data() + (source.size() - shift), source.data(), shift);
+      inputs.push_back(std::move(rotated));
     }
-    cases.push_back(reference_case(reference, config, InputKind::random, 0, &rotated));
+    const std::string name = fmt::format("timing input set {} of seed {}", set, seed);
+    cases.push_back(reference_case_of(reference, config, fmt::format("{}|{}|{}", reference.key, config.name, name),
+                                      name, std::move(inputs)));
   }
+  timing_cases_ = cases;
   return cases;
 }
 

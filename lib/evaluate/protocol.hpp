@@ -135,7 +135,12 @@ class EvaluationRun {
   /// With `user`, the inputs are the caller's data case and its expected outputs replace the reference's.
   std::shared_ptr<const CaseData> reference_case(ReferenceState& reference, const SizeConfig& config,
                                                  InputKind kind, std::uint64_t seed, const DataCase* user = nullptr);
-  /// The inputs the timed runs cycle through, with the reference's outputs for each.
+  /// The case of these inputs (in task order) under `key`, from the cache or with the reference's outputs;
+  /// `label` names the inputs in a reference's error.
+  std::shared_ptr<const CaseData> reference_case_of(ReferenceState& reference, const SizeConfig& config,
+                                                    const std::string& key, const std::string& label,
+                                                    std::vector<Bytes> inputs);
+  /// The inputs the timed runs cycle through, with the reference's outputs for each (drawn once per run).
   TimingCases timing_cases(ReferenceState& reference);
   /// With `reversed`, the second run of each check runs that build (block indices reversed, the schedule
   /// check) and its outputs are checked too where they differ from the first run's.
@@ -201,6 +206,9 @@ class EvaluationRun {
   const Task& task_;
   const Candidate& candidate_;
   const EvaluatorOptions& options_;
+  /// The timing cases, once drawn, held for the rest of this run: preparing an oracle task draws them and
+  /// then times the baselines on them, and the case cache may be too small to keep them in between.
+  std::optional<TimingCases> timing_cases_;
 };
 
 /// The reference's time over the candidate's (0 when either is unknown).

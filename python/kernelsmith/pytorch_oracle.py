@@ -86,6 +86,8 @@ TORCH_DTYPES = {
     "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
     "int8": "int8", "uint8": "uint8", "int32": "int32", "int64": "int64",
 }
+#: Outputs from this size on are copied into a mapping of their file rather than written (see write_output).
+MAPPED_OUTPUT_BYTES = 64 << 20
 #: The casts a task may ask for (contract: oracle "casts").
 CASTS = ("bool", "python_float", "python_int")
 #: The baselines and how each is built from the eager model.
@@ -296,6 +298,15 @@ class Oracle:
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
 
+    def release_device_memory(self) -> None:
+        """Gives the blocks torch's allocator keeps cached back to the GPU. Between requests this helper is idle
+        while other processes share the device (the evaluator's timing, other evaluators' helpers): blocks kept
+        from a request over gigabytes would make their allocations fail."""
+        if self.torch_ready:
+            torch = self.torch()
+            if torch.cuda.is_available() and torch.cuda.is_initialized():
+                torch.cuda.empty_cache()
+
     def build(self, request: Dict[str, Any]) -> Tuple[Built, bool]:
         """The problem built for the request's configuration and device, and whether it was built now."""
         task_key = str(request.get("task_key") or "")
@@ -473,11 +484,23 @@ class Oracle:
         if value.dtype != dtype and not (value.dtype == torch.bool and dtype == torch.uint8):
             raise OracleError("outputs", f"output {name}: the module returns {str(value.dtype).replace('torch.', '')}, "
                                          f"but the task says {dtype_name}")
-        data = value.detach().to("cpu").to(dtype).contiguous()
-        size = data.numel() * data.element_size()
+        value = value.detach()
+        count = value.numel()
+        size = count * torch.empty((), dtype=dtype).element_size()
+        if size < MAPPED_OUTPUT_BYTES:
+            data = value.to("cpu").to(dtype).contiguous()
+            with open(spec["path"], "wb") as handle:
+                if size:
+                    handle.write(memoryview((ctypes.c_ubyte * size).from_address(data.data_ptr())))
+            return
+        # Gigabytes: copied from the device (or by torch's threads) straight into the file's pages, with no
+        # host copy in between and no single-threaded write(). The space is reserved first, so that a full
+        # file system is an error here, not a fault while copying.
         with open(spec["path"], "wb") as handle:
-            if size:
-                handle.write(memoryview((ctypes.c_ubyte * size).from_address(data.data_ptr())))
+            os.posix_fallocate(handle.fileno(), 0, size)
+        mapped = torch.from_file(spec["path"], shared=True, size=count, dtype=dtype)
+        mapped.view(value.shape).copy_(value)
+        del mapped
 
     def baseline(self, built: Built, name: str) -> Callable[..., Any]:
         """The callable a baseline times (a torch.compile baseline compiles at its first call)."""
@@ -690,6 +713,9 @@ def handle(oracle: Oracle, request: Dict[str, Any]) -> Dict[str, Any]:
         return OracleError("forward", "the oracle ran out of host memory").to_json()
     except Exception as error:  # a torch error outside the problem's code (out of device memory, ...)
         return OracleError("request", _error_text(error)).to_json()
+    finally:
+        if op in ("outputs", "time"):
+            oracle.release_device_memory()
 
 
 def serve(stdin: Any = None, stdout: Any = None, workdir: Optional[str] = None) -> int:

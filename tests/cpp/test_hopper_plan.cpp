@@ -477,8 +477,8 @@ bool refused_before_hopper(Backend& backend, const Task& task, const std::string
   return true;
 }
 
-std::vector<std::uint8_t> bytes_of(const std::vector<float>& values) {
-  std::vector<std::uint8_t> bytes(values.size() * sizeof(float));
+detail::Bytes bytes_of(const std::vector<float>& values) {
+  detail::Bytes bytes(values.size() * sizeof(float));
   std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
 }
@@ -529,7 +529,7 @@ TEST_CASE("GPU: a cluster launch runs blocks in clusters of two that read each o
   for (const auto& config : task.all_size_configs()) {
     INFO("sizes " << config.name);
     const int blocks = static_cast<int>(config.sizes.at("G"));
-    const std::vector<std::uint8_t> x(static_cast<std::size_t>(blocks) * sizeof(std::int32_t), 0);
+    const detail::Bytes x(static_cast<std::size_t>(blocks) * sizeof(std::int32_t), 0);
     const auto outputs = runner.run(config.name, {x});
     REQUIRE(outputs.size() == 1);
     std::vector<std::int32_t> out(static_cast<std::size_t>(4 * blocks));

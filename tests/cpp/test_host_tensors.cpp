@@ -352,3 +352,48 @@ TEST_CASE("relative_spread is zero for constant data", "[host_tensors]") {
   CHECK(relative_spread(DType::float32, {&constant}, 3) == 0.0);
   CHECK(relative_spread(DType::float32, {&varied}, 3) > 0.5);
 }
+
+TEST_CASE("a spread accumulated one buffer at a time equals the spread of all values at once", "[host_tensors]") {
+  // Three buffers of different means and scales, each over several of the accumulator's chunks, with
+  // non-finite values (ignored) among them.
+  const std::int64_t count = (std::int64_t(1) << 18) * 3 + 12345;
+  std::vector<Bytes> buffers;
+  std::vector<double> finite;
+  for (int b = 0; b < 3; ++b) {
+    std::vector<float> values(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) {
+      values[static_cast<std::size_t>(i)] = static_cast<float>((b + 1) * 10.0 + std::sin(0.001 * double(i)) * (b + 1));
+    }
+    values[7] = std::numeric_limits<float>::quiet_NaN();
+    values[static_cast<std::size_t>(count) - 1] = std::numeric_limits<float>::infinity();
+    for (std::int64_t i = 0; i < count; ++i) {
+      if (std::isfinite(values[static_cast<std::size_t>(i)])) finite.push_back(values[static_cast<std::size_t>(i)]);
+    }
+    buffers.push_back(floats(values));
+  }
+  // The definition, in one pass over all values: standard deviation (n - 1) over the mean magnitude.
+  double sum = 0.0;
+  double sum_abs = 0.0;
+  for (const double v : finite) {
+    sum += v;
+    sum_abs += std::abs(v);
+  }
+  const double mean = sum / double(finite.size());
+  double squares = 0.0;
+  for (const double v : finite) squares += (v - mean) * (v - mean);
+  const double expected = std::sqrt(squares / double(finite.size() - 1)) / (sum_abs / double(finite.size()));
+
+  SpreadAccumulator shared;
+  SpreadAccumulator serial;
+  ThreadPool no_helpers(0);
+  for (const Bytes& buffer : buffers) {
+    shared.add(DType::float32, buffer.data(), count);
+    serial.add(DType::float32, buffer.data(), count, no_helpers);
+  }
+  CHECK(shared.spread() == Approx(expected).epsilon(1e-9));
+  // The chunks are fixed, so the thread count does not change a bit of the result.
+  CHECK(shared.spread() == serial.spread());
+  CHECK(relative_spread(DType::float32, {&buffers[0], &buffers[1], &buffers[2]}, count) == shared.spread());
+  // Nothing added, or no finite value: no spread.
+  CHECK(SpreadAccumulator().spread() == 0.0);
+}
