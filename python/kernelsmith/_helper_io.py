@@ -13,6 +13,8 @@ them can shadow the modules a candidate or a problem file imports.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 from typing import Any, Callable, Dict, Optional, Sequence
 
@@ -51,6 +53,22 @@ def serve_json_lines(handle: Callable[[Dict[str, Any]], Dict[str, Any]], stdin: 
     return 0
 
 
+def end_with_parent() -> None:
+    """Has Linux kill this helper when the process that started it dies. End of input ends an idle helper, but
+    one in the middle of a request (a module's forward over gigabytes, a timing loop) would otherwise run it to
+    the end, holding its memory and the GPU, with no one to answer."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1  # <linux/prctl.h>
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return  # not Linux: end of input still ends an idle helper
+    if os.getppid() == 1:
+        os._exit(0)  # the parent died before the request took effect
+
+
 def run_helper(make_handle: Callable[[Optional[str]], Callable[[Dict[str, Any]], Dict[str, Any]]], description: str,
                argv: Optional[Sequence[str]] = None) -> int:
     """A helper script's main: ``--workdir DIR`` (the folder for the files it writes; a new one when not
@@ -61,4 +79,5 @@ def run_helper(make_handle: Callable[[Optional[str]], Callable[[Dict[str, Any]],
     parser.add_argument("--workdir", default=None,
                         help="the helper's folder for the files it writes (default: a new one)")
     arguments = parser.parse_args(argv)
+    end_with_parent()
     return serve_json_lines(make_handle(arguments.workdir))
