@@ -18,7 +18,8 @@
 #
 # Steps: info build gpu unit install pytest devices bench suite hopper scale kbimport kbrun kbcheck kbbase maca (KernelBench:
 # KERNELBENCH names its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and
-# KB_L2_PROBLEMS narrow them; kbcheck: KB_CHECK_JOBS, KB_CHECK_RESUME, KB_CHECK_LARGEST; scale: KS_SCALE_COUNTS,
+# KB_L2_PROBLEMS narrow them; kbcheck: KB_CHECK_JOBS, KB_CHECK_RESUME, KB_CHECK_LARGEST, KB_CHECK_ADMIT_SECONDS,
+# KB_CHECK_MEMORY_GIB; scale: KS_SCALE_COUNTS,
 # KS_RAY_WHEELS; hopper: KS_HOPPER_TASKS, KS_HOPPER_BUDGET).
 # A failing step does not stop the others (a step that needs an earlier one says so); the exit status
 # is the number of failed steps. Each step runs under its own time limit, so a hang leaves the log of
@@ -259,7 +260,9 @@ step_kbcheck() {
     cp "$root/$KB_CHECK_RESUME" "$logs/kb-task-checks.json"
   fi
   (cd /tmp && "$venv/bin/python" "$root/bench/check_kernelbench_tasks.py" --tasks "$kb_tasks"/level* \
-    --jobs "${KB_CHECK_JOBS:-6}" ${KB_CHECK_LARGEST:+--largest "$KB_CHECK_LARGEST"} --json "$logs/kb-task-checks.json" --resume "$logs/kb-task-checks.json")
+    --jobs "${KB_CHECK_JOBS:-6}" ${KB_CHECK_LARGEST:+--largest "$KB_CHECK_LARGEST"} \
+    ${KB_CHECK_ADMIT_SECONDS:+--admit-for "$KB_CHECK_ADMIT_SECONDS"} ${KB_CHECK_MEMORY_GIB:+--memory-gib "$KB_CHECK_MEMORY_GIB"} \
+    --json "$logs/kb-task-checks.json" --resume "$logs/kb-task-checks.json")
 }
 
 # PyTorch eager on every problem of levels 1 and 2, timed as kernelsmith times a baseline, against the times

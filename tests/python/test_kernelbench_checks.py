@@ -157,6 +157,30 @@ def test_largest_checks_only_the_problems_of_the_largest_estimates_and_results_s
     assert "--largest must be 1 or more" in _check("--tasks", str(tasks), "--largest", "0").stderr
 
 
+@needs_opencl
+def test_admit_for_starts_no_problem_after_its_time_and_lists_the_rest_for_resume(tmp_path):
+    pytest.importorskip("torch")
+    tasks = tmp_path / "tasks"
+    names = ["kb_l1_19_relu", "kb_l1_20_small_relu", "kb_l1_21_tanh"]
+    for name, rows in zip(names, (16, 8, 32)):
+        _write_problem(tasks, name, "torch.tanh(x)" if "tanh" in name else "torch.relu(x)", rows=rows)
+    results = tmp_path / "checks.json"
+    # No time to start anything (at most the first, where the clock has not moved past the start yet).
+    done = _check("--tasks", str(tasks), "--jobs", "1", "--admit-for", "0", "--json", str(results))
+    assert done.returncode == 0, done.stdout + done.stderr
+    checked = json.loads(results.read_text()) if results.exists() else []
+    assert len(checked) <= 1 and all(r["verdict"] == "passed" for r in checked)
+    left = [name for name in names if name not in {r["task"] for r in checked}]
+    assert f"{len(left)} problem(s) not started within --admit-for 0 s, left for --resume" in done.stdout
+    assert all(name in done.stdout for name in left)
+    # Resumed without a limit: the rest are checked.
+    again = _check("--tasks", str(tasks), "--json", str(results), "--resume", str(results))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert sorted(r["task"] for r in json.loads(results.read_text())) == sorted(names)
+    assert "not started" not in again.stdout
+    assert "--admit-for must be 0 or more" in _check("--tasks", str(tasks), "--admit-for", "-5").stderr
+
+
 def test_bad_arguments_and_a_bad_resume_file_say_what_is_wrong(tmp_path):
     tasks = tmp_path / "tasks"
     _write_problem(tasks, "kb_l1_19_relu", "torch.relu(x)")
