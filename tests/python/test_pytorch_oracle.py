@@ -68,6 +68,26 @@ def test_outputs_follow_the_constants(oracle, tmp_path):
     assert po.handle(oracle, request)["built"] is False
 
 
+def test_a_large_output_is_copied_into_its_file_and_a_bool_one_becomes_bytes(oracle, tmp_path):
+    # From po.MAPPED_OUTPUT_BYTES on, the output goes through a mapping of its file, not one write().
+    rows = po.MAPPED_OUTPUT_BYTES // (4 * 1024) + 1
+    x = torch.randn(rows, 1024)
+    request = outputs_request("big", "timing", problem("relu", "19_ReLU.py", {"batch_size": rows, "dim": 1024}),
+                              [write(tmp_path, "x", x)], [output(tmp_path, "out", [rows, 1024])])
+    reply = po.handle(oracle, request)
+    assert reply["ok"], reply
+    assert pathlib.Path(request["outputs"][0]["path"]).stat().st_size == rows * 1024 * 4
+    assert torch.equal(read(request["outputs"][0]), torch.relu(x))
+    # The same path for a module's bool result, which the task holds as uint8.
+    spec = output(tmp_path, "mask", [rows, 1024], dtype="uint8")
+    oracle.write_output(x > 0, spec, "timing")
+    assert torch.equal(read(spec), (x > 0).to(torch.uint8))
+    # Written again over a larger file of an earlier request: the file holds this output only.
+    small = output(tmp_path, "mask", [4, 4], dtype="uint8")
+    oracle.write_output(torch.ones(4, 4, dtype=torch.bool), small, "small")
+    assert pathlib.Path(small["path"]).stat().st_size == 16
+
+
 def test_rewritten_constants_reach_derived_ones_and_parameters_load(oracle, tmp_path):
     # bias_shape = (out_features,) follows out_features; the weights come from the task's tensors.
     x, weight, bias = torch.rand(3, 5), torch.rand(7, 5) - 0.5, torch.randn(7)
