@@ -60,6 +60,12 @@ def evaluator_for(backend: str, mode: str):
     return _EVALUATORS[(backend, mode)]
 
 
+def ran_out_of_device_memory(message: str) -> bool:
+    """Whether an evaluation or a task error says the device's memory ran out (torch's error in the oracle, or
+    the evaluator's own allocation)."""
+    return any(words in message for words in ("OutOfMemoryError", "out of memory", "out of device memory"))
+
+
 def check_one(folder: str, backend: str, mode: str) -> Dict[str, object]:
     import kernelsmith as ks
 
@@ -80,7 +86,7 @@ def check_one(folder: str, backend: str, mode: str) -> Dict[str, object]:
         # memory taken by the problems checked beside it is no verdict on the task either: retried on --resume.
         if status == "incorrect":
             result["verdict"] = "passed"
-        elif "out of device memory" in str(evaluation.message):
+        elif ran_out_of_device_memory(str(evaluation.message)):
             result["verdict"] = "error"
         else:
             result["verdict"] = "unexpected"
@@ -91,8 +97,7 @@ def check_one(folder: str, backend: str, mode: str) -> Dict[str, object]:
     except ks.TaskError as error:
         # A task check failed, or the reference could not be prepared, except where the device ran out of memory:
         # problems checked at once share the GPU, so that is no verdict on the task, and a resumed run retries it.
-        out_of_memory = "OutOfMemoryError" in str(error) or "out of memory" in str(error)
-        result["verdict"] = "error" if out_of_memory else "task error"
+        result["verdict"] = "error" if ran_out_of_device_memory(str(error)) else "task error"
         result["message"] = str(error)[:500]
     except Exception as error:  # noqa: BLE001 - one problem's trouble is reported, the others go on
         result["verdict"] = "error"

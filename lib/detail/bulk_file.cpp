@@ -24,6 +24,16 @@ std::string reason(const char* what, const std::string& path) {
   return std::string(what) + " " + path + ": " + std::strerror(errno);
 }
 
+/// Calls `body(begin, length)` for each kChunk-sized piece of [0, size), spread over the shared pool.
+template <typename Body>
+void for_each_chunk(std::size_t size, Body&& body) {
+  const auto chunks = static_cast<std::int64_t>((size + kChunk - 1) / kChunk);
+  ThreadPool::shared().parallel_for(chunks, kMaxHelpers, [&](std::int64_t chunk) {
+    const std::size_t begin = static_cast<std::size_t>(chunk) * kChunk;
+    body(begin, std::min(kChunk, size - begin));
+  });
+}
+
 /// Closes a descriptor on every path out.
 struct Descriptor {
   int fd;
@@ -39,11 +49,7 @@ void parallel_copy(std::uint8_t* to, const std::uint8_t* from, std::size_t size)
     if (size > 0) std::memcpy(to, from, size);
     return;
   }
-  const auto chunks = static_cast<std::int64_t>((size + kChunk - 1) / kChunk);
-  ThreadPool::shared().parallel_for(chunks, kMaxHelpers, [&](std::int64_t chunk) {
-    const std::size_t begin = static_cast<std::size_t>(chunk) * kChunk;
-    std::memcpy(to + begin, from + begin, std::min(kChunk, size - begin));
-  });
+  for_each_chunk(size, [&](std::size_t begin, std::size_t length) { std::memcpy(to + begin, from + begin, length); });
 }
 
 bool write_bulk_file(const std::string& path, const std::uint8_t* data, std::size_t size, std::string& error) {
@@ -79,10 +85,7 @@ bool write_bulk_file(const std::string& path, const std::uint8_t* data, std::siz
   }
   auto* to = static_cast<std::uint8_t*>(mapped);
   std::atomic<int> reserve_failure{0};
-  const auto chunks = static_cast<std::int64_t>((size + kChunk - 1) / kChunk);
-  ThreadPool::shared().parallel_for(chunks, kMaxHelpers, [&](std::int64_t chunk) {
-    const std::size_t begin = static_cast<std::size_t>(chunk) * kChunk;
-    const std::size_t length = std::min(kChunk, size - begin);
+  for_each_chunk(size, [&](std::size_t begin, std::size_t length) {
     if (const int failed = ::posix_fallocate(file.fd, static_cast<off_t>(begin), static_cast<off_t>(length))) {
       reserve_failure = failed;
       return;

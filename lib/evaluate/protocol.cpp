@@ -126,9 +126,8 @@ std::shared_ptr<const CaseData> EvaluationRun::reference_case(ReferenceState& re
         generate_input(tensor, task_.extents(tensor, config.sizes), kind, mix_seed(seed, buffer.tensor_index)));
   }
   if (user == nullptr) return reference_case_of(reference, config, key, to_string(kind), std::move(inputs));
-  if (user->expected.empty()) return reference_case_of(reference, config, key, user->name, std::move(inputs));
-  // The caller's expected outputs replace the reference's, which are computed all the same (the case must
-  // be one the reference runs on); not cached under the key until they are in place.
+  // The caller's expected outputs, where given, replace the reference's, which are computed all the same (the
+  // case must be one the reference runs on); not cached under the key until they are in place.
   CaseData data;
   data.expected = reference_outputs(reference, config, key, inputs, user->name);
   data.inputs = std::move(inputs);

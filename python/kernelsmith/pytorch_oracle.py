@@ -295,8 +295,7 @@ class Oracle:
             torch = self.torch()
             with contextlib.suppress(Exception):
                 torch._dynamo.reset()
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
+        self.release_device_memory()
 
     def release_device_memory(self) -> None:
         """Gives the blocks torch's allocator keeps cached back to the GPU. Between requests this helper is idle
