@@ -744,6 +744,21 @@ def available(module: str) -> Optional[str]:
 WARM_PASS_MARK = "\n// bench_evaluator: warm pass\n"
 
 
+def timing_details(evaluation: Any) -> Dict[str, Any]:
+    """What explains an evaluation's timing cost: its samples and how they were taken, on both sides, and
+    whether a suspicious speedup was measured again."""
+    details: Dict[str, Any] = {}
+    for side in ("timing", "baseline_timing"):
+        report = getattr(evaluation, side, None)
+        if report is not None:
+            details[side] = {"median_ms": report.median_ms, "samples": report.samples, "noise": report.noise,
+                             "converged": report.converged, "sampling": report.sampling}
+    integrity = getattr(evaluation, "integrity", None)
+    if integrity is not None:
+        details["flags"] = list(integrity.flags)
+    return details
+
+
 def evaluate_all(evaluator, tasks, handles: Dict[int, Any], candidates) -> Dict[str, Any]:
     """Every candidate through `evaluator.evaluate_batch`, task by task: the count, the wall seconds, the
     statuses, the summed stage seconds and each kernel's record."""
@@ -759,7 +774,8 @@ def evaluate_all(evaluator, tasks, handles: Dict[int, Any], candidates) -> Dict[
             for stage, seconds in stage_seconds.items():
                 stages[stage] = stages.get(stage, 0.0) + seconds
             kernels.append({"kernel": candidate.key, "status": status_name(evaluation),
-                            "message": str(getattr(evaluation, "message", "") or ""), "stage_seconds": stage_seconds})
+                            "message": str(getattr(evaluation, "message", "") or ""), "stage_seconds": stage_seconds,
+                            **timing_details(evaluation)})
     seconds = time.perf_counter() - started
     return {"evaluations": len(kernels), "seconds": seconds, "per_minute": len(kernels) / seconds * 60.0,
             "statuses": statuses, "stage_seconds": stages, "kernels": kernels}
@@ -774,6 +790,14 @@ def print_pass(name: str, result: Dict[str, Any]) -> None:
         # Compiles overlap the device work of earlier candidates; the other stages are serial.
         print("    seconds by stage (summed, share): " + ", ".join(
             f"{k} {v:.2f} ({v / total:.0%})" for k, v in sorted(stages.items())), flush=True)
+    kernels = result["kernels"]
+    remeasured = sum(1 for k in kernels if "remeasured" in k.get("flags", []))
+    print(f"    suspicious speedups measured again: {remeasured} of {len(kernels)}", flush=True)
+    slowest = sorted(kernels, key=lambda k: -sum(k["stage_seconds"].values()))[:5]
+    print("    slowest: " + ", ".join(
+        f"{k['kernel']} {sum(k['stage_seconds'].values()):.2f} s "
+        f"({max(k['stage_seconds'], key=k['stage_seconds'].get) if k['stage_seconds'] else '-'})" for k in slowest),
+        flush=True)
 
 
 def phase_throughput(report: Report, tasks, candidates, cache_root: Path) -> Optional[float]:

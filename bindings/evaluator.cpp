@@ -93,7 +93,8 @@ void bind_evaluator(py::module_& m) {
                      "screen mode runs the reversed-schedule check too")
       .def_readwrite("seed", &EvaluatorOptions::seed, "Seed of the random check and timing inputs.")
       .def_readwrite("noise_target", &EvaluatorOptions::noise_target,
-                     "stop sampling when the relative standard deviation is at most this")
+                     "stop sampling when the noise is at most this: in strict mode the samples' relative standard "
+                     "deviation, in screen mode the relative standard error of their mean")
       .def_readwrite("min_samples", &EvaluatorOptions::min_samples,
                      "Timing samples taken at least in screen mode (never fewer than 3).")
       .def_readwrite("strict_max_samples", &EvaluatorOptions::strict_max_samples,

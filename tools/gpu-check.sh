@@ -165,9 +165,12 @@ step_devices() {
     cat "$logs/devices.json"
 }
 
+# KS_BENCH_ARGS: more arguments, e.g. "--skip agreement,noise" to fit the throughput and KernelBench-way
+# phases in one call.
 step_bench() {
   need_install || return 1
-  "$venv/bin/python" bench/bench_evaluator.py --out "$logs/bench_evaluator.json"
+  # shellcheck disable=SC2086  # KS_BENCH_ARGS is a list of arguments
+  "$venv/bin/python" bench/bench_evaluator.py --out "$logs/bench_evaluator.json" ${KS_BENCH_ARGS:-}
 }
 
 # The task suite: a short evolution per task, the best kernel against its reference, PyTorch eager and

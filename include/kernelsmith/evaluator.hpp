@@ -64,7 +64,9 @@ struct EvaluatorOptions {
   bool schedule_check = true;
   bool screen_schedule_check = false;
   std::uint64_t seed = 0;
-  /// Timing: stop when relative noise <= target, after the mode's minimum samples and within its budget.
+  /// Timing: stop when the noise is at most this, after the mode's minimum samples and within its budget.
+  /// Strict mode judges the samples' relative standard deviation; screen mode the relative standard error
+  /// of their mean (docs/evaluation.md, "The protocol").
   double noise_target = 0.005;
   int min_samples = 10;
   /// Strict mode's minimum: more samples make the median stable from one evaluation to the next.
@@ -77,7 +79,7 @@ struct EvaluatorOptions {
   double screen_budget_seconds = 0.25;
   double strict_budget_seconds = 3.0;
   bool flush_l2 = true;
-  /// Speedups above this are flagged and re-measured in strict mode.
+  /// Speedups above this are flagged and both sides re-measured over strict_min_samples samples.
   double suspicious_speedup = 10.0;
   /// Per-evaluation deadline for the worker (load, checks and timing together).
   double deadline_seconds = 60.0;

@@ -2,6 +2,7 @@
 // generation per input kind, poison patterns, and the comparison of an output against the reference.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "detail/thread_pool.hpp"
+#include "evaluate/host_blocks.hpp"
 #include "kernelsmith/dtype.hpp"
 #include "kernelsmith/evaluation.hpp"
 #include "kernelsmith/task.hpp"
@@ -20,9 +22,10 @@ namespace kernelsmith::detail {
 /// An allocator whose construction without a value leaves the element uninitialised. Host buffers of
 /// tensors reach gigabytes (KernelBench's level 1), and each is filled right after it is made: drawn,
 /// read from a file or the device, by the pool's threads. Zeroing it first would write it twice, and
-/// fault in every page from one thread.
+/// fault in every page from one thread. Large blocks are kept for reuse when freed (host_blocks.hpp).
 template <typename T>
 struct UninitializedAllocator : std::allocator<T> {
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "host blocks have operator new's alignment");
   template <typename U>
   struct rebind {
     using other = UninitializedAllocator<U>;
@@ -38,7 +41,21 @@ struct UninitializedAllocator : std::allocator<T> {
   void construct(U* place, Args&&... args) {
     ::new (static_cast<void*>(place)) U(std::forward<Args>(args)...);
   }
+  T* allocate(std::size_t count) {
+    if (count > std::size_t(-1) / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(allocate_host_block(count * sizeof(T)));
+  }
+  void deallocate(T* block, std::size_t count) noexcept { free_host_block(block, count * sizeof(T)); }
 };
+
+template <typename T, typename U>
+bool operator==(const UninitializedAllocator<T>&, const UninitializedAllocator<U>&) noexcept {
+  return true;
+}
+template <typename T, typename U>
+bool operator!=(const UninitializedAllocator<T>&, const UninitializedAllocator<U>&) noexcept {
+  return false;
+}
 
 /// A tensor's bytes on the host. `Bytes(n)` is uninitialised: whoever makes one writes every byte.
 using Bytes = std::vector<std::uint8_t, UninitializedAllocator<std::uint8_t>>;

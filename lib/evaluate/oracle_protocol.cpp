@@ -157,6 +157,7 @@ std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceS
   const std::string oracle_device = oracle().device();
   const Json settings = {{"mode", rules.mode},
                          {"noise_target", rules.noise_target},
+                         {"stop_rule", rules.stop_rule},
                          {"min_samples", rules.min_samples},
                          {"max_samples", rules.max_samples},
                          {"budget_seconds", rules.budget_seconds},

@@ -57,6 +57,14 @@ bool host_timer_mismatch(const TimingReport& report, std::size_t launches) {
   return report.median_ms < 0.5 * report.host_ms && gap > overheads;
 }
 
+bool noise_target_met(const std::vector<double>& samples, const TimingSettings& settings) {
+  const double spread = sample_statistics(samples).relative_stddev;
+  if (settings.stop_rule == "standard_error") {
+    return spread / std::sqrt(static_cast<double>(std::max<std::size_t>(samples.size(), 1))) <= settings.noise_target;
+  }
+  return spread <= settings.noise_target;
+}
+
 bool wants_batches(double probe_median_ms, const TimingSettings& settings) {
   return settings.batch_below_ms > 0.0 && probe_median_ms > 0.0 && probe_median_ms < settings.batch_below_ms;
 }
@@ -82,7 +90,7 @@ TimingReport measure_sequence(Backend& backend, const LaunchSequence& sequence, 
   // The stopping rule, the same for samples taken one at a time and in batches.
   auto enough = [&] {
     const int taken = static_cast<int>(samples.size());
-    if (taken >= min_samples && sample_statistics(samples).relative_stddev <= settings.noise_target) {
+    if (taken >= min_samples && noise_target_met(samples, settings)) {
       report.converged = true;
       return true;
     }

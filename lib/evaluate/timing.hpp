@@ -19,6 +19,11 @@ namespace kernelsmith::detail {
 struct TimingSettings {
   std::string mode = "screen";
   double noise_target = 0.005;
+  /// What noise_target bounds: "spread", the samples' relative standard deviation (strict mode, whose budget
+  /// usually ends sampling first), or "standard_error", the relative standard error of their mean (screen
+  /// mode, which needs the median known to the target, not quiet samples: samples that spread by 3% reach
+  /// a 0.5% standard error after 36 samples, and never a 0.5% spread).
+  std::string stop_rule = "spread";
   int min_samples = 10;
   int max_samples = 1000;
   /// Host seconds the sampling loop may take; at least kMinimumSamples are taken regardless.
@@ -79,6 +84,9 @@ struct SampleStatistics {
   double min = 0.0;
   double relative_stddev = 0.0;
 };
+
+/// Whether `samples` meet settings.noise_target under settings.stop_rule (min_samples is the caller's).
+bool noise_target_met(const std::vector<double>& samples, const TimingSettings& settings);
 SampleStatistics sample_statistics(std::vector<double> samples);
 
 }  // namespace kernelsmith::detail

@@ -54,7 +54,7 @@ struct WorkerSettings {
   double startup_seconds = 120.0;
   /// The worker's task cache: at most this many tasks, and about this many bytes of task documents
   /// (the most recently used task is kept even when it alone is larger); the least recently used go.
-  int task_cache_entries = 8;
+  int task_cache_entries = 32;
   std::int64_t task_cache_bytes = std::int64_t(2) << 30;
 };
 

@@ -52,7 +52,7 @@ struct WorkerArguments {
   std::string cache_dir;
   long parent = 0;
   int protocol = 1;  // a parent that does not pass --protocol predates version 2
-  int task_cache_entries = 8;
+  int task_cache_entries = 32;
   std::int64_t task_cache_bytes = std::int64_t(2) << 30;
   std::string python;  ///< the Python helpers' interpreter, when the parent set one
 };

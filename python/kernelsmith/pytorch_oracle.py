@@ -45,8 +45,8 @@ Requests and replies (each reply repeats the request's ``"id"``):
   warm-ups, the cache eviction before every sample, the device's clock around one forward (CUDA events;
   the host clock on the CPU, where torch runs synchronously), samples until the noise target, the budget
   or the maximum, the host-clock cross-check. The runs cycle through the input sets. ``S`` is
-  ``{"mode", "noise_target", "min_samples", "max_samples", "budget_seconds", "warmups", "host_repeats",
-  "flush": "read" | "fill" | "none", "flush_bytes"}``. -> ``{"ok": true, "timing": {TimingReport's fields},
+  ``{"mode", "noise_target", "stop_rule": "spread" | "standard_error", "min_samples", "max_samples",
+  "budget_seconds", "warmups", "host_repeats", "flush": "read" | "fill" | "none", "flush_bytes"}``. -> ``{"ok": true, "timing": {TimingReport's fields},
   "compile_seconds": s}``.
 
 A failure is ``{"ok": false, "stage": ..., "message": ...}``, the stage one of ``request`` (malformed),
@@ -579,6 +579,15 @@ def sample_statistics(samples: Sequence[float]) -> Dict[str, float]:
     return {"median": median, "mean": mean, "min": ordered[0], "noise": noise}
 
 
+def noise_target_met(samples: Sequence[float], stop_rule: str, noise_target: float) -> bool:
+    """Whether the samples meet the noise target as the harness judges it (timing.hpp, ``stop_rule``): their
+    relative standard deviation ("spread"), or the relative standard error of their mean ("standard_error")."""
+    noise = sample_statistics(samples)["noise"]
+    if stop_rule == "standard_error":
+        noise /= math.sqrt(max(len(samples), 1))
+    return noise <= noise_target
+
+
 class _Flusher:
     """Evicts the last-level cache before a sample as lib/evaluate/cache_flush.cpp does: on a GPU a read
     of a buffer of ``bytes`` (twice the L2), which leaves only clean lines; on the CPU a fill with a new
@@ -658,6 +667,7 @@ def measure(torch: Any, device: Any, function: Callable[..., Any], argument_sets
     max_samples = max(int(settings.get("max_samples", 1000)), MINIMUM_SAMPLES)
     min_samples = min(max(int(settings.get("min_samples", 10)), MINIMUM_SAMPLES), max_samples)
     noise_target = float(settings.get("noise_target", 0.005))
+    stop_rule = str(settings.get("stop_rule", "spread"))
     budget = float(settings.get("budget_seconds", 0.25))
     started = time.perf_counter()
     while len(samples) < max_samples:
@@ -667,7 +677,7 @@ def measure(torch: Any, device: Any, function: Callable[..., Any], argument_sets
         run()
         samples.append(clock.stop_ms())
         taken = len(samples)
-        if taken >= min_samples and sample_statistics(samples)["noise"] <= noise_target:
+        if taken >= min_samples and noise_target_met(samples, stop_rule, noise_target):
             converged = True
             break
         if taken >= MINIMUM_SAMPLES and time.perf_counter() - started >= budget:

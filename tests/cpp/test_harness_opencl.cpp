@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "catch.hpp"
 #include "harness_test_support.hpp"
 #include "test_support.hpp"
@@ -35,6 +37,13 @@ Task small_task() { return test::small_task(); }
 Candidate opencl(const std::string& source) { return test::candidate_in("opencl", source); }
 
 EvaluatorOptions fast_options(bool isolate) { return test::fast_options("opencl", isolate, 1); }
+
+// In-process, with every speedup suspicious: each evaluation is measured again.
+EvaluatorOptions suspicious_options() {
+  EvaluatorOptions options = fast_options(false);
+  options.suspicious_speedup = 0.01;
+  return options;
+}
 
 // A correct candidate that differs from the reference (a + a is exactly 2 * a in float32).
 const char* kCorrect = R"(// @launch add2<<<ceil_div(N, 128), 128>>>(y, a, b, N)
@@ -401,8 +410,13 @@ __kernel void add2(__global float* out, __global const float* x, __global const 
           evaluation.integrity.flags.end());
   }
   SECTION("a suspicious speedup is measured again in strict mode") {
-    EvaluatorOptions suspicious = fast_options(false);
-    suspicious.suspicious_speedup = 0.01;
+    EvaluatorOptions suspicious = suspicious_options();
+    // Samples that never meet the target, a maximum and a budget far away: only the re-measurement's own
+    // count ends sampling.
+    suspicious.noise_target = 1e-12;
+    suspicious.max_samples = 1000;
+    suspicious.strict_min_samples = 12;
+    suspicious.strict_budget_seconds = 30.0;
     auto strict_evaluator = create_evaluator(suspicious);
     const Evaluation evaluation = strict_evaluator->evaluate(task, opencl(kCorrect));
     INFO(evaluation.message);
@@ -411,10 +425,35 @@ __kernel void add2(__global float* out, __global const float* x, __global const 
     CHECK(evaluation.integrity.remeasured_speedup > 0.0);
     CHECK(evaluation.speedup == evaluation.integrity.remeasured_speedup);
     CHECK(evaluation.timing->mode == "strict");
-    // Strict rules, but capped at max_samples (raised to strict_min_samples): not a whole strict budget.
-    CHECK(evaluation.timing->samples <= std::max(suspicious.max_samples, suspicious.strict_min_samples));
+    // Strict rules, but strict_min_samples samples on each side: not a whole strict budget.
+    CHECK(evaluation.timing->samples == suspicious.strict_min_samples);
+    REQUIRE(evaluation.baseline_timing);
+    CHECK(evaluation.baseline_timing->samples == suspicious.strict_min_samples);
     const auto& flags = evaluation.integrity.flags;
     CHECK(std::find(flags.begin(), flags.end(), "speedup_above_threshold") != flags.end());
+  }
+  SECTION("a task's re-measured baseline outlives evaluations of nine other tasks") {
+    // The harness kept 8 tasks' references, first in first out: a run cycling through more tasks than that
+    // loaded each reference again and timed it again for every suspicious speedup.
+    auto suspicious_evaluator = create_evaluator(suspicious_options());
+    const Evaluation first = suspicious_evaluator->evaluate(task, opencl(kCorrect));
+    INFO(first.message);
+    REQUIRE(first.status == Status::ok);
+    REQUIRE(first.integrity.remeasured);
+    for (int other = 0; other < 9; ++other) {
+      Task renamed = task;
+      renamed.name = fmt::format("{}_other_{}", task.name, other);  // another content key
+      REQUIRE(suspicious_evaluator->evaluate(renamed, opencl(kCorrect)).status == Status::ok);
+    }
+    const Evaluation again = suspicious_evaluator->evaluate(task, opencl(kCorrect));
+    INFO(again.message);
+    REQUIRE(again.status == Status::ok);
+    REQUIRE(again.integrity.remeasured);
+    // The same re-measurement (a timing taken afresh would not repeat every sample's statistics).
+    CHECK(again.baseline_timing->median_ms == first.baseline_timing->median_ms);
+    CHECK(again.baseline_timing->mean_ms == first.baseline_timing->mean_ms);
+    CHECK(again.baseline_timing->samples == first.baseline_timing->samples);
+    CHECK(again.stage_seconds.at("reference") < first.stage_seconds.at("reference"));
   }
   SECTION("a reference the device refuses to launch names the task, its file and the plan's line") {
     Task refused = task;

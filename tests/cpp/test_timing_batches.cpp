@@ -1,5 +1,5 @@
-// Tiny kernels timed in recorded batches (docs/evaluation.md, "Tiny kernels"): which sequences are
-// batched, what each recorded run holds (before_run, the eviction, the timed launches between the marks),
+// The sampling loop's stop rules, and tiny kernels timed in recorded batches (docs/evaluation.md, "Tiny
+// kernels"): which sequences are batched, what each recorded run holds (before_run, the eviction, the timed launches between the marks),
 // which samples count, and the fallback to one sample at a time with its reason. The protocol's side
 // runs here through a backend whose device timer is scripted; the CUDA graph side runs on a GPU.
 #include <algorithm>
@@ -202,6 +202,32 @@ TEST_CASE("batched samples feed the same statistics and limits", "[timing]") {
     CHECK(report.samples == 8);
     CHECK(s.backend.replays == 2);
     CHECK(report.median_ms == Approx(0.0105));
+  }
+}
+
+TEST_CASE("screen's stop rule bounds the standard error of the mean, strict's the samples' spread", "[timing]") {
+  Scripted s;
+  s.backend.sample_ms = {0.200, 0.212};  // a spread of about 3%: never 0.5%, but a 0.5% standard error by 36
+  SECTION("standard_error stops at the first count whose mean is known to the target") {
+    s.settings.stop_rule = "standard_error";
+    const TimingReport report = s.measure();
+    CHECK(report.converged);
+    REQUIRE(report.samples > s.settings.min_samples);
+    std::vector<double> taken;
+    for (int i = 0; i < report.samples; ++i) taken.push_back(s.backend.sample_ms[i % 2]);
+    CHECK(detail::noise_target_met(taken, s.settings));
+    taken.pop_back();
+    CHECK_FALSE(detail::noise_target_met(taken, s.settings));
+    CHECK(report.samples >= 30);
+    CHECK(report.samples <= 40);
+    CHECK(report.noise > 0.02);  // the report's noise is the spread, whichever rule stopped sampling
+  }
+  SECTION("spread samples to the maximum when the samples never agree to the target") {
+    s.settings.stop_rule = "spread";
+    s.settings.max_samples = 200;
+    const TimingReport report = s.measure();
+    CHECK_FALSE(report.converged);
+    CHECK(report.samples == 200);
   }
 }
 

@@ -18,9 +18,10 @@ def backend_available(name: str) -> bool:
 needs_opencl = pytest.mark.skipif(not backend_available("opencl"), reason="no OpenCL device (install pocl-opencl-icd)")
 
 
-def fast_opencl_evaluator(cache_dir) -> "ks.Evaluator":
+def fast_opencl_evaluator(cache_dir, **overrides) -> "ks.Evaluator":
     """The evaluator on the OpenCL device with the protocol cut short (screen mode, one correctness trial, a
-    50 ms timing budget): what tests that run real searches on PoCL need."""
+    50 ms timing budget): what tests that run real searches on PoCL need. `overrides` sets more
+    EvaluatorOptions fields by name."""
     options = ks.EvaluatorOptions()
     options.backend = "opencl"
     options.mode = "screen"
@@ -28,4 +29,6 @@ def fast_opencl_evaluator(cache_dir) -> "ks.Evaluator":
     options.screen_budget_seconds = 0.05
     options.min_samples = 5
     options.cache_dir = str(cache_dir)
+    for name, value in overrides.items():
+        setattr(options, name, value)
     return ks.create_evaluator(options)

@@ -216,6 +216,15 @@ def test_statistics_match_the_harness():
     assert po.sample_statistics([])["median"] == 0.0
 
 
+def test_stop_rules_match_the_harness():
+    # timing.hpp's stop_rule: screen bounds the relative standard error of the mean, strict the spread.
+    samples = [0.200, 0.212] * 20  # a spread of about 3%
+    met = [n for n in range(2, len(samples) + 1) if po.noise_target_met(samples[:n], "standard_error", 0.005)]
+    assert met and 30 <= met[0] <= 40
+    assert not any(po.noise_target_met(samples[:n], "spread", 0.005) for n in range(2, len(samples) + 1))
+    assert po.noise_target_met([1.0, 1.0, 1.0], "spread", 0.005)
+
+
 def test_time_follows_the_protocol(oracle, tmp_path):
     x = torch.randn(16, 1024)
     sets = [[write(tmp_path, f"x{i}", x.roll(i))] for i in range(3)]
