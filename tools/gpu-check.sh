@@ -175,9 +175,12 @@ step_bench() {
 
 # The task suite: a short evolution per task, the best kernel against its reference, PyTorch eager and
 # torch.compile (default and max-autotune-no-cudagraphs).
+# KS_SUITE_ARGS: more arguments, e.g. "--tasks prefix_scan,relu,rmsnorm,row_sum,softmax,transpose": the 16 tasks
+# with torch.compile's autotuning take longer than one call's 590 s.
 step_suite() {
   need_install || return 1
-  (cd /tmp && "$venv/bin/python" "$root/bench/bench_suite.py" --json "$logs/bench_suite.json")
+  # shellcheck disable=SC2086  # KS_SUITE_ARGS is a list of arguments
+  (cd /tmp && "$venv/bin/python" "$root/bench/bench_suite.py" --json "$logs/bench_suite.json" ${KS_SUITE_ARGS:-})
 }
 
 # Hopper (issue 19, docs/candidate-format.md "Hopper: tensor maps and clusters"): every task's reference and
