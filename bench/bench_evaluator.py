@@ -751,11 +751,11 @@ def timing_details(evaluation: Any) -> Dict[str, Any]:
     for side in ("timing", "baseline_timing"):
         report = getattr(evaluation, side, None)
         if report is not None:
-            details[side] = {"median_ms": report.median_ms, "samples": report.samples, "noise": report.noise,
-                             "converged": report.converged, "sampling": report.sampling}
+            details[side] = {field: getattr(report, field, None)
+                             for field in ("median_ms", "samples", "noise", "converged", "sampling")}
     integrity = getattr(evaluation, "integrity", None)
     if integrity is not None:
-        details["flags"] = list(integrity.flags)
+        details["flags"] = list(getattr(integrity, "flags", []))
     return details
 
 

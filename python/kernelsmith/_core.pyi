@@ -2440,7 +2440,7 @@ class EvaluatorOptions:
     @property
     def noise_target(self) -> float:
         """
-        stop sampling when the relative standard deviation is at most this
+        stop sampling when the noise is at most this: in strict mode the samples' relative standard deviation, in screen mode the relative standard error of their mean
         """
     @noise_target.setter
     def noise_target(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
