@@ -269,7 +269,8 @@ def split_top_level(text: str, separator: str = ",") -> List[str]:
 
 
 def evaluate_expression(expression: str, bindings: Dict[str, int]) -> int:
-    """Integer arithmetic of launch plans: + - * / % with / as floor division, ceil_div, round_up, min, max."""
+    """Integer arithmetic of launch plans: + - * / % with / as floor division, ceil_div, round_up, min, max,
+    and the comparisons and && || ! of conditions (1 or 0)."""
     functions: Dict[str, Callable[..., int]] = {
         "ceil_div": lambda a, b: -((-a) // b),
         "round_up": lambda a, b: -((-a) // b) * b,
@@ -303,9 +304,32 @@ def evaluate_expression(expression: str, bindings: Dict[str, int]) -> int:
                 return left % right
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
             return int(functions[node.func.id](*[value(a) for a in node.args]))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return int(not value(node.operand))
+        if isinstance(node, ast.BoolOp):
+            values = [value(v) for v in node.values]
+            return int(all(values) if isinstance(node.op, ast.And) else any(values))
+        if isinstance(node, ast.Compare):
+            left = value(node.left)
+            for op, comparator in zip(node.ops, node.comparators):
+                right = value(comparator)
+                if type(op) not in COMPARISONS:
+                    break
+                if not COMPARISONS[type(op)](left, right):
+                    return 0
+                left = right
+            else:
+                return 1
         raise ValueError(f"unsupported expression '{expression}'")
 
-    return value(ast.parse(str(expression).strip(), mode="eval"))  # manifests may give a shape as a number
+    # C's logic operators as Python's ("!=" stays a comparison).
+    text = re.sub(r"!(?!=)", " not ", str(expression).strip().replace("&&", " and ").replace("||", " or "))
+    return value(ast.parse(text.strip(), mode="eval"))  # manifests may give a shape as a number
+
+
+COMPARISONS: Dict[type, Callable[[int, int], bool]] = {
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
 
 
 @dataclass
@@ -323,6 +347,7 @@ class Plan:
     workspaces: List[Tuple[str, str, str]] = field(default_factory=list)  # name, dtype, count
     tunables: Dict[str, int] = field(default_factory=dict)
     specialize: bool = False
+    tensor_maps: Dict[str, str] = field(default_factory=dict)  # name -> its when(...) condition, "1" if none
 
 
 def parse_dims(text: str) -> List[str]:
@@ -362,6 +387,10 @@ def parse_plan(source: str) -> Plan:
                 plan.tunables[tune.group(1)] = int(tune.group(2))
         elif directive == "specialize":
             plan.specialize = True
+        elif directive == "tensor_map":
+            name = rest.split("=", 1)[0].strip()
+            when = re.search(r"\bwhen\((.*)\)\s*$", rest)
+            plan.tensor_maps[name] = when.group(1) if when else "1"
     if not plan.launches:
         raise ValueError("the source declares no @launch")
     return plan
@@ -407,7 +436,7 @@ class BoundLaunch:
     grid: Tuple[int, int, int]
     block: Tuple[int, int, int]
     shared: int
-    args: List[Tuple[str, Any]]  # ("tensor", name) or ("int", value)
+    args: List[Tuple[str, Any]]  # ("tensor", name), ("int", value) or ("zero_tensor_map", name)
     kinds: List[str]
 
 
@@ -426,7 +455,13 @@ def device_bindings(device: Any) -> Dict[str, int]:
         "SMEM_PER_BLOCK": int(device.shared_per_block),
         "SMEM_PER_BLOCK_OPTIN": int(device.shared_per_block_optin),
         "L2_BYTES": int(device.l2_bytes),
+        # "sm_90" -> 90, as the evaluator binds it.
+        "COMPUTE_CAPABILITY": int(re.sub(r"\D", "", str(getattr(device, "architecture", "")) or "0") or 0),
     }
+
+
+class TensorMapNeeded(ValueError):
+    """A plan passes a tensor map that its conditions leave in: the benchmark's launchers cannot build one."""
 
 
 def bind_plan(candidate: BenchCandidate, device: Any) -> BoundPlan:
@@ -444,7 +479,14 @@ def bind_plan(candidate: BenchCandidate, device: Any) -> BoundPlan:
     for launch in plan.launches:
         args: List[Tuple[str, Any]] = []
         for arg in launch.args:
-            args.append(("tensor", arg) if arg in known else ("int", evaluate_expression(arg, bindings)))
+            if arg in plan.tensor_maps:
+                if evaluate_expression(plan.tensor_maps[arg], bindings):
+                    raise TensorMapNeeded(
+                        f"the plan passes the tensor map {arg}, which this launcher does not build (it passes "
+                        "arrays and integers); a variant whose when(...) leaves the map out can be compared")
+                args.append(("zero_tensor_map", arg))  # the evaluator passes 128 zero bytes (candidate-format.md)
+            else:
+                args.append(("tensor", arg) if arg in known else ("int", evaluate_expression(arg, bindings)))
         kinds = kernel_param_kinds(candidate.source, launch.kernel)
         if len(kinds) != len(args):
             raise ValueError(f"{launch.kernel} takes {len(kinds)} parameters, the plan passes {len(args)}")
@@ -504,6 +546,8 @@ def inline_module_sources(candidate: BenchCandidate, plan: BoundPlan) -> Tuple[s
     defines = "".join(f"#define {name} {value}\n" for name, value in plan.defines.items())
     launchers, declarations, names = [], [], []
     for index, launch in enumerate(plan.launches):
+        if any(kind == "zero_tensor_map" for kind, _ in launch.args):
+            raise ValueError(f"{launch.kernel} takes a tensor map, which the load_inline launcher does not pass")
         name = f"ks_launch_{index}"
         arguments = ", ".join(
             (f"ks_bench::AnyPointer{{reinterpret_cast<void*>(args[{i}])}}" if kind == "pointer"
@@ -661,6 +705,9 @@ def triton_median_ms(candidate: BenchCandidate, device: Any) -> float:
         for (kind, value), param in zip(launch.args, launch.kinds):
             if kind == "tensor":
                 args.append(cupy.asarray(tensors[value]))
+            elif kind == "zero_tensor_map":
+                # A CUtensorMap by value: 128 bytes, as a structured scalar (CuPy passes those by value).
+                args.append(np.zeros((), dtype=np.dtype([("opaque", np.uint64, (16,))]))[()])
             elif param == "int64":
                 args.append(np.int64(value))
             else:
@@ -873,6 +920,25 @@ def pick_across_tasks(candidates, labels: Sequence[str], count: int) -> List[Ben
     return picked
 
 
+def without_live_tensor_maps(candidate: BenchCandidate, candidates, device) -> Tuple[BenchCandidate, str]:
+    """`candidate`, or where its plan passes a tensor map the CuPy launcher cannot build, the first variant of
+    the same task's seed whose conditions leave the maps out (the half-precision products' TMA=0), with a note
+    saying so; `candidate` itself when there is none (its comparison then fails, saying why)."""
+    try:
+        bind_plan(candidate, device)
+        return candidate, ""
+    except TensorMapNeeded:
+        pass
+    for other in candidates:
+        if other.task is candidate.task and other.label.startswith("seed "):
+            try:
+                bind_plan(other, device)
+            except ValueError:
+                continue
+            return other, f"{other.label} in place of {candidate.label}: tensor maps are not built here"
+    return candidate, ""
+
+
 def phase_agreement(report: Report, candidates, device, count: int, cache_root: Path, *,
                     measure: Optional[Callable[[BenchCandidate, Any], Any]] = None,
                     needs: Sequence[str] = ("triton", "cupy"), labels: Sequence[str] = ("seed", "reference"),
@@ -882,11 +948,19 @@ def phase_agreement(report: Report, candidates, device, count: int, cache_root: 
     `measure(candidate, device)` gives the do_bench median in ms, or (median, note) where the note goes
     into the verdict column (default: the source compiled by CuPy, triton_median_ms); `needs` are the
     modules it imports; `target` the largest accepted |ours/do_bench - 1| for kernels of 50 us or more."""
+    picked = pick_across_tasks(candidates, labels, count)
+    substitutions: Dict[str, str] = {}
+    if measure is None:
+        # CuPy launches arrays and integers only: a plan whose tensor maps are live is compared through a
+        # variant without them.
+        for index, candidate in enumerate(picked):
+            picked[index], note = without_live_tensor_maps(candidate, candidates, device)
+            if note:
+                substitutions[picked[index].key] = note
     measure = measure or triton_median_ms
     evaluator = make_evaluator("strict", str(cache_root / "strict"))
     ours: Dict[str, float] = {}
     statuses: Dict[str, str] = {}
-    picked = pick_across_tasks(candidates, labels, count)
     for task in {id(c.task): c.task for c in picked}.values():
         batch = [c for c in picked if c.task is task]
         for candidate, evaluation in zip(batch, evaluator.evaluate_batch(task.handle, [c.handle for c in batch])):
@@ -915,6 +989,7 @@ def phase_agreement(report: Report, candidates, device, count: int, cache_root: 
             rows.append([candidate.key, ours[candidate.key], None, None, f"do_bench failed: {error}"])
             continue
         median, note = measured if isinstance(measured, tuple) else (measured, "")
+        note = "; ".join(part for part in (note, substitutions.get(candidate.key, "")) if part)
         theirs[candidate.key] = float(median)
         ratio = ours[candidate.key] / theirs[candidate.key]
         judged = ours[candidate.key] >= NOISE_MIN_MS
@@ -1008,6 +1083,7 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
 class _DryRunDevice:
     compute_units, warp_size, max_threads_per_block = 132, 32, 1024
     shared_per_block, shared_per_block_optin, l2_bytes = 49152, 232448, 52428800
+    architecture = "sm_90"
 
 
 def dry_run(candidates: Sequence[BenchCandidate], out_dir: Path) -> int:

@@ -1,12 +1,15 @@
-"""bench/bench_evaluator.py's throughput pass through a real evaluator (PoCL): each kernel's record explains its
-cost (samples on both sides, how they were taken, a re-measurement), and the pass's summary counts the
-re-measurements and names the slowest evaluations."""
+"""bench/bench_evaluator.py: its throughput pass through a real evaluator (PoCL), where each kernel's record
+explains its cost (samples on both sides, how they were taken, a re-measurement) and the pass's summary counts
+the re-measurements and names the slowest evaluations; and the do_bench comparison's choice of a variant
+without tensor maps for a plan that passes them."""
 
 from __future__ import annotations
 
 import pathlib
 import sys
 from types import SimpleNamespace
+
+import pytest
 
 import kernelsmith as ks
 
@@ -42,3 +45,29 @@ def test_a_pass_records_why_each_evaluation_cost_what_it_did(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "suspicious speedups measured again: 2 of 2" in printed
     assert "slowest: relu/" in printed
+
+
+def test_a_plan_with_live_tensor_maps_is_compared_through_a_variant_without_them():
+    # The half-precision products pass TMA tensor maps on Hopper: the CuPy launcher builds none, so do_bench
+    # times the seed's TMA=0 variant, whose when(...) leaves the maps out (128 zero bytes by value).
+    device = be._DryRunDevice()
+    assert be.device_bindings(device)["COMPUTE_CAPABILITY"] == 90
+    tasks = be.load_tasks(["matmul_fp16"])
+    candidates = be.build_candidates(tasks, 4)
+    seed = next(c for c in candidates if c.label == "seed")
+    with pytest.raises(be.TensorMapNeeded, match="tensor map a_tiles"):
+        be.bind_plan(seed, device)
+    picked, note = be.without_live_tensor_maps(seed, candidates, device)
+    assert picked.label == "seed TMA=0" and "in place of seed" in note
+    plan = be.bind_plan(picked, device)
+    main = next(launch for launch in plan.launches if launch.kernel == "matmul_fp16")
+    assert main.args[:2] == [("zero_tensor_map", "a_tiles"), ("zero_tensor_map", "b_tiles")]
+    # Before Hopper the maps' conditions are false for the seed itself.
+    older = be._DryRunDevice()
+    older.architecture = "sm_80"
+    assert be.without_live_tensor_maps(seed, candidates, older) == (seed, "")
+    # A plan without maps is its own comparison.
+    relu = be.build_candidates(be.load_tasks(["relu"]), 0)[0]
+    assert be.without_live_tensor_maps(relu, [relu], device) == (relu, "")
+    with pytest.raises(ValueError, match="load_inline launcher does not pass"):
+        be.inline_module_sources(picked, plan)
