@@ -31,6 +31,7 @@ import ast
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import sys
@@ -1104,8 +1105,26 @@ def dry_run(candidates: Sequence[BenchCandidate], out_dir: Path) -> int:
     return 1 if problems else 0
 
 
+def installed_versions() -> Dict[str, str]:
+    """The versions that the figures depend on; a module that is missing says so (its phases then fail)."""
+    found = {"python": sys.version.split()[0]}
+    for module in ("kernelsmith", "torch", "cupy", "triton"):
+        try:
+            found[module] = str(__import__(module).__version__)
+        except Exception as error:  # noqa: BLE001 - any import failure means "not usable here"
+            found[module] = f"not importable ({type(error).__name__})"
+    try:
+        import torch
+
+        found["cuda (torch)"] = str(torch.version.cuda)
+    except Exception:  # noqa: BLE001
+        pass
+    return found
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
+    command = shlex.join(["python3", *(sys.argv if argv is None else [sys.argv[0], *argv])])
     names = [n for n in args.tasks.split(",") if n]
     skip = {s for s in args.skip.split(",") if s}
     tasks = load_tasks(names)
@@ -1115,6 +1134,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return dry_run(candidates, Path(args.out or tempfile.mkdtemp(prefix="ks_bench_dry_")))
 
     report = Report(args.out)
+    report.data["command"] = command
+    report.data["versions"] = installed_versions()
+    print(f"command: {command}\nversions: " + ", ".join(f"{k} {v}" for k, v in report.data["versions"].items()),
+          flush=True)
     try:
         device = cuda_device()
         import kernelsmith

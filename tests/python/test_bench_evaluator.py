@@ -5,6 +5,7 @@ without tensor maps for a plan that passes them."""
 
 from __future__ import annotations
 
+import json
 import pathlib
 import sys
 from types import SimpleNamespace
@@ -71,3 +72,24 @@ def test_a_plan_with_live_tensor_maps_is_compared_through_a_variant_without_them
     assert be.without_live_tensor_maps(relu, [relu], device) == (relu, "")
     with pytest.raises(ValueError, match="load_inline launcher does not pass"):
         be.inline_module_sources(picked, plan)
+
+
+def test_the_report_carries_the_command_and_versions_even_when_setup_fails(tmp_path, capsys):
+    out = tmp_path / "report.json"
+    status = be.main(["--tasks", "relu", "--skip", "throughput,kernelbench,agreement,noise", "--out", str(out)])
+    printed = capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert report["command"].startswith("python3 ") and "--tasks relu" in report["command"]
+    assert report["versions"]["kernelsmith"] == ks.__version__ and report["versions"]["python"]
+    assert f"command: {report['command']}" in printed
+    if not be_has_cuda():
+        # No CUDA device here: the setup phase fails, saying why, and the exit status says so.
+        assert status == 1 and "setup" in report["errors"]
+
+
+def be_has_cuda() -> bool:
+    try:
+        be.cuda_device()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
