@@ -650,12 +650,6 @@ double near_constant_spread(DType dtype, const Tolerance& tolerance) {
   return is_floating(dtype) ? tolerance.atol + tolerance.rtol : kNearConstantSpread;
 }
 
-double relative_spread(DType dtype, const std::vector<const Bytes*>& buffers, std::int64_t count) {
-  SpreadAccumulator spread;
-  for (const Bytes* buffer : buffers) spread.add(dtype, buffer->data(), count);
-  return spread.spread();
-}
-
 void SpreadAccumulator::add(DType dtype, const std::uint8_t* data, std::int64_t count, ThreadPool& pool) {
   struct Chunk {
     std::int64_t n = 0;

@@ -98,7 +98,7 @@ Bytes nudge_inputs(DType dtype, const Bytes& data, std::uint64_t seed);
 inline constexpr std::uint8_t kPoisonFirst = 0xFF;
 inline constexpr std::uint8_t kPoisonSecond = 0x7F;
 
-/// Below this relative spread (relative_spread) integer values are near-constant, and a candidate's output
+/// Below this relative spread (SpreadAccumulator) integer values are near-constant, and a candidate's output
 /// is compared for it below this at most (see near_constant_spread and compare_output).
 inline constexpr double kNearConstantSpread = 1e-3;
 
@@ -156,11 +156,8 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
 std::string describe_failure(const OutputComparison& comparison, std::int64_t count);
 
 /// Relative spread of values: standard deviation over the mean magnitude (0 for a constant, also 0 when
-/// every value is 0). Non-finite values are ignored.
-double relative_spread(DType dtype, const std::vector<const Bytes*>& buffers, std::int64_t count);
-
-/// relative_spread over buffers added one at a time, so that they need not all be held at once (a spread
-/// check's cases of KernelBench's largest problems take gigabytes each). Each buffer is summed over the
+/// every value is 0; non-finite values are ignored), over buffers added one at a time, so that they need not
+/// all be held at once (a spread check's cases of KernelBench's largest problems take gigabytes each). Each buffer is summed over the
 /// pool's threads in fixed chunks, then merged into the totals (the pairwise update of mean and squared
 /// deviations): the result does not depend on the thread count.
 class SpreadAccumulator {
