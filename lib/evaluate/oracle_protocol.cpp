@@ -155,17 +155,10 @@ std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceS
   const SizeConfig& config = task_.timing_sizes;
   const TimingSettings rules = timing_rules(mode);
   const std::string oracle_device = oracle().device();
-  const Json settings = {{"mode", rules.mode},
-                         {"noise_target", rules.noise_target},
-                         {"stop_rule", rules.stop_rule},
-                         {"min_samples", rules.min_samples},
-                         {"max_samples", rules.max_samples},
-                         {"budget_seconds", rules.budget_seconds},
-                         {"warmups", rules.warmups},
-                         {"host_repeats", rules.host_repeats},
-                         // As the harness evicts: a read pass on a GPU, a fill on the CPU.
-                         {"flush", !options_.flush_l2 ? "none" : oracle_device == "cpu" ? "fill" : "read"},
-                         {"flush_bytes", l2_flush_bytes(backend_.device())}};
+  Json settings = timing_rules_json(rules);
+  // As the harness evicts: a read pass on a GPU, a fill on the CPU.
+  settings["flush"] = !options_.flush_l2 ? "none" : oracle_device == "cpu" ? "fill" : "read";
+  settings["flush_bytes"] = l2_flush_bytes(backend_.device());
   std::map<std::string, OracleBaseline> baselines;
   std::optional<TimingCases> cases;  // drawn when a baseline has to be timed
   const std::vector<std::string> names = eager_only ? std::vector<std::string>{"eager"} : baseline_names(*task_.oracle);

@@ -671,10 +671,8 @@ TimingReport EvaluationRun::baseline(ReferenceState& reference, const std::strin
                                    .field(backend_.name())
                                    .field(backend_.device().name)
                                    .field(mode)
-                                   .field(fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", rules.mode, rules.noise_target, rules.stop_rule,
-                                                      rules.min_samples, rules.max_samples, rules.budget_seconds,
-                                                      rules.warmups, rules.host_repeats, options_.flush_l2,
-                                                      rules.batch_below_ms, rules.batch_runs))
+                                   .field(timing_rules_json(rules).dump())
+                                   .field(options_.flush_l2 ? "flush_l2" : "no_flush")
                                    .hex();
   if (mode != "remeasure") {
     if (const auto text = oracle_cache().find_text(disk_key)) {
@@ -698,6 +696,19 @@ TimingReport EvaluationRun::baseline(ReferenceState& reference, const std::strin
   if (mode != "remeasure") oracle_cache().store_text(disk_key, timing_report_to_json(report).dump(2));
   reference.baseline[mode] = report;
   return report;
+}
+
+Json timing_rules_json(const TimingSettings& rules) {
+  return {{"mode", rules.mode},
+          {"noise_target", rules.noise_target},
+          {"stop_rule", rules.stop_rule},
+          {"min_samples", rules.min_samples},
+          {"max_samples", rules.max_samples},
+          {"budget_seconds", rules.budget_seconds},
+          {"warmups", rules.warmups},
+          {"host_repeats", rules.host_repeats},
+          {"batch_below_ms", rules.batch_below_ms},
+          {"batch_runs", rules.batch_runs}};
 }
 
 double speedup_of(const TimingReport& baseline, const TimingReport& candidate) {

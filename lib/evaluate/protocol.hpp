@@ -211,6 +211,10 @@ class EvaluationRun {
   std::optional<TimingCases> timing_cases_;
 };
 
+/// The sampling rules that decide a measurement, as one document: part of the baselines' disk-cache keys
+/// (the reference's and PyTorch's), and the settings the oracle helper times PyTorch under (it does not
+/// batch, so it ignores batch_below_ms and batch_runs).
+Json timing_rules_json(const TimingSettings& rules);
 /// The reference's time over the candidate's (0 when either is unknown).
 double speedup_of(const TimingReport& baseline, const TimingReport& candidate);
 /// The key of a task's loaded reference in the harness state.

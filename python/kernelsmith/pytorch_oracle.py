@@ -46,7 +46,8 @@ Requests and replies (each reply repeats the request's ``"id"``):
   the host clock on the CPU, where torch runs synchronously), samples until the noise target, the budget
   or the maximum, the host-clock cross-check. The runs cycle through the input sets. ``S`` is
   ``{"mode", "noise_target", "stop_rule": "spread" | "standard_error", "min_samples", "max_samples",
-  "budget_seconds", "warmups", "host_repeats", "flush": "read" | "fill" | "none", "flush_bytes"}``. -> ``{"ok": true, "timing": {TimingReport's fields},
+  "budget_seconds", "warmups", "host_repeats", "flush": "read" | "fill" | "none", "flush_bytes"}`` (the harness
+  also sends its batching rules, ``batch_below_ms`` and ``batch_runs``, which the helper does not use). -> ``{"ok": true, "timing": {TimingReport's fields},
   "compile_seconds": s}``.
 
 A failure is ``{"ok": false, "stage": ..., "message": ...}``, the stage one of ``request`` (malformed),
