@@ -47,8 +47,8 @@ Requests and replies (each reply repeats the request's ``"id"``):
   or the maximum, the host-clock cross-check. The runs cycle through the input sets. ``S`` is
   ``{"mode", "noise_target", "stop_rule": "spread" | "standard_error", "min_samples", "max_samples",
   "budget_seconds", "warmups", "host_repeats", "flush": "read" | "fill" | "none", "flush_bytes"}`` (the harness
-  also sends its batching rules, ``batch_below_ms`` and ``batch_runs``, which the helper does not use). -> ``{"ok": true, "timing": {TimingReport's fields},
-  "compile_seconds": s}``.
+  also sends its batching rules, ``batch_below_ms`` and ``batch_runs``, which the helper does not use).
+  -> ``{"ok": true, "timing": {TimingReport's fields}, "compile_seconds": s}``.
 
 A failure is ``{"ok": false, "stage": ..., "message": ...}``, the stage one of ``request`` (malformed),
 ``torch`` (torch missing: the message says how to install it), ``device`` (the device is not usable),
