@@ -9,6 +9,7 @@ available; with TMA = 1 on Hopper the stages are loaded by the copy engine throu
 Edit the template here, regenerate, and run the task suite's tests.
 """
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "tasks"
@@ -17,42 +18,45 @@ ACC = ", ".join(f"%{i}" for i in range(64))
 ACC_OPERANDS = ", ".join(f'"+f"(d[{i}])' for i in range(64))
 
 
-def source(task, element, header, ptx_type, out_type, store_pair, store_one, title):
-    launch = (f"// @workspace BT: {'float16' if 'fp16' in task else 'bfloat16'}[N * K]\n"
+def half_plan(task):
+    return (f"// @workspace BT: {'float16' if 'fp16' in task else 'bfloat16'}[N * K]\n"
               f"// @tensor_map a_tiles = A[K, M] box[64, 64 * WARPGROUPS] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)\n"
               f"// @tensor_map b_tiles = BT[K, N] box[64, BN] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)\n"
               f"// @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64), 256>>>(B, BT, K, N)\n"
               f"// @launch {task}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)")
-    transpose = f"""
+
+
+HALF_TRANSPOSE = """
 // B (K x N) -> BT (N x K) through a 64 x 64 shared tile; pairs of values per thread on both sides.
 extern "C" __global__ void __launch_bounds__(256) transpose_b(const element_t* __restrict__ B, element_t* __restrict__ BT,
-                                                           int K, int N) {{
+                                                           int K, int N) {
   __shared__ element_t tile[64][64 + 2];
   const int tiles_n = (N + 63) / 64;
   const int n0 = (blockIdx.x % tiles_n) * 64;
   const int k0 = (blockIdx.x / tiles_n) * 64;
   const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-  for (int r = ty; r < 64; r += 8) {{
+  for (int r = ty; r < 64; r += 8) {
     const int k = k0 + r;
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {{
+    for (int e = 0; e < 2; ++e) {
       const int n = n0 + 2 * tx + e;
       tile[r][2 * tx + e] = k < K && n < N ? B[(long long)k * N + n] : ZERO_ELEMENT;
-    }}
-  }}
+    }
+  }
   __syncthreads();
-  for (int r = ty; r < 64; r += 8) {{
+  for (int r = ty; r < 64; r += 8) {
     const int n = n0 + r;
     if (n >= N) continue;
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {{
+    for (int e = 0; e < 2; ++e) {
       const int k = k0 + 2 * tx + e;
       if (k < K) BT[(long long)n * K + k] = tile[2 * tx + e][r];
-    }}
-  }}
-}}
+    }
+  }
+}
 """
-    return f"""// {title} seed for Hopper tensor cores (sm_90a): warpgroup MMA (wgmma.mma_async, float32 accumulators)
+
+HALF_DESIGN = """\
 // reading both operands from shared memory through matrix descriptors.
 // A block of WARPGROUPS consumer warpgroups computes a (64 * WARPGROUPS) x BN tile of C; each warpgroup
 // owns 64 rows and issues m64n128k16 instructions over its BN columns, accumulating in registers.
@@ -75,20 +79,70 @@ extern "C" __global__ void __launch_bounds__(256) transpose_b(const element_t* _
 // stage's mbarrier, out-of-bounds rows and k values read as zeros, and every thread waits on the barrier
 // instead of its own cp.async groups. The maps exist where the plan's when(...) holds (Hopper, K % 8 == 0:
 // TMA needs 16-byte row strides); the kernel decides the same way and elsewhere loads with cp.async.
-// @tune WARPGROUPS = 2 in {{1, 2}}
-// @tune BN = 256 in {{128, 256}}
-// @tune STAGES = 4 in {{3, 4, 5, 6}}
-// @tune GROUP = 8 in {{4, 8, 16}}
-// @tune TMA = 1 in {{0, 1}}
+"""
+
+
+HALF_TUNES = """\
+// @tune WARPGROUPS = 2 in {1, 2}
+// @tune BN = 256 in {128, 256}
+// @tune STAGES = 4 in {3, 4, 5, 6}
+// @tune GROUP = 8 in {4, 8, 16}
+// @tune TMA = 1 in {0, 1}
 // @require STAGES * (64 * WARPGROUPS + BN) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
 // @require WARPGROUPS == 2 || BN == 128
-{launch}
-#include <{header}>
+"""
 
+# The float32 products keep a second set of accumulators (the running total), so one instruction's columns
+# (BN = 128) is what the registers hold.
+TF32X3_TUNES = """\
+// @tune WARPGROUPS = 2 in {1, 2}
+// @tune STAGES = 4 in {3, 4, 5, 6}
+// @tune GROUP = 8 in {4, 8, 16}
+// @tune TMA = 1 in {0, 1}
+// @tune PROMOTE = 4 in {1, 2, 4}
+// @require STAGES * (64 * WARPGROUPS + 128) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
+"""
+
+# Promotion (float32 products): the tensor cores add each instruction's products into the accumulators
+# with truncation, an error of up to an ulp of the accumulator per instruction, which over 3 KP / 8
+# instructions grows far past float32 FMA's; every PROMOTE tiles the accumulators are added into a float32
+# total on the CUDA cores (round to nearest) and restart from zero, so they only ever hold a few tiles' sum.
+PROMOTE_DECLARE = """  float total[NPARTS][64];
+#pragma unroll
+  for (int j = 0; j < NPARTS; ++j) {
+#pragma unroll
+    for (int e = 0; e < 64; ++e) total[j][e] = 0.0f;
+  }
+"""
+
+PROMOTE_STEP = """    // Every PROMOTE tiles, and after the last: the accumulators into the total (once their instructions
+    // are done), then from zero again.
+    if ((kt + 1) % PROMOTE == 0 || kt + 1 == k_tiles) {
+#if WARPGROUP_MMA
+      asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
+      fence_accumulators(d);
+#endif
+#pragma unroll
+      for (int j = 0; j < NPARTS; ++j) {
+#pragma unroll
+        for (int e = 0; e < 64; ++e) {
+          total[j][e] += d[j][e];
+          d[j][e] = 0.0f;
+        }
+      }
+    }
+"""
+
+
+def source(seed):
+    """The seed's text: `seed` gives what differs between the element types (see Seed)."""
+    return f"""// {seed.title} seed for Hopper tensor cores (sm_90a): warpgroup MMA (wgmma.mma_async, float32 accumulators)
+{seed.design}{seed.tunes}{seed.plan}
+{seed.include}
 #define BM (64 * WARPGROUPS)
-#define BK 64
+{seed.defines}#define BK {128 // seed.bytes}
 #define THREADS (128 * WARPGROUPS)
-#define NPARTS (BN / 128)  // m64n128k16 instructions per k16 step and warpgroup
+#define NPARTS (BN / 128)  // m64n128k{seed.k_mma} instructions per k{seed.k_mma} step and warpgroup
 // Warpgroup MMA needs the architecture-specific target (sm_90a, what the evaluator compiles for on
 // Hopper); elsewhere (sm_80, sm_89, plain sm_90) the same tiles feed mma.sync.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -102,25 +156,25 @@ struct __align__(64) TensorMap {{
   unsigned long long opaque[16];
 }};
 
-typedef {element} element_t;
-#define ZERO_ELEMENT {"__float2half(0.0f)" if "half" in element else "__float2bfloat16(0.0f)"}
-{transpose}
+typedef {seed.element} element_t;
+#define ZERO_ELEMENT {seed.zero}
+{seed.prepass}
 __device__ __forceinline__ void copy16(unsigned destination, const void* source, int bytes) {{
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\\n" ::"r"(destination), "l"(source), "r"(bytes));
 }}
 
-// 8 values one by one (rows not 16-byte aligned), zeros where !row_inside or beyond `left` values; each
+// {seed.chunk} values one by one (rows not 16-byte aligned), zeros where !row_inside or beyond `left` values; each
 // value goes straight to shared memory, so that this path holds few registers.
-__device__ __forceinline__ void load8(unsigned destination, const element_t* __restrict__ matrix, long long offset,
+__device__ __forceinline__ void load{seed.chunk}(unsigned destination, const element_t* __restrict__ matrix, long long offset,
                                       bool row_inside, int left) {{
 #pragma unroll
-  for (int e = 0; e < 8; ++e) {{
+  for (int e = 0; e < {seed.chunk}; ++e) {{
     const element_t value = row_inside && e < left ? matrix[offset + e] : ZERO_ELEMENT;
-    asm volatile("st.shared.b16 [%0], %1;\\n" ::"r"(destination + 2 * e), "h"(*reinterpret_cast<const unsigned short*>(&value)));
+    asm volatile("st.shared.b{8 * seed.bytes} [%0], %1;\\n" ::"r"(destination + {seed.bytes} * e), "{seed.store_constraint}"(*reinterpret_cast<const {seed.store_bits}*>(&value)));
   }}
 }}
 
-// One operand's tile for k values k0 .. k0 + 63: ROWS rows of 64 values (128 bytes, eight 16-byte
+// One operand's tile for k values k0 .. k0 + {128 // seed.bytes - 1}: ROWS rows of {128 // seed.bytes} values (128 bytes, eight 16-byte
 // chunks) from a K-major matrix of `rows` rows, starting at row `first_row`, chunk q of row r stored at
 // chunk q ^ (r % 8) (the 128-byte swizzle). A and BT are both loaded this way.
 template <int ROWS, bool VECTORS>
@@ -130,13 +184,13 @@ __device__ __forceinline__ void load_rows(unsigned tile, const element_t* __rest
   for (int l = 0; l < ROWS * 8 / THREADS; ++l) {{
     const int c = threadIdx.x + l * THREADS;
     const int r = c / 8, q = c % 8;
-    const int row = first_row + r, k = k0 + q * 8;
+    const int row = first_row + r, k = k0 + q * {seed.chunk};
     const unsigned destination = tile + r * 128 + ((q ^ (r & 7)) << 4);
     if (VECTORS) {{
       const bool inside = row < rows && k < K;
       copy16(destination, inside ? matrix + (long long)row * K + k : matrix, inside ? 16 : 0);
     }} else {{
-      load8(destination, matrix, (long long)row * K + k, row < rows, K - k);
+      load{seed.chunk}(destination, matrix, (long long)row * K + k, row < rows, K - k);
     }}
   }}
 }}
@@ -153,19 +207,19 @@ __device__ __forceinline__ void load_matrix_x4(unsigned (&r)[4], unsigned addres
                : "r"(address));
 }}
 
-__device__ __forceinline__ void mma_16816(float* c, const unsigned (&a)[4], unsigned b0, unsigned b1) {{
+__device__ __forceinline__ void mma_168{seed.k_mma}(float* c, const unsigned (&a)[4], unsigned b0, unsigned b1) {{
   asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, "
+      "mma.sync.aligned.m16n8k{seed.k_mma}.row.col.f32.{seed.mma_type}.{seed.mma_type}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, "
       "{{%0, %1, %2, %3}};\\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }}
 
 #if WARPGROUP_MMA
-__device__ __forceinline__ void mma_64x128x16(float (&d)[64], unsigned long long a, unsigned long long b) {{
+__device__ __forceinline__ void mma_64x128x{seed.k_mma}(float (&d)[64], unsigned long long a, unsigned long long b) {{
   asm volatile(
       "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %66, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.{ptx_type}.{ptx_type} {{{ACC}}}, %64, %65, p, 1, 1, 0, 0;\\n}}\\n"
+      "wgmma.mma_async.sync.aligned.m64n128k{seed.k_mma}.f32.{seed.mma_type}.{seed.mma_type} {{{ACC}}}, %64, %65, p, 1, 1{seed.transpose_immediates};\\n}}\\n"
       : {ACC_OPERANDS}
       : "l"(a), "l"(b), "r"(1));
 }}
@@ -197,13 +251,13 @@ __device__ __forceinline__ void wait_barrier(unsigned barrier, unsigned parity) 
 }}
 #endif
 
-// VECTORS: every row of A and BT is 16-byte aligned (K % 8 == 0: cp.async); otherwise values are loaded one
+// VECTORS: every row of A and BT is 16-byte aligned (K % {seed.chunk} == 0: cp.async); otherwise values are loaded one
 // by one. TMA_LOADS (Hopper, VECTORS): the copy engine loads the stages through the tensor maps.
 // Separate instantiations keep the slow paths' code out of the fast main loop.
 template <bool VECTORS, bool TMA_LOADS>
 __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMap& b_tiles,
-                                        const element_t* __restrict__ A, const element_t* __restrict__ B,
-                                        {out_type}* __restrict__ C, int M, int N, int K, unsigned char* shared_bytes) {{
+                                        const element_t* __restrict__ A, const element_t* __restrict__ B,{seed.extra_parameters}
+                                        {seed.out_type}* __restrict__ C, int M, int N, int K, unsigned char* shared_bytes) {{
   // The swizzle is a function of the address bits, so tiles start on 1024-byte boundaries.
   const unsigned shared_base = (static_cast<unsigned>(__cvta_generic_to_shared(shared_bytes)) + 1023u) & ~1023u;
 
@@ -220,7 +274,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
   const int k_tiles = (K + BK - 1) / BK;
-  constexpr int STAGE_BYTES = (BM + BN) * BK * 2;
+  constexpr int STAGE_BYTES = (BM + BN) * BK * {seed.bytes};
 
   // One mbarrier per stage for the TMA path: its phase n completes when the stage's boxes of its n-th tile
   // have landed.
@@ -260,7 +314,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 #pragma unroll
     for (int e = 0; e < 64; ++e) d[j][e] = 0.0f;
   }}
-
+{seed.promote_declare}
   constexpr int AHEAD = STAGES - 2;
 #pragma unroll
   for (int s = 0; s < AHEAD; ++s) {{
@@ -295,11 +349,11 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
     fence_accumulators(d);
     asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {{
+    for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
       const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
 #pragma unroll
       for (int j = 0; j < NPARTS; ++j) {{
-        mma_64x128x16(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
+        mma_64x128x{seed.k_mma}(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
       }}
     }}
     asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
@@ -310,7 +364,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
     // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
     const int lane = tid % 32;
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {{
+    for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
       unsigned a[4];
       const int r = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane % 16;
       load_matrix_x4(a, a_tile + r * 128 + (((kk * 2 + lane / 16) ^ (r & 7)) << 4));
@@ -319,12 +373,12 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
         unsigned b[4];
         const int n = n16 * 16 + lane % 8 + 8 * (lane / 16);
         load_matrix_x4(b, b_tile + n * 128 + (((kk * 2 + (lane / 8) % 2) ^ (n & 7)) << 4));
-        mma_16816(&d[n16 / 8][(2 * n16 % 16) * 4], a, b[0], b[1]);
-        mma_16816(&d[n16 / 8][(2 * n16 % 16) * 4 + 4], a, b[2], b[3]);
+        mma_168{seed.k_mma}(&d[n16 / 8][(2 * n16 % 16) * 4], a, b[0], b[1]);
+        mma_168{seed.k_mma}(&d[n16 / 8][(2 * n16 % 16) * 4 + 4], a, b[2], b[3]);
       }}
     }}
 #endif
-  }}
+{seed.promote_step}  }}
 #if WARPGROUP_MMA
   asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
 #endif
@@ -344,13 +398,13 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
       for (int h = 0; h < 2; ++h) {{
         const int row = row0 + h * 8;
         if (row >= M) continue;
-        {out_type}* out = C + (long long)row * N + col;
-        const float v0 = d[j][4 * q + 2 * h], v1 = d[j][4 * q + 2 * h + 1];
+        {seed.out_type}* out = C + (long long)row * N + col;
+        const float v0 = {seed.finish.format(v=f"{seed.result}[j][4 * q + 2 * h]", col="col")}, v1 = {seed.finish.format(v=f"{seed.result}[j][4 * q + 2 * h + 1]", col="col + 1")};
         if (pairs && col + 1 < N) {{
-          {store_pair}
+          {seed.store_pair}
         }} else {{
-          if (col < N) {store_one.format(i=0, v="v0")}
-          if (col + 1 < N) {store_one.format(i=1, v="v1")}
+          if (col < N) {seed.store_one.format(i=0, v="v0")}
+          if (col + 1 < N) {seed.store_one.format(i=1, v="v1")}
         }}
       }}
     }}
@@ -358,33 +412,220 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 }}
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-{task}(const __grid_constant__ TensorMap a_tiles, const __grid_constant__ TensorMap b_tiles,
-            const element_t* __restrict__ A, const element_t* __restrict__ B, {out_type}* __restrict__ C, int M, int N,
+{seed.task}(const __grid_constant__ TensorMap a_tiles, const __grid_constant__ TensorMap b_tiles,
+            const element_t* __restrict__ A, const element_t* __restrict__ B,{seed.extra_parameters} {seed.out_type}* __restrict__ C, int M, int N,
             int K) {{
   extern __shared__ unsigned char shared_bytes[];
 #if WARPGROUP_MMA
   // The plan builds the maps under the same condition (its when(...)).
-  if (TMA == 1 && K % 8 == 0) {{
-    product<true, true>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
+  if (TMA == 1 && K % {seed.chunk} == 0) {{
+    product<true, true>(a_tiles, b_tiles, A, B,{seed.extra_arguments} C, M, N, K, shared_bytes);
     return;
   }}
 #endif
-  if (K % 8 == 0) {{
-    product<true, false>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
+  if (K % {seed.chunk} == 0) {{
+    product<true, false>(a_tiles, b_tiles, A, B,{seed.extra_arguments} C, M, N, K, shared_bytes);
   }} else {{
-    product<false, false>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
+    product<false, false>(a_tiles, b_tiles, A, B,{seed.extra_arguments} C, M, N, K, shared_bytes);
   }}
 }}
 """
 
 
-for task, element, header, ptx, out_type, pair, one, title in (
-    ("matmul_fp16", "__half", "cuda_fp16.h", "f16", "float",
-     "*reinterpret_cast<float2*>(out) = make_float2(v0, v1);", "out[{i}] = {v};", "Half-precision matrix product"),
-    ("matmul_bf16", "__nv_bfloat16", "cuda_bf16.h", "bf16", "element_t",
-     "*reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(v0, v1);", "out[{i}] = __float2bfloat16_rn({v});",
-     "bfloat16 matrix product"),
-):
-    (OUT / task).mkdir(parents=True, exist_ok=True)
-    (OUT / task / "seed.cu").write_text(source(task, element, header, ptx, out_type, pair, one, title))
+TF32X3_DESIGN = """\
+// reading both operands from shared memory through matrix descriptors, with float32 accuracy: each float32
+// operand x is split into two TF32 numbers, big = tf32(x) and small = tf32(x - big) (round to nearest; TF32
+// keeps 11 significant bits, the pair 22 of float32's 24), and the product is taken as
+//   {a} {b}{t} = {a}_big {b}_big{t} + {a}_big {b}_small{t} + {a}_small {b}_big{t}
+// (3xTF32): the dropped {a}_small {b}_small{t} and the pair's rounding are about 2^-22 of each product (plain
+// TF32, 2^-11 per product, fails the tolerance). The tensor cores multiply TF32 exactly but add each
+// instruction's products into the float32 accumulators with truncation, which over thousands of
+// instructions costs far more than float32 FMA's rounding; so every PROMOTE tiles (PROMOTE * 4
+// instructions) the accumulators are added into a float32 total on the CUDA cores, rounding to nearest,
+// and start again from zero. Three TF32 products at the tensor cores' TF32 rate still beat float32 FMA on
+// the CUDA cores (H100: 495 against 67 TFLOPS dense).
+// The split runs first, into K-major workspaces whose rows hold three segments of KP = round_up(K, 32)
+// values, {a}W = [big | big | small] and {b}W = [big | small | big] (zeros beyond K), so that the product
+// is one TF32 matrix product {a}W {b}W^T over 3 KP: {transpose_note}
+// A block of WARPGROUPS consumer warpgroups computes a (64 * WARPGROUPS) x BN tile of {out}; each warpgroup
+// owns 64 rows and issues m64n128k8 instructions over its BN columns, accumulating in registers.
+// K advances in 32-wide tiles (128 bytes) through a STAGES-deep ring in shared memory, filled STAGES - 2
+// tiles ahead (by the copy engine through the plan's tensor maps with TMA = 1, else by cp.async 16-byte
+// copies); the tensor cores work on tile t while tile t - 1's instructions may still run
+// (wgmma.wait_group 1), so the ring holds the tile being read, the one being finished and STAGES - 2 in flight.
+// Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
+// the layout the descriptors name, which also keeps the copies and the tensor-core reads free of bank
+// conflicts. The workspaces' rows are multiples of 32 values, so every 16-byte chunk is wholly inside or
+// outside them; rows beyond M or N read as zeros. Blocks are numbered in groups of GROUP tile rows for L2 reuse.
+// Warpgroup MMA exists on Hopper's architecture-specific target (sm_90a) only; compiled for another
+// target (an A100's sm_80, or plain sm_90) the same tiles feed mma.sync.m16n8k8 (TF32) through ldmatrix
+// into the same accumulator layout: correct everywhere, fast on Hopper.
+"""
+
+# Rounds to TF32 and splits: shared by the float32 products' prepasses.
+TF32_SPLIT = """
+// x rounded to TF32 (to nearest, ties away from zero): the low 13 mantissa bits become zero.
+__device__ __forceinline__ float to_tf32(float x) {
+  unsigned bits;
+  asm("cvt.rna.tf32.f32 %0, %1;\\n" : "=r"(bits) : "f"(x));
+  return __uint_as_float(bits);
+}
+
+// X (rows x K, K-major) -> XW (rows x 3 KP): row r holds three KP-long segments, the big parts in two of them
+// and the small parts in segment `small_segment`; values beyond K are zeros. Four values per thread.
+extern "C" __global__ void __launch_bounds__(256) split_rows(const float* __restrict__ X, float* __restrict__ XW,
+                                                          int rows, int K, int KP, int small_segment) {
+  const int quads = KP / 4;
+  const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
+  if (i >= (long long)rows * quads) return;
+  const int r = (int)(i / quads), k = (int)(i % quads) * 4;
+  float big[4], small[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const float x = k + e < K ? X[(long long)r * K + k + e] : 0.0f;
+    big[e] = to_tf32(x);
+    small[e] = to_tf32(x - big[e]);
+  }
+  float* out = XW + (long long)r * 3 * KP + k;
+#pragma unroll
+  for (int segment = 0; segment < 3; ++segment) {
+    const float* v = segment == small_segment ? small : big;
+    *reinterpret_cast<float4*>(out + segment * KP) = make_float4(v[0], v[1], v[2], v[3]);
+  }
+}
+"""
+
+MATMUL_SPLIT_COLUMNS = """
+// B (K x N) -> BW (N x 3 KP), transposed through a 32 x 32 shared tile: row n holds [big | small | big] of
+// column n of B, zeros beyond K.
+extern "C" __global__ void __launch_bounds__(256) split_columns(const float* __restrict__ B, float* __restrict__ BW,
+                                                             int K, int N, int KP) {
+  __shared__ float tile[32][33];
+  const int n0 = blockIdx.x * 32, k0 = blockIdx.y * 32;
+  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+  for (int r = ty; r < 32; r += 8) {
+    const int k = k0 + r, n = n0 + tx;
+    tile[r][tx] = k < K && n < N ? B[(long long)k * N + n] : 0.0f;
+  }
+  __syncthreads();
+  for (int r = ty; r < 32; r += 8) {
+    const int n = n0 + r;
+    if (n >= N) continue;
+    const float x = tile[tx][r];
+    const float big = to_tf32(x), small = to_tf32(x - big);
+    float* out = BW + (long long)n * 3 * KP + k0 + tx;
+    out[0] = big;
+    out[KP] = small;
+    out[2 * KP] = big;
+  }
+}
+"""
+
+GELU = """
+__device__ __forceinline__ float gelu_tanh(float z) {
+  const float c = 0.7978845608028654f;  // sqrt(2 / pi)
+  return 0.5f * z * (1.0f + tanhf(c * (z + 0.044715f * z * z * z)));
+}
+"""
+
+
+def tf32x3_plan(kernel, a, b, b_split, arguments):
+    """The float32 products' plans: the two splits into workspaces, then the TF32 product over 3 KP."""
+    kp = "round_up(K, 32)"
+    when = "when(TMA == 1 && COMPUTE_CAPABILITY == 90)"
+    return (f"// @workspace {a}W: float32[M * 3 * {kp}]\n"
+            f"// @workspace {b}W: float32[N * 3 * {kp}]\n"
+            f"// @tensor_map a_tiles = {a}W[3 * {kp}, M] box[32, 64 * WARPGROUPS] swizzle=128B {when}\n"
+            f"// @tensor_map b_tiles = {b}W[3 * {kp}, N] box[32, 128] swizzle=128B {when}\n"
+            f"// @launch split_rows<<<ceil_div(M * {kp}, 1024), 256>>>({a}, {a}W, M, K, {kp}, 2)\n"
+            f"// @launch {b_split}\n"
+            f"// @launch {kernel}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, 128), 128 * WARPGROUPS, "
+            f"STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(a_tiles, b_tiles, {arguments}, M, N, 3 * {kp})")
+
+
+@dataclass
+class Seed:
+    """What differs between the generated products: the element type, the tensor-core instruction's operand
+    type, the plan, the kernels that run before the product, and the epilogue."""
+    task: str
+    title: str          # the first words of the seed's description
+    design: str         # the rest of its design comment
+    plan: str           # its @workspace, @tensor_map and @launch lines
+    include: str        # the header of its element type, as an #include line (or "")
+    element: str        # the operands' element type as stored in shared memory
+    zero: str           # that type's zero
+    mma_type: str       # the instructions' operand type (f16, bf16, tf32)
+    prepass: str        # kernels (and functions) before the product's
+    out_type: str = "float"
+    store_pair: str = "*reinterpret_cast<float2*>(out) = make_float2(v0, v1);"
+    store_one: str = "out[{i}] = {v};"
+    finish: str = "{v}"  # the stored value from accumulator {v} of column {col}
+    extra_parameters: str = ""  # kernel parameters between the operands and the output
+    extra_arguments: str = ""
+    tunes: str = HALF_TUNES  # the @tune and @require lines
+    defines: str = ""        # macros the tunes do not give
+    promote_declare: str = ""  # the running total's declaration (PROMOTE_DECLARE), or ""
+    promote_step: str = ""     # its update in the k loop (PROMOTE_STEP), or ""
+
+    @property
+    def result(self):  # the array the epilogue stores
+        return "total" if self.promote_step else "d"
+
+    @property
+    def bytes(self):
+        return 4 if self.mma_type == "tf32" else 2
+
+    @property
+    def chunk(self):  # values per 16-byte chunk
+        return 16 // self.bytes
+
+    @property
+    def k_mma(self):  # k of one instruction: 32 bytes of each operand's row
+        return 32 // self.bytes
+
+    @property
+    def store_constraint(self):
+        return "r" if self.bytes == 4 else "h"
+
+    @property
+    def store_bits(self):
+        return "unsigned" if self.bytes == 4 else "unsigned short"
+
+    @property
+    def transpose_immediates(self):  # TF32 operands are K-major only: the instruction has no transpose flags
+        return "" if self.mma_type == "tf32" else ", 0, 0"
+
+
+TF32X3 = dict(tunes=TF32X3_TUNES, defines="#define BN 128\n", promote_declare=PROMOTE_DECLARE,
+              promote_step=PROMOTE_STEP)
+
+SEEDS = [
+    Seed("matmul_fp16", "Half-precision matrix product", HALF_DESIGN, half_plan("matmul_fp16"),
+         "#include <cuda_fp16.h>\n", "__half", "__float2half(0.0f)", "f16", HALF_TRANSPOSE),
+    Seed("matmul_bf16", "bfloat16 matrix product", HALF_DESIGN, half_plan("matmul_bf16"),
+         "#include <cuda_bf16.h>\n", "__nv_bfloat16", "__float2bfloat16(0.0f)", "bf16", HALF_TRANSPOSE,
+         out_type="element_t", store_pair="*reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(v0, v1);",
+         store_one="out[{i}] = __float2bfloat16_rn({v});"),
+    Seed("matmul", "Float32 matrix product", TF32X3_DESIGN.format(
+             a="A", b="B", t="", out="C", transpose_note="B (K x N) is transposed on the way, so that both are K-major,\n"
+             "// the only layout TF32 instructions read."),
+         tf32x3_plan("matmul", "A", "B",
+                     "split_columns<<<dim3(ceil_div(N, 32), round_up(K, 32) / 32), 256>>>(B, BW, K, N, round_up(K, 32))",
+                     "AW, BW, C"),
+         "", "float", "0.0f", "tf32", TF32_SPLIT + MATMUL_SPLIT_COLUMNS, **TF32X3),
+    Seed("linear_gelu", "Fused linear + bias + GELU", TF32X3_DESIGN.format(
+             a="x", b="weight", t="^T", out="y", transpose_note="x and weight are K-major already, the only layout TF32\n"
+             "// instructions read. The epilogue adds the bias and applies GELU (tanh form, as the task defines it)\n"
+             "// before the only store of y."),
+         tf32x3_plan("linear_gelu", "x", "weight",
+                     "split_rows<<<ceil_div(N * round_up(K, 32), 1024), 256>>>(weight, weightW, N, K, round_up(K, 32), 1)",
+                     "xW, weightW, bias, y"),
+         "", "float", "0.0f", "tf32", TF32_SPLIT + GELU,
+         finish="col < N ? gelu_tanh({v} + bias[{col}]) : 0.0f",
+         extra_parameters=" const float* __restrict__ bias,", extra_arguments=" bias,", **TF32X3),
+]
+
+for seed in SEEDS:
+    (OUT / seed.task).mkdir(parents=True, exist_ok=True)
+    (OUT / seed.task / "seed.cu").write_text(source(seed))
 print("wrote the seeds under", OUT)

@@ -1,6 +1,7 @@
 """Writes the float32 matrix-product seeds of matmul and linear_gelu, CUDA and OpenCL, from one template,
-so that the four stay the same tiled kernel (each candidate must be one self-contained file): the CUDA
-seeds are what runs on GPUs (and MACA), the OpenCL seeds let PoCL check the tiling and edge logic in CI.
+so that the four stay the same tiled kernel (each candidate must be one self-contained file): the CUDA C++
+text is the tasks' MACA seed (seed.maca; their CUDA seed.cu is the tensor-core product written by
+tools/generate-matmul-seeds.py), the OpenCL seeds let PoCL check the tiling and edge logic in CI.
 
 usage: python3 tools/generate-sgemm-seeds.py [TASKS_DIR]   (default: tasks/ of this checkout)
 
@@ -280,9 +281,10 @@ def linear_gelu():
 CUDA_OCCUPANCY = "// @tune MIN_BLOCKS = 2 in {1, 2}\n"
 CUDA_NOTE = ("// MIN_BLOCKS is the number of blocks per SM the register allocation must leave room for: 2 blocks\n"
              "// of 256 threads cap a thread at 128 registers and give each SM 16 warps to hide latency with.\n"
-             "// Plain CUDA C++ without inline assembly or warp-level code: the same file is the MACA seed.\n"
+             "// Plain CUDA C++ without inline assembly or warp-level code, for MACA (the CUDA seed, seed.cu, uses the\n"
+             "// tensor cores: tools/generate-matmul-seeds.py).\n"
              "// Written by tools/generate-sgemm-seeds.py with the task's OpenCL seed; edit the template there.\n")
-OPENCL_NOTE = ("// The OpenCL C twin of seed.cu (a work-group of THREADS work-items, local memory for shared memory),\n"
+OPENCL_NOTE = ("// The OpenCL C twin of seed.maca (a work-group of THREADS work-items, local memory for shared memory),\n"
                "// written from the same template by tools/generate-sgemm-seeds.py; edit the template there.\n")
 
 # CUDA C++ -> OpenCL C 1.2. Every pointer of the template is a global buffer; the tiles are local arrays.
@@ -320,7 +322,7 @@ for task, make in (("matmul", matmul), ("linear_gelu", linear_gelu)):
     (OUT / task).mkdir(parents=True, exist_ok=True)
     cuda_header = (header.replace("@FMA@", " on the CUDA cores").replace("@NOTE@", CUDA_NOTE)
                    .replace("@OCCUPANCY@", CUDA_OCCUPANCY))
-    (OUT / task / "seed.cu").write_text(cuda_header + body)
+    (OUT / task / "seed.maca").write_text(cuda_header + body)
     opencl_header = header.replace("@FMA@", "").replace("@NOTE@", OPENCL_NOTE).replace("@OCCUPANCY@", "")
     (OUT / task / "seed.cl").write_text(opencl_header + opencl(body))
 print("wrote the seeds under", OUT)

@@ -16,7 +16,7 @@
 // sum runs in k order, as the reference's does.
 // The epilogue adds the bias and applies GELU (tanh form, as the task defines it) before the only
 // store of y.
-// The OpenCL C twin of seed.cu (a work-group of THREADS work-items, local memory for shared memory),
+// The OpenCL C twin of seed.maca (a work-group of THREADS work-items, local memory for shared memory),
 // written from the same template by tools/generate-sgemm-seeds.py; edit the template there.
 // @tune BM = 128 in {64, 128}
 // @tune BN = 128 in {64, 128}

@@ -14,7 +14,7 @@
 // 16-byte aligned (tested at run time, the same for the whole grid); otherwise value by value. Values
 // outside the matrices load as zeros and nothing is stored outside C, so every size is handled. Each
 // sum runs in k order, as the reference's does.
-// The OpenCL C twin of seed.cu (a work-group of THREADS work-items, local memory for shared memory),
+// The OpenCL C twin of seed.maca (a work-group of THREADS work-items, local memory for shared memory),
 // written from the same template by tools/generate-sgemm-seeds.py; edit the template there.
 // @tune BM = 128 in {64, 128}
 // @tune BN = 128 in {64, 128}

@@ -1,148 +1,410 @@
-// Matrix product seed (float32 FMA on the CUDA cores; no TF32, which fails the tolerance).
-// A block of (BM / 8) x (BN / 8) threads computes a BM x BN tile of C, each thread 8 x 8 values held in
-// registers as 2 x 2 sub-tiles of 4 x 4 that lie BM / 2 rows and BN / 2 columns apart: each k step a thread
-// reads two float4 of A and two of B from shared memory (consecutive threads read consecutive float4,
-// so the reads are free of bank conflicts) and does 64 multiply-adds with them.
-// K advances BK at a time through two shared-memory buffers: the next tile's global loads are issued into
-// registers before the multiply-adds on the current tile and stored into the other buffer after them, so
-// their latency is hidden; one barrier per tile suffices, since a buffer is rewritten only after every
-// thread has passed the barrier that follows its last reads.
-// The A tile is stored transposed (k-major, a_tile[k][m]) so that a thread's four rows are one float4;
-// its rows are padded by 4 floats, which keeps the transposing stores free of bank conflicts for BK = 8.
-// B is stored as it is (b_tile[k][n]).
-// Global loads and the stores of C are float4 where the row length is a multiple of 4 and the base
-// 16-byte aligned (tested at run time, the same for the whole grid); otherwise value by value. Values
-// outside the matrices load as zeros and nothing is stored outside C, so every size is handled. Each
-// sum runs in k order, as the reference's does.
-// MIN_BLOCKS is the number of blocks per SM the register allocation must leave room for: 2 blocks
-// of 256 threads cap a thread at 128 registers and give each SM 16 warps to hide latency with.
-// Plain CUDA C++ without inline assembly or warp-level code: the same file is the MACA seed.
-// Written by tools/generate-sgemm-seeds.py with the task's OpenCL seed; edit the template there.
-// @tune BM = 128 in {64, 128}
-// @tune BN = 128 in {64, 128}
-// @tune BK = 8 in {8, 16}
-// @tune MIN_BLOCKS = 2 in {1, 2}
-// @require (BM / 8) * (BN / 8) <= MAX_THREADS_PER_BLOCK
-// @require 8 * BK * (BM + 4 + BN) <= SMEM_PER_BLOCK
-// @require BM * BK % (BM * BN / 16) == 0 && BK * BN % (BM * BN / 16) == 0
-// @launch matmul<<<dim3(ceil_div(N, BN), ceil_div(M, BM)), (BM / 8) * (BN / 8)>>>(A, B, C, M, N, K)
+// Float32 matrix product seed for Hopper tensor cores (sm_90a): warpgroup MMA (wgmma.mma_async, float32 accumulators)
+// reading both operands from shared memory through matrix descriptors, with float32 accuracy: each float32
+// operand x is split into two TF32 numbers, big = tf32(x) and small = tf32(x - big) (round to nearest; TF32
+// keeps 11 significant bits, the pair 22 of float32's 24), and the product is taken as
+//   A B = A_big B_big + A_big B_small + A_small B_big
+// (3xTF32): the dropped A_small B_small and the pair's rounding are about 2^-22 of each product (plain
+// TF32, 2^-11 per product, fails the tolerance). The tensor cores multiply TF32 exactly but add each
+// instruction's products into the float32 accumulators with truncation, which over thousands of
+// instructions costs far more than float32 FMA's rounding; so every PROMOTE tiles (PROMOTE * 4
+// instructions) the accumulators are added into a float32 total on the CUDA cores, rounding to nearest,
+// and start again from zero. Three TF32 products at the tensor cores' TF32 rate still beat float32 FMA on
+// the CUDA cores (H100: 495 against 67 TFLOPS dense).
+// The split runs first, into K-major workspaces whose rows hold three segments of KP = round_up(K, 32)
+// values, AW = [big | big | small] and BW = [big | small | big] (zeros beyond K), so that the product
+// is one TF32 matrix product AW BW^T over 3 KP: B (K x N) is transposed on the way, so that both are K-major,
+// the only layout TF32 instructions read.
+// A block of WARPGROUPS consumer warpgroups computes a (64 * WARPGROUPS) x BN tile of C; each warpgroup
+// owns 64 rows and issues m64n128k8 instructions over its BN columns, accumulating in registers.
+// K advances in 32-wide tiles (128 bytes) through a STAGES-deep ring in shared memory, filled STAGES - 2
+// tiles ahead (by the copy engine through the plan's tensor maps with TMA = 1, else by cp.async 16-byte
+// copies); the tensor cores work on tile t while tile t - 1's instructions may still run
+// (wgmma.wait_group 1), so the ring holds the tile being read, the one being finished and STAGES - 2 in flight.
+// Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
+// the layout the descriptors name, which also keeps the copies and the tensor-core reads free of bank
+// conflicts. The workspaces' rows are multiples of 32 values, so every 16-byte chunk is wholly inside or
+// outside them; rows beyond M or N read as zeros. Blocks are numbered in groups of GROUP tile rows for L2 reuse.
+// Warpgroup MMA exists on Hopper's architecture-specific target (sm_90a) only; compiled for another
+// target (an A100's sm_80, or plain sm_90) the same tiles feed mma.sync.m16n8k8 (TF32) through ldmatrix
+// into the same accumulator layout: correct everywhere, fast on Hopper.
+// @tune WARPGROUPS = 2 in {1, 2}
+// @tune STAGES = 4 in {3, 4, 5, 6}
+// @tune GROUP = 8 in {4, 8, 16}
+// @tune TMA = 1 in {0, 1}
+// @tune PROMOTE = 4 in {1, 2, 4}
+// @require STAGES * (64 * WARPGROUPS + 128) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
+// @workspace AW: float32[M * 3 * round_up(K, 32)]
+// @workspace BW: float32[N * 3 * round_up(K, 32)]
+// @tensor_map a_tiles = AW[3 * round_up(K, 32), M] box[32, 64 * WARPGROUPS] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90)
+// @tensor_map b_tiles = BW[3 * round_up(K, 32), N] box[32, 128] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90)
+// @launch split_rows<<<ceil_div(M * round_up(K, 32), 1024), 256>>>(A, AW, M, K, round_up(K, 32), 2)
+// @launch split_columns<<<dim3(ceil_div(N, 32), round_up(K, 32) / 32), 256>>>(B, BW, K, N, round_up(K, 32))
+// @launch matmul<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, 128), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(a_tiles, b_tiles, AW, BW, C, M, N, 3 * round_up(K, 32))
 
-#define THREADS ((BM / 8) * (BN / 8))
-#define A_LOADS (BM * BK / 4 / THREADS)  // float4 chunks of the first operand's tile per thread
-#define B_LOADS (BK * BN / 4 / THREADS)  // and of the second's
+#define BM (64 * WARPGROUPS)
+#define BN 128
+#define BK 32
+#define THREADS (128 * WARPGROUPS)
+#define NPARTS (BN / 128)  // m64n128k8 instructions per k8 step and warpgroup
+// Warpgroup MMA needs the architecture-specific target (sm_90a, what the evaluator compiles for on
+// Hopper); elsewhere (sm_80, sm_89, plain sm_90) the same tiles feed mma.sync.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WARPGROUP_MMA 1
+#else
+#define WARPGROUP_MMA 0
+#endif
 
-__device__ __forceinline__ bool aligned16(const float* pointer) {
-  return (reinterpret_cast<unsigned long long>(pointer) & 15) == 0;
+// CUtensorMap (the plan's @tensor_map, passed by value): 128 bytes, 64-byte aligned.
+struct __align__(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+typedef float element_t;
+#define ZERO_ELEMENT 0.0f
+
+// x rounded to TF32 (to nearest, ties away from zero): the low 13 mantissa bits become zero.
+__device__ __forceinline__ float to_tf32(float x) {
+  unsigned bits;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(bits) : "f"(x));
+  return __uint_as_float(bits);
 }
 
-// Values col .. col + 3 of row `row` of a row-major matrix of `rows` rows of `length` values, zeros outside
-// it. With `vectors` (length % 4 == 0, 16-byte aligned base) the four are wholly inside or wholly outside.
-__device__ __forceinline__ float4 load4(const float* __restrict__ matrix, int rows, int length, int row, int col,
-    bool vectors) {
-  const float* p = matrix + (long long)row * length + col;
-  if (vectors) {
-    return row < rows && col < length ? *reinterpret_cast<const float4*>(p) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+// X (rows x K, K-major) -> XW (rows x 3 KP): row r holds three KP-long segments, the big parts in two of them
+// and the small parts in segment `small_segment`; values beyond K are zeros. Four values per thread.
+extern "C" __global__ void __launch_bounds__(256) split_rows(const float* __restrict__ X, float* __restrict__ XW,
+                                                          int rows, int K, int KP, int small_segment) {
+  const int quads = KP / 4;
+  const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
+  if (i >= (long long)rows * quads) return;
+  const int r = (int)(i / quads), k = (int)(i % quads) * 4;
+  float big[4], small[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const float x = k + e < K ? X[(long long)r * K + k + e] : 0.0f;
+    big[e] = to_tf32(x);
+    small[e] = to_tf32(x - big[e]);
   }
-  return make_float4(row < rows && col < length ? p[0] : 0.0f, row < rows && col + 1 < length ? p[1] : 0.0f,
-      row < rows && col + 2 < length ? p[2] : 0.0f, row < rows && col + 3 < length ? p[3] : 0.0f);
+  float* out = XW + (long long)r * 3 * KP + k;
+#pragma unroll
+  for (int segment = 0; segment < 3; ++segment) {
+    const float* v = segment == small_segment ? small : big;
+    *reinterpret_cast<float4*>(out + segment * KP) = make_float4(v[0], v[1], v[2], v[3]);
+  }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-matmul(const float* __restrict__ A, const float* __restrict__ B,
-    float* __restrict__ C, int M, int N, int K) {
-  __shared__ __align__(16) float a_tile[2][BK][BM + 4];
-  __shared__ __align__(16) float b_tile[2][BK][BN];
-  const int tx = threadIdx.x % (BN / 8);
-  const int ty = threadIdx.x / (BN / 8);
-  const int block_m = blockIdx.y * BM;
-  const int block_n = blockIdx.x * BN;
-  const bool a_vectors = K % 4 == 0 && aligned16(A);
-  const bool b_vectors = N % 4 == 0 && aligned16(B);
-  const bool c_vectors = N % 4 == 0 && aligned16(C);
-  float acc[8][8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+// B (K x N) -> BW (N x 3 KP), transposed through a 32 x 32 shared tile: row n holds [big | small | big] of
+// column n of B, zeros beyond K.
+extern "C" __global__ void __launch_bounds__(256) split_columns(const float* __restrict__ B, float* __restrict__ BW,
+                                                             int K, int N, int KP) {
+  __shared__ float tile[32][33];
+  const int n0 = blockIdx.x * 32, k0 = blockIdx.y * 32;
+  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+  for (int r = ty; r < 32; r += 8) {
+    const int k = k0 + r, n = n0 + tx;
+    tile[r][tx] = k < K && n < N ? B[(long long)k * N + n] : 0.0f;
   }
-  float4 a_next[A_LOADS];
-  float4 b_next[B_LOADS];
-  const int tiles = (K + BK - 1) / BK;
+  __syncthreads();
+  for (int r = ty; r < 32; r += 8) {
+    const int n = n0 + r;
+    if (n >= N) continue;
+    const float x = tile[tx][r];
+    const float big = to_tf32(x), small = to_tf32(x - big);
+    float* out = BW + (long long)n * 3 * KP + k0 + tx;
+    out[0] = big;
+    out[KP] = small;
+    out[2 * KP] = big;
+  }
+}
+
+__device__ __forceinline__ void copy16(unsigned destination, const void* source, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(destination), "l"(source), "r"(bytes));
+}
+
+// 4 values one by one (rows not 16-byte aligned), zeros where !row_inside or beyond `left` values; each
+// value goes straight to shared memory, so that this path holds few registers.
+__device__ __forceinline__ void load4(unsigned destination, const element_t* __restrict__ matrix, long long offset,
+                                      bool row_inside, int left) {
 #pragma unroll
-  for (int l = 0; l < A_LOADS; ++l) {
+  for (int e = 0; e < 4; ++e) {
+    const element_t value = row_inside && e < left ? matrix[offset + e] : ZERO_ELEMENT;
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(destination + 4 * e), "r"(*reinterpret_cast<const unsigned*>(&value)));
+  }
+}
+
+// One operand's tile for k values k0 .. k0 + 31: ROWS rows of 32 values (128 bytes, eight 16-byte
+// chunks) from a K-major matrix of `rows` rows, starting at row `first_row`, chunk q of row r stored at
+// chunk q ^ (r % 8) (the 128-byte swizzle). A and BT are both loaded this way.
+template <int ROWS, bool VECTORS>
+__device__ __forceinline__ void load_rows(unsigned tile, const element_t* __restrict__ matrix, int rows, int first_row,
+                                          int k0, int K) {
+#pragma unroll(VECTORS ? 16 : 1)  // the value-by-value path stays a loop: few registers
+  for (int l = 0; l < ROWS * 8 / THREADS; ++l) {
     const int c = threadIdx.x + l * THREADS;
-    a_next[l] = load4(A, M, K, block_m + c / (BK / 4), (c % (BK / 4)) * 4, a_vectors);
-  }
-#pragma unroll
-  for (int l = 0; l < B_LOADS; ++l) {
-    const int c = threadIdx.x + l * THREADS;
-    b_next[l] = load4(B, K, N, c / (BN / 4), block_n + (c % (BN / 4)) * 4, b_vectors);
-  }
-  for (int t = 0; t < tiles; ++t) {
-    const int buffer = t & 1;
-    // Tile t into the buffer read two tiles ago: every thread has passed the barrier after those reads.
-#pragma unroll
-    for (int l = 0; l < A_LOADS; ++l) {
-      const int c = threadIdx.x + l * THREADS;
-      const int r = c / (BK / 4);
-      const int k = (c % (BK / 4)) * 4;
-      a_tile[buffer][k][r] = a_next[l].x;
-      a_tile[buffer][k + 1][r] = a_next[l].y;
-      a_tile[buffer][k + 2][r] = a_next[l].z;
-      a_tile[buffer][k + 3][r] = a_next[l].w;
+    const int r = c / 8, q = c % 8;
+    const int row = first_row + r, k = k0 + q * 4;
+    const unsigned destination = tile + r * 128 + ((q ^ (r & 7)) << 4);
+    if (VECTORS) {
+      const bool inside = row < rows && k < K;
+      copy16(destination, inside ? matrix + (long long)row * K + k : matrix, inside ? 16 : 0);
+    } else {
+      load4(destination, matrix, (long long)row * K + k, row < rows, K - k);
     }
+  }
+}
+
+// Shared-memory matrix descriptor: start address, leading and stride byte offsets (16-byte units), 128B swizzle.
+__device__ __forceinline__ unsigned long long descriptor(unsigned address, unsigned leading, unsigned stride) {
+  return (unsigned long long)((address & 0x3FFFF) >> 4) | ((unsigned long long)(leading >> 4) << 16) |
+         ((unsigned long long)(stride >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void load_matrix_x4(unsigned (&r)[4], unsigned address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+__device__ __forceinline__ void mma_1688(float* c, const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+#if WARPGROUP_MMA
+__device__ __forceinline__ void mma_64x128x8(float (&d)[64], unsigned long long a, unsigned long long b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(a), "l"(b), "r"(1));
+}
+
+// Pins the accumulators in place: no ordinary instruction may touch them while instructions are in flight
+// (otherwise ptxas serializes the wgmma pipeline).
+__device__ __forceinline__ void fence_accumulators(float (&d)[NPARTS][64]) {
 #pragma unroll
-    for (int l = 0; l < B_LOADS; ++l) {
-      const int c = threadIdx.x + l * THREADS;
-      *reinterpret_cast<float4*>(&b_tile[buffer][c / (BN / 4)][(c % (BN / 4)) * 4]) = b_next[l];
+  for (int j = 0; j < NPARTS; ++j) {
+#pragma unroll
+    for (int e = 0; e < 64; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
+  }
+}
+
+// One box of a tensor map at coordinates (k, row) into shared memory, completing on `barrier`.
+__device__ __forceinline__ void load_box(unsigned destination, const TensorMap& map, int k, int row, unsigned barrier) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+      ::"r"(destination), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(k), "r"(row), "r"(barrier)
+      : "memory");
+}
+
+// Waits until the barrier's phase `parity` has completed (the stage's boxes have landed).
+__device__ __forceinline__ void wait_barrier(unsigned barrier, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT_%=:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n@!done bra WAIT_%=;\n}\n"
+      ::"r"(barrier), "r"(parity)
+      : "memory");
+}
+#endif
+
+// VECTORS: every row of A and BT is 16-byte aligned (K % 4 == 0: cp.async); otherwise values are loaded one
+// by one. TMA_LOADS (Hopper, VECTORS): the copy engine loads the stages through the tensor maps.
+// Separate instantiations keep the slow paths' code out of the fast main loop.
+template <bool VECTORS, bool TMA_LOADS>
+__device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMap& b_tiles,
+                                        const element_t* __restrict__ A, const element_t* __restrict__ B,
+                                        float* __restrict__ C, int M, int N, int K, unsigned char* shared_bytes) {
+  // The swizzle is a function of the address bits, so tiles start on 1024-byte boundaries.
+  const unsigned shared_base = (static_cast<unsigned>(__cvta_generic_to_shared(shared_bytes)) + 1023u) & ~1023u;
+
+  const int tiles_m = (M + BM - 1) / BM;
+  const int tiles_n = (N + BN - 1) / BN;
+  const int blocks_per_group = GROUP * tiles_n;
+  const int group = blockIdx.x / blocks_per_group;
+  const int first_tile_m = group * GROUP;
+  const int group_rows = min(tiles_m - first_tile_m, GROUP);
+  const int in_group = blockIdx.x % blocks_per_group;
+  const int block_m = (first_tile_m + in_group % group_rows) * BM;
+  const int block_n = (in_group / group_rows) * BN;
+
+  const int tid = threadIdx.x;
+  const int warpgroup = tid / 128;
+  const int k_tiles = (K + BK - 1) / BK;
+  constexpr int STAGE_BYTES = (BM + BN) * BK * 4;
+
+  // One mbarrier per stage for the TMA path: its phase n completes when the stage's boxes of its n-th tile
+  // have landed.
+  __shared__ __align__(8) unsigned long long stage_full[STAGES];
+  const unsigned full_base = static_cast<unsigned>(__cvta_generic_to_shared(stage_full));
+  if (TMA_LOADS) {
+#if WARPGROUP_MMA
+    if (tid == 0) {
+      for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(full_base + 8 * s));
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    if (t + 1 < tiles) {  // in flight during the multiply-adds below
-#pragma unroll
-      for (int l = 0; l < A_LOADS; ++l) {
-        const int c = threadIdx.x + l * THREADS;
-        a_next[l] = load4(A, M, K, block_m + c / (BK / 4), (t + 1) * BK + (c % (BK / 4)) * 4, a_vectors);
+#endif
+  }
+
+  auto load_stage = [&](int stage, int k0) {
+    const unsigned a_tile = shared_base + stage * STAGE_BYTES;
+    if (TMA_LOADS) {
+#if WARPGROUP_MMA
+      if (tid == 0) {
+        const unsigned barrier = full_base + 8 * stage;
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(STAGE_BYTES)
+                     : "memory");
+        load_box(a_tile, a_tiles, k0, block_m, barrier);
+        load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);
       }
+#endif
+      return;
+    }
+    load_rows<BM, VECTORS>(a_tile, A, M, block_m, k0, K);
+    load_rows<BN, VECTORS>(a_tile + BM * 128, B, N, block_n, k0, K);  // B is BT here (N x K)
+  };
+
+  float d[NPARTS][64];
 #pragma unroll
-      for (int l = 0; l < B_LOADS; ++l) {
-        const int c = threadIdx.x + l * THREADS;
-        b_next[l] = load4(B, K, N, (t + 1) * BK + c / (BN / 4), block_n + (c % (BN / 4)) * 4, b_vectors);
+  for (int j = 0; j < NPARTS; ++j) {
+#pragma unroll
+    for (int e = 0; e < 64; ++e) d[j][e] = 0.0f;
+  }
+  float total[NPARTS][64];
+#pragma unroll
+  for (int j = 0; j < NPARTS; ++j) {
+#pragma unroll
+    for (int e = 0; e < 64; ++e) total[j][e] = 0.0f;
+  }
+
+  constexpr int AHEAD = STAGES - 2;
+#pragma unroll
+  for (int s = 0; s < AHEAD; ++s) {
+    if (s < k_tiles) load_stage(s, s * BK);
+    asm volatile("cp.async.commit_group;\n" ::);
+  }
+
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
+    // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
+    // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
+    if (TMA_LOADS) {
+#if WARPGROUP_MMA
+      // The copy engine wrote the stage through the async proxy, which the tensor cores read too: the
+      // barrier's phase is all there is to wait for.
+      wait_barrier(full_base + 8 * (kt % STAGES), (kt / STAGES) & 1);
+#endif
+    } else {
+      asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
+#if WARPGROUP_MMA
+      asm volatile("fence.proxy.async.shared::cta;\n" ::);
+#endif
+    }
+    __syncthreads();
+    const int next = kt + AHEAD;
+    if (next < k_tiles) load_stage(next % STAGES, next * BK);
+    asm volatile("cp.async.commit_group;\n" ::);
+
+    const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
+    const unsigned b_tile = a_tile + BM * 128;
+#if WARPGROUP_MMA
+    fence_accumulators(d);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < BK / 8; ++kk) {
+      const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
+#pragma unroll
+      for (int j = 0; j < NPARTS; ++j) {
+        mma_64x128x8(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
       }
     }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    fence_accumulators(d);
+#else
+    // mma.sync into the same accumulator layout: warp w of the warpgroup computes its 16 rows across all
+    // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
+    const int lane = tid % 32;
 #pragma unroll
-    for (int k = 0; k < BK; ++k) {
-      const float4 a0 = *reinterpret_cast<const float4*>(&a_tile[buffer][k][ty * 4]);
-      const float4 a1 = *reinterpret_cast<const float4*>(&a_tile[buffer][k][BM / 2 + ty * 4]);
-      const float4 b0 = *reinterpret_cast<const float4*>(&b_tile[buffer][k][tx * 4]);
-      const float4 b1 = *reinterpret_cast<const float4*>(&b_tile[buffer][k][BN / 2 + tx * 4]);
-      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+    for (int kk = 0; kk < BK / 8; ++kk) {
+      unsigned a[4];
+      const int r = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane % 16;
+      load_matrix_x4(a, a_tile + r * 128 + (((kk * 2 + lane / 16) ^ (r & 7)) << 4));
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int n16 = 0; n16 < BN / 16; ++n16) {
+        unsigned b[4];
+        const int n = n16 * 16 + lane % 8 + 8 * (lane / 16);
+        load_matrix_x4(b, b_tile + n * 128 + (((kk * 2 + (lane / 8) % 2) ^ (n & 7)) << 4));
+        mma_1688(&d[n16 / 8][(2 * n16 % 16) * 4], a, b[0], b[1]);
+        mma_1688(&d[n16 / 8][(2 * n16 % 16) * 4 + 4], a, b[2], b[3]);
+      }
+    }
+#endif
+    // Every PROMOTE tiles, and after the last: the accumulators into the total (once their instructions
+    // are done), then from zero again.
+    if ((kt + 1) % PROMOTE == 0 || kt + 1 == k_tiles) {
+#if WARPGROUP_MMA
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      fence_accumulators(d);
+#endif
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] += a[i] * b[j];
+      for (int j = 0; j < NPARTS; ++j) {
+#pragma unroll
+        for (int e = 0; e < 64; ++e) {
+          total[j][e] += d[j][e];
+          d[j][e] = 0.0f;
+        }
       }
     }
   }
+#if WARPGROUP_MMA
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#endif
+  asm volatile("cp.async.wait_group 0;\n" ::);
+
+  // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
+  // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
+  const int lane = tid % 32;
+  const int row0 = block_m + warpgroup * 64 + ((tid % 128) / 32) * 16 + lane / 4;
+  const bool pairs = N % 2 == 0;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int row = block_m + (i / 4) * (BM / 2) + ty * 4 + i % 4;
-    if (row >= M) continue;
+  for (int j = 0; j < NPARTS; ++j) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int col = block_n + h * (BN / 2) + tx * 4;
-      float* out = C + (long long)row * N + col;
-      if (c_vectors) {
-        if (col < N) {
-          *reinterpret_cast<float4*>(out) =
-              make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
-        }
-      } else {
+    for (int q = 0; q < 16; ++q) {
+      const int col = block_n + j * 128 + q * 8 + 2 * (lane % 4);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          if (col + e < N) out[e] = acc[i][h * 4 + e];
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + h * 8;
+        if (row >= M) continue;
+        float* out = C + (long long)row * N + col;
+        const float v0 = total[j][4 * q + 2 * h], v1 = total[j][4 * q + 2 * h + 1];
+        if (pairs && col + 1 < N) {
+          *reinterpret_cast<float2*>(out) = make_float2(v0, v1);
+        } else {
+          if (col < N) out[0] = v0;
+          if (col + 1 < N) out[1] = v1;
         }
       }
     }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+matmul(const __grid_constant__ TensorMap a_tiles, const __grid_constant__ TensorMap b_tiles,
+            const element_t* __restrict__ A, const element_t* __restrict__ B, float* __restrict__ C, int M, int N,
+            int K) {
+  extern __shared__ unsigned char shared_bytes[];
+#if WARPGROUP_MMA
+  // The plan builds the maps under the same condition (its when(...)).
+  if (TMA == 1 && K % 4 == 0) {
+    product<true, true>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
+    return;
+  }
+#endif
+  if (K % 4 == 0) {
+    product<true, false>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
+  } else {
+    product<false, false>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
   }
 }

@@ -334,10 +334,12 @@ def test_compile_candidate_offline_compiles_cuda_as_the_evaluator_would_without_
         (program,) = ks.compile_candidate_offline(task, seed, architecture)
         assert program.config == "" and program.report.ok, program.report.log
         assert program.report.target.startswith(architecture)
-        assert [kernel.name for kernel in program.report.kernels] == ["matmul"]
-        assert program.report.kernels[0].registers > 0
+        # The seed's three kernels: the two operands' TF32 splits and the product.
+        assert sorted(kernel.name for kernel in program.report.kernels) == ["matmul", "split_columns", "split_rows"]
+        assert all(kernel.registers > 0 for kernel in program.report.kernels)
     # The @tune values are the macros: another value is another program.
-    retuned = ks.Candidate("cuda", seed.source.replace("BM = 128 in", "BM = 64 in"))
+    retuned = ks.Candidate("cuda", seed.source.replace("STAGES = 4 in", "STAGES = 3 in"))
+    assert retuned.source != seed.source
     (program,) = ks.compile_candidate_offline(task, retuned, "sm_90")
     assert program.report.ok
     # @specialize: one program per size configuration, each named.
@@ -345,7 +347,8 @@ def test_compile_candidate_offline_compiles_cuda_as_the_evaluator_would_without_
     programs = ks.compile_candidate_offline(task, specialised, "sm_90")
     assert sorted(p.config for p in programs) == sorted(c.name for c in task.all_size_configs())
     # A source the compiler rejects is a report, with the compiler's line.
-    broken = ks.Candidate("cuda", seed.source.replace("acc[i][j] += ", "acc[i][j] += undeclared + "))
+    broken = ks.Candidate("cuda", seed.source.replace("total[j][e] += ", "total[j][e] += undeclared + "))
+    assert broken.source != seed.source
     (program,) = ks.compile_candidate_offline(task, broken, "sm_90")
     assert not program.report.ok and "undeclared" in program.report.log
     with pytest.raises(ks.PlanError):
