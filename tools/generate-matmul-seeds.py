@@ -1,12 +1,14 @@
-"""Writes the matmul_fp16 and matmul_bf16 CUDA seeds from one template, so that the two stay the same
-kernel on two element types (each candidate must be one self-contained file).
+"""Writes the tensor-core matrix-product CUDA seeds from one template, so that they stay the same kernel on
+three element types (each candidate must be one self-contained file): matmul_fp16 and matmul_bf16, and the
+float32 products matmul and linear_gelu on TF32 (3xTF32, see TF32X3_DESIGN below).
 
 usage: python3 tools/generate-matmul-seeds.py [TASKS_DIR]   (default: tasks/ of this checkout)
 
-The seeds: Hopper warpgroup MMA (wgmma m64n128k16) from 128-byte-swizzled shared tiles, B transposed
-once into a workspace so that both operands are K-major; mma.sync on the same tiles where wgmma is not
-available; with TMA = 1 on Hopper the stages are loaded by the copy engine through the plan's tensor maps.
-Edit the template here, regenerate, and run the task suite's tests.
+The seeds: Hopper warpgroup MMA (wgmma m64n128k16, or k8 for TF32) from 128-byte-swizzled shared tiles, both
+operands K-major (the half-precision B transposed once into a workspace, the float32 operands split into
+workspaces); mma.sync on the same tiles where wgmma is not available; with TMA = 1 on Hopper the stages are
+loaded by the copy engine through the plan's tensor maps. Edit the template here, regenerate, and run the
+task suite's tests.
 """
 import sys
 from dataclasses import dataclass
@@ -132,6 +134,38 @@ PROMOTE_STEP = """    // Every PROMOTE tiles, and after the last: the accumulato
       }
     }
 """
+
+
+# The kernel's choice of loads: 16-byte chunks where K allows them (TMA on Hopper as the plan says), value by
+# value elsewhere.
+HALF_DISPATCH = """\
+#if WARPGROUP_MMA
+  // The plan builds the maps under the same condition (its when(...)).
+  if (TMA == 1 && K % 8 == 0) {
+    product<true, true>(ARGUMENTS);
+    return;
+  }
+#endif
+  if (K % 8 == 0) {
+    product<true, false>(ARGUMENTS);
+  } else {
+    product<false, false>(ARGUMENTS);
+  }
+""".replace("{", "{{").replace("}", "}}").replace("ARGUMENTS", "{arguments}")
+
+# The float32 products' workspaces have rows of a multiple of 32 values: 16-byte chunks always, so the
+# value-by-value instance is never compiled.
+TF32X3_DISPATCH = """\
+#if WARPGROUP_MMA
+  // The plan builds the maps under the same condition (its when(...)).
+  if (TMA == 1) {
+    product<true, true>(ARGUMENTS);
+    return;
+  }
+#endif
+  // The workspaces' rows are multiples of 16 bytes: cp.async chunks everywhere.
+  product<true, false>(ARGUMENTS);
+""".replace("{", "{{").replace("}", "}}").replace("ARGUMENTS", "{arguments}")
 
 
 def source(seed):
@@ -416,19 +450,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             const element_t* __restrict__ A, const element_t* __restrict__ B,{seed.extra_parameters} {seed.out_type}* __restrict__ C, int M, int N,
             int K) {{
   extern __shared__ unsigned char shared_bytes[];
-#if WARPGROUP_MMA
-  // The plan builds the maps under the same condition (its when(...)).
-  if (TMA == 1 && K % {seed.chunk} == 0) {{
-    product<true, true>(a_tiles, b_tiles, A, B,{seed.extra_arguments} C, M, N, K, shared_bytes);
-    return;
-  }}
-#endif
-  if (K % {seed.chunk} == 0) {{
-    product<true, false>(a_tiles, b_tiles, A, B,{seed.extra_arguments} C, M, N, K, shared_bytes);
-  }} else {{
-    product<false, false>(a_tiles, b_tiles, A, B,{seed.extra_arguments} C, M, N, K, shared_bytes);
-  }}
-}}
+{seed.dispatch.format(arguments=f"a_tiles, b_tiles, A, B,{seed.extra_arguments} C, M, N, K, shared_bytes")}}}
 """
 
 
@@ -566,6 +588,7 @@ class Seed:
     defines: str = ""        # macros the tunes do not give
     promote_declare: str = ""  # the running total's declaration (PROMOTE_DECLARE), or ""
     promote_step: str = ""     # its update in the k loop (PROMOTE_STEP), or ""
+    dispatch: str = HALF_DISPATCH  # the kernel's choice of product instance, over {arguments}
 
     @property
     def result(self):  # the array the epilogue stores
@@ -597,7 +620,7 @@ class Seed:
 
 
 TF32X3 = dict(tunes=TF32X3_TUNES, defines="#define BN 128\n", promote_declare=PROMOTE_DECLARE,
-              promote_step=PROMOTE_STEP)
+              promote_step=PROMOTE_STEP, dispatch=TF32X3_DISPATCH)
 
 SEEDS = [
     Seed("matmul_fp16", "Half-precision matrix product", HALF_DESIGN, half_plan("matmul_fp16"),

@@ -397,14 +397,11 @@ matmul(const __grid_constant__ TensorMap a_tiles, const __grid_constant__ Tensor
   extern __shared__ unsigned char shared_bytes[];
 #if WARPGROUP_MMA
   // The plan builds the maps under the same condition (its when(...)).
-  if (TMA == 1 && K % 4 == 0) {
+  if (TMA == 1) {
     product<true, true>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
     return;
   }
 #endif
-  if (K % 4 == 0) {
-    product<true, false>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
-  } else {
-    product<false, false>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
-  }
+  // The workspaces' rows are multiples of 16 bytes: cp.async chunks everywhere.
+  product<true, false>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
 }
