@@ -23,13 +23,6 @@ TASKS = ROOT / "tasks"
 PROMOTE_VALUES = (4, 2, 1)
 
 
-def with_promote(source: str, value: int) -> str:
-    marker = "// @tune PROMOTE = "
-    start = source.index(marker) + len(marker)
-    end = source.index(" in ", start)
-    return source[:start] + str(value) + source[end:]
-
-
 def problem(name: str, kind: str, torch: Any) -> Dict[str, Any]:
     """The inputs (on the GPU), the float64 result and PyTorch's float32 expression for one task."""
     generator = torch.Generator(device="cuda").manual_seed(7)
@@ -80,7 +73,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     for name in [t for t in args.tasks.split(",") if t]:
         task = ks.Task.load(str(TASKS / name))
         seed = (TASKS / name / "seed.cu").read_text()
-        kernels: Dict[str, str] = {f"3xTF32 seed, PROMOTE = {p}": with_promote(seed, p) for p in PROMOTE_VALUES}
+        kernels: Dict[str, str] = {f"3xTF32 seed, PROMOTE = {p}": ks.ParamMutator.rewrite(seed, {"PROMOTE": p})
+                                   for p in PROMOTE_VALUES}
         kernels["float32 FMA seed (seed.maca)"] = (TASKS / name / "seed.maca").read_text()
         for kind in ("normal", "uniform01"):
             case = problem(name, kind, torch)
