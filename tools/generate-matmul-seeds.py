@@ -285,29 +285,16 @@ __device__ __forceinline__ void wait_barrier(unsigned barrier, unsigned parity) 
 }}
 #endif
 
-// VECTORS: every row of A and BT is 16-byte aligned (K % {seed.chunk} == 0: cp.async); otherwise values are loaded one
+{seed.layout.functions}// VECTORS: every row of A and BT is 16-byte aligned (K % {seed.chunk} == 0: cp.async); otherwise values are loaded one
 // by one. TMA_LOADS (Hopper, VECTORS): the copy engine loads the stages through the tensor maps.
 // Separate instantiations keep the slow paths' code out of the fast main loop.
 template <bool VECTORS, bool TMA_LOADS>
-__device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMap& b_tiles,
-                                        const element_t* __restrict__ A, const element_t* __restrict__ B,{seed.extra_parameters}
-                                        {seed.out_type}* __restrict__ C, int M, int N, int K, unsigned char* shared_bytes) {{
+__device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned char* shared_bytes) {{
   // The swizzle is a function of the address bits, so tiles start on 1024-byte boundaries.
   const unsigned shared_base = (static_cast<unsigned>(__cvta_generic_to_shared(shared_bytes)) + 1023u) & ~1023u;
-
-  const int tiles_m = (M + BM - 1) / BM;
-  const int tiles_n = (N + BN - 1) / BN;
-  const int blocks_per_group = GROUP * tiles_n;
-  const int group = blockIdx.x / blocks_per_group;
-  const int first_tile_m = group * GROUP;
-  const int group_rows = min(tiles_m - first_tile_m, GROUP);
-  const int in_group = blockIdx.x % blocks_per_group;
-  const int block_m = (first_tile_m + in_group % group_rows) * BM;
-  const int block_n = (in_group / group_rows) * BN;
-
+{seed.layout.tiles}
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
-  const int k_tiles = (K + BK - 1) / BK;
   constexpr int STAGE_BYTES = (BM + BN) * BK * {seed.bytes};
 
   // One mbarrier per stage for the TMA path: its phase n completes when the stage's boxes of its n-th tile
@@ -324,23 +311,20 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 #endif
   }}
 
-  auto load_stage = [&](int stage, int k0) {{
+  // Tile t of the reduction into stage `stage`: the A rows at a_tile, the B rows at a_tile + BM * 128.
+  auto load_stage = [&](int stage, int t) {{
     const unsigned a_tile = shared_base + stage * STAGE_BYTES;
-    if (TMA_LOADS) {{
+{seed.layout.tile_coordinates}    if (TMA_LOADS) {{
 #if WARPGROUP_MMA
       if (tid == 0) {{
         const unsigned barrier = full_base + 8 * stage;
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n" ::"r"(barrier), "r"(STAGE_BYTES)
                      : "memory");
-        load_box(a_tile, a_tiles, k0, block_m, barrier);
-        load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);
-      }}
+{seed.layout.tma_loads}      }}
 #endif
       return;
     }}
-    load_rows<BM, VECTORS>(a_tile, A, M, block_m, k0, K);
-    load_rows<BN, VECTORS>(a_tile + BM * 128, B, N, block_n, k0, K);  // B is BT here (N x K)
-  }};
+{seed.layout.copy_loads}  }};
 
   float d[NPARTS][64];
 #pragma unroll
@@ -352,7 +336,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
   constexpr int AHEAD = STAGES - 2;
 #pragma unroll
   for (int s = 0; s < AHEAD; ++s) {{
-    if (s < k_tiles) load_stage(s, s * BK);
+    if (s < k_tiles) load_stage(s, s);
     asm volatile("cp.async.commit_group;\\n" ::);
   }}
 
@@ -374,7 +358,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
     }}
     __syncthreads();
     const int next = kt + AHEAD;
-    if (next < k_tiles) load_stage(next % STAGES, next * BK);
+    if (next < k_tiles) load_stage(next % STAGES, next);
     asm volatile("cp.async.commit_group;\\n" ::);
 
     const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
@@ -418,43 +402,16 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 #endif
   asm volatile("cp.async.wait_group 0;\\n" ::);
 
-  // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
-  // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
-  const int lane = tid % 32;
-  const int row0 = block_m + warpgroup * 64 + ((tid % 128) / 32) * 16 + lane / 4;
-  const bool pairs = N % 2 == 0;
-#pragma unroll
-  for (int j = 0; j < NPARTS; ++j) {{
-#pragma unroll
-    for (int q = 0; q < 16; ++q) {{
-      const int col = block_n + j * 128 + q * 8 + 2 * (lane % 4);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {{
-        const int row = row0 + h * 8;
-        if (row >= M) continue;
-        {seed.out_type}* out = C + (long long)row * N + col;
-        const float v0 = {seed.finish.format(v=f"{seed.result}[j][4 * q + 2 * h]", col="col")}, v1 = {seed.finish.format(v=f"{seed.result}[j][4 * q + 2 * h + 1]", col="col + 1")};
-        if (pairs && col + 1 < N) {{
-          {seed.store_pair}
-        }} else {{
-          if (col < N) {seed.store_one.format(i=0, v="v0")}
-          if (col + 1 < N) {seed.store_one.format(i=1, v="v1")}
-        }}
-      }}
-    }}
-  }}
-}}
+{seed.layout.epilogue(seed)}}}
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-{seed.task}(const __grid_constant__ TensorMap a_tiles, const __grid_constant__ TensorMap b_tiles,
-            const element_t* __restrict__ A, const element_t* __restrict__ B,{seed.extra_parameters} {seed.out_type}* __restrict__ C, int M, int N,
-            int K) {{
+{seed.task}({seed.layout.kernel_parameters(seed)}) {{
   extern __shared__ unsigned char shared_bytes[];
-{seed.dispatch.format(arguments=f"a_tiles, b_tiles, A, B,{seed.extra_arguments} C, M, N, K, shared_bytes")}}}
+{seed.dispatch.format(arguments=seed.layout.arguments(seed))}}}
 """
 
 
-TF32X3_DESIGN = """\
+TF32X3_ACCURACY = """\
 // reading both operands from shared memory through matrix descriptors, with float32 accuracy: each float32
 // operand x is split into two TF32 numbers, big = tf32(x) and small = tf32(x - big) (round to nearest; TF32
 // keeps 11 significant bits, the pair 22 of float32's 24), and the product is taken as
@@ -466,33 +423,46 @@ TF32X3_DESIGN = """\
 // instructions) the accumulators are added into a float32 total on the CUDA cores, rounding to nearest,
 // and start again from zero. Three TF32 products at the tensor cores' TF32 rate still beat float32 FMA on
 // the CUDA cores (H100: 495 against 67 TFLOPS dense).
-// The split runs first, into K-major workspaces whose rows hold three segments of KP = round_up(K, 32)
-// values, {a}W = [big | big | small] and {b}W = [big | small | big] (zeros beyond K), so that the product
-// is one TF32 matrix product {a}W {b}W^T over 3 KP: {transpose_note}
-// A block of WARPGROUPS consumer warpgroups computes a (64 * WARPGROUPS) x BN tile of {out}; each warpgroup
-// owns 64 rows and issues m64n128k8 instructions over its BN columns, accumulating in registers.
+"""
+
+TF32X3_PIPELINE = """\
 // K advances in 32-wide tiles (128 bytes) through a STAGES-deep ring in shared memory, filled STAGES - 2
 // tiles ahead (by the copy engine through the plan's tensor maps with TMA = 1, else by cp.async 16-byte
 // copies); the tensor cores work on tile t while tile t - 1's instructions may still run
 // (wgmma.wait_group 1), so the ring holds the tile being read, the one being finished and STAGES - 2 in flight.
 // Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
 // the layout the descriptors name, which also keeps the copies and the tensor-core reads free of bank
-// conflicts. The workspaces' rows are multiples of 32 values, so every 16-byte chunk is wholly inside or
-// outside them; rows beyond M or N read as zeros. Blocks are numbered in groups of GROUP tile rows for L2 reuse.
+// conflicts.
+"""
+
+TF32X3_FALLBACK = """\
 // Warpgroup MMA exists on Hopper's architecture-specific target (sm_90a) only; compiled for another
 // target (an A100's sm_80, or plain sm_90) the same tiles feed mma.sync.m16n8k8 (TF32) through ldmatrix
 // into the same accumulator layout: correct everywhere, fast on Hopper.
 """
 
-# Rounds to TF32 and splits: shared by the float32 products' prepasses.
-TF32_SPLIT = """
+TF32X3_DESIGN = TF32X3_ACCURACY + """\
+// The split runs first, into K-major workspaces whose rows hold three segments of KP = round_up(K, 32)
+// values, {a}W = [big | big | small] and {b}W = [big | small | big] (zeros beyond K), so that the product
+// is one TF32 matrix product {a}W {b}W^T over 3 KP: {transpose_note}
+// A block of WARPGROUPS consumer warpgroups computes a (64 * WARPGROUPS) x BN tile of {out}; each warpgroup
+// owns 64 rows and issues m64n128k8 instructions over its BN columns, accumulating in registers.
+""" + TF32X3_PIPELINE + """\
+// The workspaces' rows are multiples of 32 values, so every 16-byte chunk is wholly inside or
+// outside them; rows beyond M or N read as zeros. Blocks are numbered in groups of GROUP tile rows for L2 reuse.
+""" + TF32X3_FALLBACK
+
+# Rounds to TF32: the float32 products' prepasses split with it.
+TO_TF32 = """
 // x rounded to TF32 (to nearest, ties away from zero): the low 13 mantissa bits become zero.
 __device__ __forceinline__ float to_tf32(float x) {
   unsigned bits;
   asm("cvt.rna.tf32.f32 %0, %1;\\n" : "=r"(bits) : "f"(x));
   return __uint_as_float(bits);
 }
+"""
 
+SPLIT_ROWS = """
 // X (rows x K, K-major) -> XW (rows x 3 KP): row r holds three KP-long segments, the big parts in two of them
 // and the small parts in segment `small_segment`; values beyond K are zeros. Four values per thread.
 extern "C" __global__ void __launch_bounds__(256) split_rows(const float* __restrict__ X, float* __restrict__ XW,
@@ -517,11 +487,14 @@ extern "C" __global__ void __launch_bounds__(256) split_rows(const float* __rest
 }
 """
 
-MATMUL_SPLIT_COLUMNS = """
-// B (K x N) -> BW (N x 3 KP), transposed through a 32 x 32 shared tile: row n holds [big | small | big] of
-// column n of B, zeros beyond K.
+SPLIT_COLUMNS = """
+// B (K x N) -> BW (N x segments KP), transposed through a 32 x 32 shared tile: row n holds [big | small] of
+// column n of B, and with segments == 3 [big | small | big]; zeros beyond K. blockIdx.z picks a matrix of
+// a batch of them (contiguous, each K x N in, N x segments KP out).
 extern "C" __global__ void __launch_bounds__(256) split_columns(const float* __restrict__ B, float* __restrict__ BW,
-                                                             int K, int N, int KP) {
+                                                             int K, int N, int KP, int segments) {
+  B += (long long)blockIdx.z * K * N;
+  BW += (long long)blockIdx.z * N * segments * KP;
   __shared__ float tile[32][33];
   const int n0 = blockIdx.x * 32, k0 = blockIdx.y * 32;
   const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
@@ -535,10 +508,10 @@ extern "C" __global__ void __launch_bounds__(256) split_columns(const float* __r
     if (n >= N) continue;
     const float x = tile[tx][r];
     const float big = to_tf32(x), small = to_tf32(x - big);
-    float* out = BW + (long long)n * 3 * KP + k0 + tx;
+    float* out = BW + (long long)n * segments * KP + k0 + tx;
     out[0] = big;
     out[KP] = small;
-    out[2 * KP] = big;
+    if (segments == 3) out[2 * KP] = big;
   }
 }
 """
@@ -565,6 +538,235 @@ def tf32x3_plan(kernel, a, b, b_split, arguments):
             f"STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(a_tiles, b_tiles, {arguments}, M, N, 3 * {kp})")
 
 
+class MatrixProduct:
+    """The product's shape (what the tiles are and where they come from): rows of A times rows of BT, both
+    K-major, into a row-major M x N output. The hooks below are the parts of the kernel that depend on it."""
+    functions = ""  # device functions the loads need beyond the shared ones
+
+    @staticmethod
+    def parameters(seed):
+        return (f"const TensorMap& a_tiles, const TensorMap& b_tiles,\n"
+                f"                                        const element_t* __restrict__ A, const element_t* __restrict__ B,{seed.extra_parameters}\n"
+                f"                                        {seed.out_type}* __restrict__ C, int M, int N, int K")
+
+    tiles = """
+  const int tiles_m = (M + BM - 1) / BM;
+  const int tiles_n = (N + BN - 1) / BN;
+  const int blocks_per_group = GROUP * tiles_n;
+  const int group = blockIdx.x / blocks_per_group;
+  const int first_tile_m = group * GROUP;
+  const int group_rows = min(tiles_m - first_tile_m, GROUP);
+  const int in_group = blockIdx.x % blocks_per_group;
+  const int block_m = (first_tile_m + in_group % group_rows) * BM;
+  const int block_n = (in_group / group_rows) * BN;
+  const int k_tiles = (K + BK - 1) / BK;
+"""
+    tile_coordinates = "    const int k0 = t * BK;\n"
+    tma_loads = ("        load_box(a_tile, a_tiles, k0, block_m, barrier);\n"
+                 "        load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);\n")
+    copy_loads = ("    load_rows<BM, VECTORS>(a_tile, A, M, block_m, k0, K);\n"
+                  "    load_rows<BN, VECTORS>(a_tile + BM * 128, B, N, block_n, k0, K);  // B is BT here (N x K)\n")
+
+    @staticmethod
+    def epilogue(seed):
+        return f"""  // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
+  // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
+  const int lane = tid % 32;
+  const int row0 = block_m + warpgroup * 64 + ((tid % 128) / 32) * 16 + lane / 4;
+  const bool pairs = N % 2 == 0;
+#pragma unroll
+  for (int j = 0; j < NPARTS; ++j) {{
+#pragma unroll
+    for (int q = 0; q < 16; ++q) {{
+      const int col = block_n + j * 128 + q * 8 + 2 * (lane % 4);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {{
+        const int row = row0 + h * 8;
+        if (row >= M) continue;
+        {seed.out_type}* out = C + (long long)row * N + col;
+        const float v0 = {seed.finish.format(v=f"{seed.result}[j][4 * q + 2 * h]", col="col")}, v1 = {seed.finish.format(v=f"{seed.result}[j][4 * q + 2 * h + 1]", col="col + 1")};
+        if (pairs && col + 1 < N) {{
+          {seed.store_pair}
+        }} else {{
+          if (col < N) {seed.store_one.format(i=0, v="v0")}
+          if (col + 1 < N) {seed.store_one.format(i=1, v="v1")}
+        }}
+      }}
+    }}
+  }}
+"""
+
+    @staticmethod
+    def kernel_parameters(seed):
+        return (f"const __grid_constant__ TensorMap a_tiles, const __grid_constant__ TensorMap b_tiles,\n"
+                f"            const element_t* __restrict__ A, const element_t* __restrict__ B,{seed.extra_parameters} {seed.out_type}* __restrict__ C, int M, int N,\n"
+                f"            int K")
+
+    @staticmethod
+    def arguments(seed):
+        return f"a_tiles, b_tiles, A, B,{seed.extra_arguments} C, M, N, K, shared_bytes"
+
+
+CONV_DESIGN = TF32X3_ACCURACY.format(a="x", b="weight", t="", out="y") + """\
+// As an implicit matrix product: rows are the output pixels, columns the output channels, and the
+// reduction runs over the 9 taps, the 3 products and the input channels. The splits run first, into
+// workspaces laid out for it: xW holds the image channels-last (N, H, W, 2 CP; CP = round_up(C, 32)), each
+// pixel's [big | small] channels, and weightW the weights as (9, K, 3 CP), each tap's and output channel's
+// [big | small | big]; zeros beyond C. A reduction tile (32 channels of one tap and one product) is then,
+// for A, the block's pixels shifted by the tap, a TW x TH box of xW's rows, and for B, 128 rows of
+// weightW: both K-major, the only layout TF32 instructions read. The copy engine loads that box through a
+// four-dimensional tensor map whose out-of-bounds elements read as zeros, which is the convolution's zero
+// padding; the cp.async path tests each pixel.
+// A block of WARPGROUPS consumer warpgroups computes 64 * WARPGROUPS pixels (TH = 64 * WARPGROUPS / TW image
+// rows of TW) times 128 output channels; each warpgroup owns 64 pixels and issues m64n128k8 instructions.
+""" + TF32X3_PIPELINE + TF32X3_FALLBACK
+
+CONV_TUNES = """\
+// @tune WARPGROUPS = 2 in {1, 2}
+// @tune STAGES = 4 in {3, 4, 5, 6}
+// @tune TW = 64 in {16, 32, 64}
+// @tune TMA = 1 in {0, 1}
+// @tune PROMOTE = 4 in {1, 2, 4}
+// @require STAGES * (64 * WARPGROUPS + 128) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
+// @require N <= 65535 && round_up(C, 32) / 32 <= 65535
+"""
+
+CONV_PLAN = """\
+// @workspace xW: float32[N * H * W * 2 * round_up(C, 32)]
+// @workspace weightW: float32[9 * K * 3 * round_up(C, 32)]
+// @tensor_map x_tiles = xW[2 * round_up(C, 32), W, H, N] box[32, TW, 64 * WARPGROUPS / TW, 1] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90)
+// @tensor_map weight_tiles = weightW[3 * round_up(C, 32), K, 9] box[32, 128, 1] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90)
+// @launch split_columns<<<dim3(ceil_div(H * W, 32), round_up(C, 32) / 32, N), 256>>>(x, xW, C, H * W, round_up(C, 32), 2)
+// @launch split_weights<<<ceil_div(9 * K * round_up(C, 32), 256), 256>>>(weight, weightW, C, K, round_up(C, 32))
+// @launch conv2d_3x3<<<N * ceil_div(H, 64 * WARPGROUPS / TW) * ceil_div(W, TW) * ceil_div(K, 128), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(x_tiles, weight_tiles, xW, weightW, bias, y, N, C, K, H, W)"""
+
+SPLIT_WEIGHTS = """
+// weight (K, C, 3, 3) -> weightW (9, K, 3 CP): row (tap, k) holds [big | small | big] of weight[k, :, tap],
+// zeros beyond C (590 KB read at the timing size, served by the caches).
+extern "C" __global__ void __launch_bounds__(256) split_weights(const float* __restrict__ weight, float* __restrict__ weightW,
+                                                             int C, int K, int CP) {
+  const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
+  if (i >= 9LL * K * CP) return;
+  const int c = (int)(i % CP), k = (int)(i / CP % K), tap = (int)(i / CP / K);
+  const float x = c < C ? weight[((long long)k * C + c) * 9 + tap] : 0.0f;
+  const float big = to_tf32(x), small = to_tf32(x - big);
+  float* out = weightW + ((long long)tap * K + k) * 3 * CP + c;
+  out[0] = big;
+  out[CP] = small;
+  out[2 * CP] = big;
+}
+"""
+
+
+class Convolution3x3:
+    """The 3x3 convolution as an implicit matrix product (see CONV_DESIGN): pixel tiles of xW shifted by each
+    tap times rows of weightW, into y (N, K, H, W) plus the bias."""
+    functions = """// The A tile of one tap: the block's BM pixels (TH rows of TW) shifted to image row h0 and column w0,
+// 32 values from value `channel` of each pixel's row of xW (`row_length` values per pixel). Pixels outside
+// the image (the convolution's zero padding) read as zeros.
+__device__ __forceinline__ void load_pixels(unsigned tile, const float* __restrict__ xW, int n, int h0, int w0, int H,
+                                            int W, int row_length, int channel) {
+#pragma unroll
+  for (int l = 0; l < BM * 8 / THREADS; ++l) {
+    const int c = threadIdx.x + l * THREADS;
+    const int r = c / 8, q = c % 8;
+    const int h = h0 + r / TW, w = w0 + r % TW;
+    const bool inside = h >= 0 && h < H && w >= 0 && w < W;
+    const unsigned destination = tile + r * 128 + ((q ^ (r & 7)) << 4);
+    copy16(destination, inside ? xW + ((long long)(n * H + h) * W + w) * row_length + channel + q * 4 : xW,
+           inside ? 16 : 0);
+  }
+}
+
+#if WARPGROUP_MMA
+// A box of a three- or four-dimensional tensor map at the given coordinates (innermost first).
+__device__ __forceinline__ void load_box_3d(unsigned destination, const TensorMap& map, int c0, int c1, int c2,
+                                            unsigned barrier) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\\n"
+      ::"r"(destination), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(barrier)
+      : "memory");
+}
+
+__device__ __forceinline__ void load_box_4d(unsigned destination, const TensorMap& map, int c0, int c1, int c2, int c3,
+                                            unsigned barrier) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\\n"
+      ::"r"(destination), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+        "r"(barrier)
+      : "memory");
+}
+#endif
+
+"""
+
+    @staticmethod
+    def parameters(seed):
+        return ("const TensorMap& x_tiles, const TensorMap& weight_tiles,\n"
+                "                                        const float* __restrict__ xW, const float* __restrict__ weightW,\n"
+                "                                        const float* __restrict__ bias, float* __restrict__ y, int N, int C, int K,\n"
+                "                                        int H, int W")
+
+    tiles = """
+  // Block b: output channels block_k .. block_k + 127 of pixel tile b / tiles_k, whose tiles run along the
+  // image rows, then down, then through the images.
+  const int CP = (C + 31) / 32 * 32;
+  const int c_tiles = CP / BK;
+  const int tiles_k = (K + BN - 1) / BN, tiles_w = (W + TW - 1) / TW, tiles_h = (H + TH - 1) / TH;
+  int b = blockIdx.x;
+  const int block_k = b % tiles_k * BN;
+  b /= tiles_k;
+  const int w0 = b % tiles_w * TW;
+  b /= tiles_w;
+  const int h0 = b % tiles_h * TH;
+  const int n = b / tiles_h;
+  // The reduction: 9 taps x 3 products x c_tiles tiles of 32 channels.
+  const int k_tiles = 27 * c_tiles;
+"""
+    tile_coordinates = """    const int tap = t / (3 * c_tiles), part = t % (3 * c_tiles) / c_tiles, c0 = t % c_tiles * BK;
+    const int di = tap / 3 - 1, dj = tap % 3 - 1;
+    // Product `part` multiplies x's [big, big, small][part] by the weights' [big, small, big][part].
+    const int x_channel = (part == 2 ? CP : 0) + c0, weight_channel = part * CP + c0;
+"""
+    tma_loads = ("        load_box_4d(a_tile, x_tiles, x_channel, w0 + dj, h0 + di, n, barrier);\n"
+                 "        load_box_3d(a_tile + BM * 128, weight_tiles, weight_channel, block_k, tap, barrier);\n")
+    copy_loads = ("    load_pixels(a_tile, xW, n, h0 + di, w0 + dj, H, W, 2 * CP, x_channel);\n"
+                  "    load_rows<BN, true>(a_tile + BM * 128, weightW + (long long)tap * K * 3 * CP, K, block_k, weight_channel, 3 * CP);\n")
+
+    @staticmethod
+    def epilogue(seed):
+        return """  // Accumulator layout: warp w of the warpgroup holds tile rows (pixels) 16 w + lane / 4 (+ 8); register
+  // 4 q + e is output channel 8 q + 2 (lane % 4) + (e % 2), the pixel 8 rows on when e >= 2. The lanes of
+  // one lane % 4 hold 8 consecutive pixels of one channel: 32-byte runs of y.
+  const int lane = tid % 32;
+  const int row0 = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane / 4;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = row0 + half * 8;
+    const int h = h0 + r / TW, w = w0 + r % TW;
+    if (h >= H || w >= W) continue;
+    float* out = y + ((long long)n * K * H + h) * W + w;
+#pragma unroll
+    for (int q = 0; q < 16; ++q) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int k = block_k + q * 8 + 2 * (lane % 4) + e;
+        if (k < K) out[(long long)k * H * W] = total[0][4 * q + 2 * half + e] + bias[k];
+      }
+    }
+  }
+"""
+
+    @staticmethod
+    def kernel_parameters(seed):
+        return ("const __grid_constant__ TensorMap x_tiles, const __grid_constant__ TensorMap weight_tiles,\n"
+                "           const float* __restrict__ xW, const float* __restrict__ weightW, const float* __restrict__ bias,\n"
+                "           float* __restrict__ y, int N, int C, int K, int H, int W")
+
+    @staticmethod
+    def arguments(seed):
+        return "x_tiles, weight_tiles, xW, weightW, bias, y, N, C, K, H, W, shared_bytes"
+
 @dataclass
 class Seed:
     """What differs between the generated products: the element type, the tensor-core instruction's operand
@@ -589,6 +791,7 @@ class Seed:
     promote_declare: str = ""  # the running total's declaration (PROMOTE_DECLARE), or ""
     promote_step: str = ""     # its update in the k loop (PROMOTE_STEP), or ""
     dispatch: str = HALF_DISPATCH  # the kernel's choice of product instance, over {arguments}
+    layout: type = MatrixProduct   # the tiles' shape: MatrixProduct or Convolution3x3
 
     @property
     def result(self):  # the array the epilogue stores
@@ -633,9 +836,9 @@ SEEDS = [
              a="A", b="B", t="", out="C", transpose_note="B (K x N) is transposed on the way, so that both are K-major,\n"
              "// the only layout TF32 instructions read."),
          tf32x3_plan("matmul", "A", "B",
-                     "split_columns<<<dim3(ceil_div(N, 32), round_up(K, 32) / 32), 256>>>(B, BW, K, N, round_up(K, 32))",
+                     "split_columns<<<dim3(ceil_div(N, 32), round_up(K, 32) / 32), 256>>>(B, BW, K, N, round_up(K, 32), 3)",
                      "AW, BW, C"),
-         "", "float", "0.0f", "tf32", TF32_SPLIT + MATMUL_SPLIT_COLUMNS, **TF32X3),
+         "", "float", "0.0f", "tf32", TO_TF32 + SPLIT_ROWS + SPLIT_COLUMNS, **TF32X3),
     Seed("linear_gelu", "Fused linear + bias + GELU", TF32X3_DESIGN.format(
              a="x", b="weight", t="^T", out="y", transpose_note="x and weight are K-major already, the only layout TF32\n"
              "// instructions read. The epilogue adds the bias and applies GELU (tanh form, as the task defines it)\n"
@@ -643,9 +846,12 @@ SEEDS = [
          tf32x3_plan("linear_gelu", "x", "weight",
                      "split_rows<<<ceil_div(N * round_up(K, 32), 1024), 256>>>(weight, weightW, N, K, round_up(K, 32), 1)",
                      "xW, weightW, bias, y"),
-         "", "float", "0.0f", "tf32", TF32_SPLIT + GELU,
+         "", "float", "0.0f", "tf32", TO_TF32 + SPLIT_ROWS + GELU,
          finish="col < N ? gelu_tanh({v} + bias[{col}]) : 0.0f",
          extra_parameters=" const float* __restrict__ bias,", extra_arguments=" bias,", **TF32X3),
+    Seed("conv2d_3x3", "3x3 convolution", CONV_DESIGN, CONV_PLAN, "", "float", "0.0f", "tf32",
+         TO_TF32 + SPLIT_COLUMNS + SPLIT_WEIGHTS, layout=Convolution3x3,
+         **dict(TF32X3, tunes=CONV_TUNES, defines="#define BN 128\n#define TH (BM / TW)  // image rows per pixel tile\n")),
 ]
 
 for seed in SEEDS:

@@ -22,7 +22,8 @@
 // (wgmma.wait_group 1), so the ring holds the tile being read, the one being finished and STAGES - 2 in flight.
 // Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
 // the layout the descriptors name, which also keeps the copies and the tensor-core reads free of bank
-// conflicts. The workspaces' rows are multiples of 32 values, so every 16-byte chunk is wholly inside or
+// conflicts.
+// The workspaces' rows are multiples of 32 values, so every 16-byte chunk is wholly inside or
 // outside them; rows beyond M or N read as zeros. Blocks are numbered in groups of GROUP tile rows for L2 reuse.
 // Warpgroup MMA exists on Hopper's architecture-specific target (sm_90a) only; compiled for another
 // target (an A100's sm_80, or plain sm_90) the same tiles feed mma.sync.m16n8k8 (TF32) through ldmatrix
@@ -38,7 +39,7 @@
 // @tensor_map a_tiles = AW[3 * round_up(K, 32), M] box[32, 64 * WARPGROUPS] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90)
 // @tensor_map b_tiles = BW[3 * round_up(K, 32), N] box[32, 128] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90)
 // @launch split_rows<<<ceil_div(M * round_up(K, 32), 1024), 256>>>(A, AW, M, K, round_up(K, 32), 2)
-// @launch split_columns<<<dim3(ceil_div(N, 32), round_up(K, 32) / 32), 256>>>(B, BW, K, N, round_up(K, 32))
+// @launch split_columns<<<dim3(ceil_div(N, 32), round_up(K, 32) / 32), 256>>>(B, BW, K, N, round_up(K, 32), 3)
 // @launch matmul<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, 128), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(a_tiles, b_tiles, AW, BW, C, M, N, 3 * round_up(K, 32))
 
 #define BM (64 * WARPGROUPS)
@@ -92,10 +93,13 @@ extern "C" __global__ void __launch_bounds__(256) split_rows(const float* __rest
   }
 }
 
-// B (K x N) -> BW (N x 3 KP), transposed through a 32 x 32 shared tile: row n holds [big | small | big] of
-// column n of B, zeros beyond K.
+// B (K x N) -> BW (N x segments KP), transposed through a 32 x 32 shared tile: row n holds [big | small] of
+// column n of B, and with segments == 3 [big | small | big]; zeros beyond K. blockIdx.z picks a matrix of
+// a batch of them (contiguous, each K x N in, N x segments KP out).
 extern "C" __global__ void __launch_bounds__(256) split_columns(const float* __restrict__ B, float* __restrict__ BW,
-                                                             int K, int N, int KP) {
+                                                             int K, int N, int KP, int segments) {
+  B += (long long)blockIdx.z * K * N;
+  BW += (long long)blockIdx.z * N * segments * KP;
   __shared__ float tile[32][33];
   const int n0 = blockIdx.x * 32, k0 = blockIdx.y * 32;
   const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
@@ -109,10 +113,10 @@ extern "C" __global__ void __launch_bounds__(256) split_columns(const float* __r
     if (n >= N) continue;
     const float x = tile[tx][r];
     const float big = to_tf32(x), small = to_tf32(x - big);
-    float* out = BW + (long long)n * 3 * KP + k0 + tx;
+    float* out = BW + (long long)n * segments * KP + k0 + tx;
     out[0] = big;
     out[KP] = small;
-    out[2 * KP] = big;
+    if (segments == 3) out[2 * KP] = big;
   }
 }
 
@@ -227,10 +231,10 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
   const int in_group = blockIdx.x % blocks_per_group;
   const int block_m = (first_tile_m + in_group % group_rows) * BM;
   const int block_n = (in_group / group_rows) * BN;
+  const int k_tiles = (K + BK - 1) / BK;
 
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
-  const int k_tiles = (K + BK - 1) / BK;
   constexpr int STAGE_BYTES = (BM + BN) * BK * 4;
 
   // One mbarrier per stage for the TMA path: its phase n completes when the stage's boxes of its n-th tile
@@ -247,8 +251,10 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 #endif
   }
 
-  auto load_stage = [&](int stage, int k0) {
+  // Tile t of the reduction into stage `stage`: the A rows at a_tile, the B rows at a_tile + BM * 128.
+  auto load_stage = [&](int stage, int t) {
     const unsigned a_tile = shared_base + stage * STAGE_BYTES;
+    const int k0 = t * BK;
     if (TMA_LOADS) {
 #if WARPGROUP_MMA
       if (tid == 0) {
@@ -281,7 +287,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
   constexpr int AHEAD = STAGES - 2;
 #pragma unroll
   for (int s = 0; s < AHEAD; ++s) {
-    if (s < k_tiles) load_stage(s, s * BK);
+    if (s < k_tiles) load_stage(s, s);
     asm volatile("cp.async.commit_group;\n" ::);
   }
 
@@ -303,7 +309,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
     }
     __syncthreads();
     const int next = kt + AHEAD;
-    if (next < k_tiles) load_stage(next % STAGES, next * BK);
+    if (next < k_tiles) load_stage(next % STAGES, next);
     asm volatile("cp.async.commit_group;\n" ::);
 
     const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;

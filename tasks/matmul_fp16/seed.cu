@@ -194,10 +194,10 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
   const int in_group = blockIdx.x % blocks_per_group;
   const int block_m = (first_tile_m + in_group % group_rows) * BM;
   const int block_n = (in_group / group_rows) * BN;
+  const int k_tiles = (K + BK - 1) / BK;
 
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
-  const int k_tiles = (K + BK - 1) / BK;
   constexpr int STAGE_BYTES = (BM + BN) * BK * 2;
 
   // One mbarrier per stage for the TMA path: its phase n completes when the stage's boxes of its n-th tile
@@ -214,8 +214,10 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 #endif
   }
 
-  auto load_stage = [&](int stage, int k0) {
+  // Tile t of the reduction into stage `stage`: the A rows at a_tile, the B rows at a_tile + BM * 128.
+  auto load_stage = [&](int stage, int t) {
     const unsigned a_tile = shared_base + stage * STAGE_BYTES;
+    const int k0 = t * BK;
     if (TMA_LOADS) {
 #if WARPGROUP_MMA
       if (tid == 0) {
@@ -242,7 +244,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
   constexpr int AHEAD = STAGES - 2;
 #pragma unroll
   for (int s = 0; s < AHEAD; ++s) {
-    if (s < k_tiles) load_stage(s, s * BK);
+    if (s < k_tiles) load_stage(s, s);
     asm volatile("cp.async.commit_group;\n" ::);
   }
 
@@ -264,7 +266,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
     }
     __syncthreads();
     const int next = kt + AHEAD;
-    if (next < k_tiles) load_stage(next % STAGES, next * BK);
+    if (next < k_tiles) load_stage(next % STAGES, next);
     asm volatile("cp.async.commit_group;\n" ::);
 
     const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;

@@ -82,3 +82,53 @@ def test_compiled_timings_are_not_eager_again_where_inductor_fuses():
         difference = abs(first[key] - eager) / eager
         assert difference > max(3 * noise, 0.02), (
             f"{key} {first[key]:.4f} ms is eager's {eager:.4f} ms within noise ({noise:.2%})")
+
+
+def test_accuracy_is_judged_by_the_evaluators_rule():
+    # atol scales with the expected output's root mean square (here 50.01), rtol with each value: allowed
+    # errors 0.5011, 1.5001, 0.5001, 0.5201; the second output (off by 1.6) is outside.
+    document = {"tolerance": {"atol": 1e-2, "rtol": 1e-2}}
+    exact = torch.tensor([1.0, 100.0, 0.0, -2.0], dtype=torch.float64)
+    output = torch.tensor([1.5, 101.6, 0.0, -2.0], dtype=torch.float32)
+    outside, relative_l2 = bs.accuracy_against(document, output, exact)
+    assert outside == pytest.approx(0.25)
+    assert relative_l2 == pytest.approx((0.5**2 + 1.6**2) ** 0.5 / (1 + 100**2 + 4) ** 0.5, rel=1e-6)
+    assert not bs.passes_task_check(document, outside, relative_l2)
+    # Every element inside but the relative L2 error above (atol + rtol) / 2: rejected, as the evaluator does.
+    assert not bs.passes_task_check(document, 0.0, 0.011)
+    assert bs.passes_task_check(document, 0.0, 0.009)
+    assert bs.accuracy_against(document, exact.float(), exact) == (0.0, 0.0)
+
+
+def test_the_targets_compare_with_eager_at_the_tasks_accuracy():
+    document = {"tolerance": {"atol": 2e-4, "rtol": 2e-4}}
+    # PyTorch's default (a TF32 convolution) fails the check, the float32 one passes: the float32 time.
+    result = bs.TaskResult(task="conv2d_3x3", speedup_vs_eager=0.6, speedup_vs_eager_fp32=1.4,
+                           eager_outside_tolerance=0.25, eager_relative_l2=5e-4,
+                           eager_fp32_outside_tolerance=0.0, eager_fp32_relative_l2=1e-6)
+    speedup, against = bs.eager_at_task_accuracy(document, result)
+    assert speedup == 1.4 and "float32" in against and "25.0%" in against
+    # Failing on the relative L2 error alone is failing too.
+    result.eager_outside_tolerance = 0.0
+    assert bs.eager_at_task_accuracy(document, result)[0] == 1.4
+    # The default passes (or was not checked): the default time, whatever the float32 one.
+    result.eager_relative_l2 = 1e-5
+    assert bs.eager_at_task_accuracy(document, result) == (0.6, "")
+    result.eager_outside_tolerance = float("nan")
+    assert bs.eager_at_task_accuracy(document, result) == (0.6, "")
+    # Both fail: no float32 excuse either, the default time.
+    result.eager_outside_tolerance, result.eager_relative_l2 = 0.25, 5e-4
+    result.eager_fp32_outside_tolerance = 0.01
+    assert bs.eager_at_task_accuracy(document, result) == (0.6, "")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="torch sees no CUDA device")
+def test_pytorchs_default_convolution_fails_the_conv_tasks_check_and_float32_passes():
+    # The reason bench_suite times eager with TF32 off: cuDNN's default TF32 convolution fails the
+    # evaluator's check of the task at the timing size, the float32 one passes it.
+    document = manifest("conv2d_3x3")
+    times = bs.time_pytorch(document, compile_too=False)
+    assert not bs.passes_task_check(document, times["eager_outside_tolerance"], times["eager_relative_l2"])
+    assert bs.passes_task_check(document, times["eager_fp32_outside_tolerance"], times["eager_fp32_relative_l2"])
+    assert times["eager_fp32_ms"] > 0

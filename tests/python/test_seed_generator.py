@@ -1,6 +1,6 @@
 """Seeds generated from one template must be what the template writes, or the copies have drifted apart:
-the tensor-core products (tools/generate-matmul-seeds.py: matmul_fp16, matmul_bf16, and the CUDA seeds of matmul
-and linear_gelu) and the float32 FMA products (tools/generate-sgemm-seeds.py: matmul and linear_gelu for MACA and
+the tensor-core products (tools/generate-matmul-seeds.py: matmul_fp16, matmul_bf16, and the CUDA seeds of matmul,
+linear_gelu and conv2d_3x3) and the float32 FMA products (tools/generate-sgemm-seeds.py: matmul and linear_gelu for MACA and
 OpenCL)."""
 import subprocess
 import sys
@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("generator, files", [
-    ("generate-matmul-seeds.py", ["matmul_fp16/seed.cu", "matmul_bf16/seed.cu", "matmul/seed.cu", "linear_gelu/seed.cu"]),
+    ("generate-matmul-seeds.py", ["matmul_fp16/seed.cu", "matmul_bf16/seed.cu", "matmul/seed.cu", "linear_gelu/seed.cu",
+                                  "conv2d_3x3/seed.cu"]),
     ("generate-sgemm-seeds.py", ["matmul/seed.maca", "matmul/seed.cl", "linear_gelu/seed.maca", "linear_gelu/seed.cl"]),
 ])
 def test_shipped_seeds_are_the_generated_ones(tmp_path, generator, files):
