@@ -18,6 +18,8 @@ OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().paren
 
 ACC = ", ".join(f"%{i}" for i in range(64))
 ACC_OPERANDS = ", ".join(f'"+f"(d[{i}])' for i in range(64))
+WIDE_ACC = ", ".join(f"%{i}" for i in range(128))
+WIDE_ACC_OPERANDS = ", ".join(f'"+f"(d[{i // 64}][{i % 64}])' for i in range(128))
 
 
 def half_plan(task):
@@ -25,7 +27,7 @@ def half_plan(task):
               f"// @tensor_map a_tiles = A[K, M] box[64, 64 * WARPGROUPS] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)\n"
               f"// @tensor_map b_tiles = BT[K, N] box[64, BN] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)\n"
               f"// @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64), 256>>>(B, BT, K, N)\n"
-              f"// @launch {task}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)")
+              f"// @launch {task}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)")
 
 
 HALF_TRANSPOSE = """
@@ -61,7 +63,8 @@ extern "C" __global__ void __launch_bounds__(256) transpose_b(const element_t* _
 HALF_DESIGN = """\
 // reading both operands from shared memory through matrix descriptors.
 // A block of WARPGROUPS consumer warpgroups computes a (64 * WARPGROUPS) x BN tile of C; each warpgroup
-// owns 64 rows and issues m64n128k16 instructions over its BN columns, accumulating in registers.
+// owns 64 rows and issues m64n256k16 instructions (BN = 256: A read once for all columns) or m64n128k16,
+// accumulating in registers.
 // K advances in 64-wide tiles through a STAGES-deep ring in shared memory, filled by cp.async 16-byte
 // copies (global to shared without registers) STAGES - 2 tiles ahead; the tensor cores work on tile t
 // while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile being
@@ -77,10 +80,12 @@ HALF_DESIGN = """\
 // target (an A100's sm_80, or plain sm_90) the same tiles feed mma.sync.m16n8k16 through ldmatrix into
 // the same accumulator layout: correct everywhere, fast on Hopper.
 // TMA = 1 loads the tiles on Hopper with the copy engine instead (cp.async.bulk.tensor over the plan's
-// tensor maps, which write the same 128-byte swizzle): one thread issues a stage's two boxes onto the
-// stage's mbarrier, out-of-bounds rows and k values read as zeros, and every thread waits on the barrier
-// instead of its own cp.async groups. The maps exist where the plan's when(...) holds (Hopper, K % 8 == 0:
-// TMA needs 16-byte row strides); the kernel decides the same way and elsewhere loads with cp.async.
+// tensor maps, which write the same 128-byte swizzle), warp-specialised: a producer warpgroup beside the
+// consumers, one thread of which issues each stage's two boxes onto the stage's `full` mbarrier as soon as
+// the consumers have released the stage (its `empty` mbarrier); out-of-bounds rows and k values read as
+// zeros, and the consumers wait on `full` only, with no block-wide barrier per tile and all STAGES stages
+// in flight. The maps and the producer exist where the plan's when(...) holds (Hopper, K % 8 == 0: TMA
+// needs 16-byte row strides); the kernel decides the same way and elsewhere loads with cp.async.
 """
 
 
@@ -258,6 +263,11 @@ __device__ __forceinline__ void mma_64x128x{seed.k_mma}(float (&d)[64], unsigned
       : "l"(a), "l"(b), "r"(1));
 }}
 
+{seed.wide_mma}
+// Step kk (k{seed.k_mma}) of the warpgroup's 64 x BN product from the stage's tiles.
+__device__ __forceinline__ void mma_step(float (&d)[NPARTS][64], unsigned long long a_desc, unsigned b_tile, int kk) {{
+{seed.mma_step_body}}}
+
 // Pins the accumulators in place: no ordinary instruction may touch them while instructions are in flight
 // (otherwise ptxas serializes the wgmma pipeline).
 __device__ __forceinline__ void fence_accumulators(float (&d)[NPARTS][64]) {{
@@ -297,31 +307,26 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
   const int warpgroup = tid / 128;
   constexpr int STAGE_BYTES = (BM + BN) * BK * {seed.bytes};
 
-  // One mbarrier per stage for the TMA path: its phase n completes when the stage's boxes of its n-th tile
-  // have landed.
-  __shared__ __align__(8) unsigned long long stage_full[STAGES];
+  // The TMA path (Hopper) is warp-specialised: the block has one warpgroup more than WARPGROUPS, the
+  // producer, one thread of which issues every tile's copies into the ring as soon as its stage is free.
+  // Stage s has two mbarriers: `full`, whose phase n completes when the boxes of the stage's n-th tile have
+  // landed, and `empty`, whose phase n completes when every consumer warp has finished reading that tile.
+  // The consumers wait for `full` only: no block-wide barrier per tile, and all STAGES stages in flight.
+  __shared__ __align__(8) unsigned long long stage_full[STAGES], stage_empty[STAGES];
   const unsigned full_base = static_cast<unsigned>(__cvta_generic_to_shared(stage_full));
-  if (TMA_LOADS) {{
-#if WARPGROUP_MMA
-    if (tid == 0) {{
-      for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\\n" ::"r"(full_base + 8 * s));
-      asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");
-    }}
-    __syncthreads();
-#endif
-  }}
+  const unsigned empty_base = static_cast<unsigned>(__cvta_generic_to_shared(stage_empty));
 
   // Tile t of the reduction into stage `stage`: the A rows at a_tile, the B rows at a_tile + BM * 128.
+  // With TMA_LOADS the calling thread issues the copies onto the stage's `full` barrier; otherwise every
+  // thread issues its cp.async share.
   auto load_stage = [&](int stage, int t) {{
     const unsigned a_tile = shared_base + stage * STAGE_BYTES;
 {seed.layout.tile_coordinates}    if (TMA_LOADS) {{
 #if WARPGROUP_MMA
-      if (tid == 0) {{
-        const unsigned barrier = full_base + 8 * stage;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n" ::"r"(barrier), "r"(STAGE_BYTES)
-                     : "memory");
-{seed.layout.tma_loads}      }}
-#endif
+      const unsigned barrier = full_base + 8 * stage;
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n" ::"r"(barrier), "r"(STAGE_BYTES)
+                   : "memory");
+{seed.layout.tma_loads}#endif
       return;
     }}
 {seed.layout.copy_loads}  }};
@@ -333,78 +338,122 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
     for (int e = 0; e < 64; ++e) d[j][e] = 0.0f;
   }}
 {seed.promote_declare}
-  constexpr int AHEAD = STAGES - 2;
-#pragma unroll
-  for (int s = 0; s < AHEAD; ++s) {{
-    if (s < k_tiles) load_stage(s, s);
-    asm volatile("cp.async.commit_group;\\n" ::);
-  }}
-
-  for (int kt = 0; kt < k_tiles; ++kt) {{
-    // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
-    // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
-    // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
-    if (TMA_LOADS) {{
 #if WARPGROUP_MMA
+  if (TMA_LOADS) {{
+    if (tid == 0) {{
+      for (int s = 0; s < STAGES; ++s) {{
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\\n" ::"r"(full_base + 8 * s));
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\\n" ::"r"(empty_base + 8 * s), "r"(THREADS / 32));
+      }}
+      asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");
+    }}
+    __syncthreads();
+    if (warpgroup == WARPGROUPS) {{
+      // The producer: tile t goes into stage t % STAGES once the consumers have released the tile before it
+      // there (t - STAGES).
+      if (tid == THREADS) {{
+        for (int t = 0; t < k_tiles; ++t) {{
+          if (t >= STAGES) wait_barrier(empty_base + 8 * (t % STAGES), (t / STAGES - 1) & 1);
+          load_stage(t % STAGES, t);
+        }}
+      }}
+      return;
+    }}
+    for (int kt = 0; kt < k_tiles; ++kt) {{
       // The copy engine wrote the stage through the async proxy, which the tensor cores read too: the
       // barrier's phase is all there is to wait for.
       wait_barrier(full_base + 8 * (kt % STAGES), (kt / STAGES) & 1);
+      const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
+      const unsigned b_tile = a_tile + BM * 128;
+      fence_accumulators(d);
+      asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
+        const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
+        mma_step(d, a_desc, b_tile, kk);
+      }}
+      asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
+      fence_accumulators(d);
+      // wait_group 1: tile kt - 1's instructions are done, so each warp releases its stage to the producer.
+      if (kt > 0 && tid % 32 == 0) {{
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\\n" ::"r"(empty_base + 8 * ((kt - 1) % STAGES))
+                     : "memory");
+      }}
+{seed.promote_step.replace(chr(10) + "    ", chr(10) + "      ").replace("    ", "      ", 1)}    }}
+    asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
+  }} else
 #endif
-    }} else {{
+  {{
+    // cp.async: every thread copies its share of each tile STAGES - 2 tiles ahead; the tensor cores work on
+    // tile t while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile
+    // being read, the one being finished and STAGES - 2 in flight. The block is WARPGROUPS warpgroups here
+    // (the plan adds the producer only where TMA runs): another shape would copy past the tiles.
+    if (blockDim.x != THREADS) __trap();
+    constexpr int AHEAD = STAGES - 2;
+#pragma unroll
+    for (int s = 0; s < AHEAD; ++s) {{
+      if (s < k_tiles) load_stage(s, s);
+      asm volatile("cp.async.commit_group;\\n" ::);
+    }}
+
+    for (int kt = 0; kt < k_tiles; ++kt) {{
+      // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
+      // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
+      // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
       asm volatile("cp.async.wait_group %0;\\n" ::"n"(AHEAD - 1));
 #if WARPGROUP_MMA
       asm volatile("fence.proxy.async.shared::cta;\\n" ::);
 #endif
-    }}
-    __syncthreads();
-    const int next = kt + AHEAD;
-    if (next < k_tiles) load_stage(next % STAGES, next);
-    asm volatile("cp.async.commit_group;\\n" ::);
+      __syncthreads();
+      const int next = kt + AHEAD;
+      if (next < k_tiles) load_stage(next % STAGES, next);
+      asm volatile("cp.async.commit_group;\\n" ::);
 
-    const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
-    const unsigned b_tile = a_tile + BM * 128;
+      const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
+      const unsigned b_tile = a_tile + BM * 128;
 #if WARPGROUP_MMA
-    fence_accumulators(d);
-    asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+      fence_accumulators(d);
+      asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
 #pragma unroll
-    for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
-      const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-#pragma unroll
-      for (int j = 0; j < NPARTS; ++j) {{
-        mma_64x128x{seed.k_mma}(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
+      for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
+        const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
+        mma_step(d, a_desc, b_tile, kk);
       }}
-    }}
-    asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
-    fence_accumulators(d);
+      asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
+      fence_accumulators(d);
 #else
-    // mma.sync into the same accumulator layout: warp w of the warpgroup computes its 16 rows across all
-    // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
-    const int lane = tid % 32;
+      // mma.sync into the same accumulator layout: warp w of the warpgroup computes its 16 rows across all
+      // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
+      const int lane = tid % 32;
 #pragma unroll
-    for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
-      unsigned a[4];
-      const int r = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane % 16;
-      load_matrix_x4(a, a_tile + r * 128 + (((kk * 2 + lane / 16) ^ (r & 7)) << 4));
+      for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
+        unsigned a[4];
+        const int r = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane % 16;
+        load_matrix_x4(a, a_tile + r * 128 + (((kk * 2 + lane / 16) ^ (r & 7)) << 4));
 #pragma unroll
-      for (int n16 = 0; n16 < BN / 16; ++n16) {{
-        unsigned b[4];
-        const int n = n16 * 16 + lane % 8 + 8 * (lane / 16);
-        load_matrix_x4(b, b_tile + n * 128 + (((kk * 2 + (lane / 8) % 2) ^ (n & 7)) << 4));
-        mma_168{seed.k_mma}(&d[n16 / 8][(2 * n16 % 16) * 4], a, b[0], b[1]);
-        mma_168{seed.k_mma}(&d[n16 / 8][(2 * n16 % 16) * 4 + 4], a, b[2], b[3]);
+        for (int n16 = 0; n16 < BN / 16; ++n16) {{
+          unsigned b[4];
+          const int n = n16 * 16 + lane % 8 + 8 * (lane / 16);
+          load_matrix_x4(b, b_tile + n * 128 + (((kk * 2 + (lane / 8) % 2) ^ (n & 7)) << 4));
+          mma_168{seed.k_mma}(&d[n16 / 8][(2 * n16 % 16) * 4], a, b[0], b[1]);
+          mma_168{seed.k_mma}(&d[n16 / 8][(2 * n16 % 16) * 4 + 4], a, b[2], b[3]);
+        }}
       }}
-    }}
 #endif
-{seed.promote_step}  }}
+{seed.promote_step.replace(chr(10) + "    ", chr(10) + "      ").replace("    ", "      ", 1)}    }}
 #if WARPGROUP_MMA
-  asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
 #endif
-  asm volatile("cp.async.wait_group 0;\\n" ::);
+    asm volatile("cp.async.wait_group 0;\\n" ::);
+  }}
 
 {seed.layout.epilogue(seed)}}}
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+// The TMA path's block has a producer warpgroup beside the WARPGROUPS consumers (only the bound: with TMA = 0
+// a tighter one leaves the cp.async path more registers).
+extern "C" __global__ void __launch_bounds__(THREADS + 128 * (WARPGROUP_MMA && TMA == 1), 1)
 {seed.task}({seed.layout.kernel_parameters(seed)}) {{
   extern __shared__ unsigned char shared_bytes[];
 {seed.dispatch.format(arguments=seed.layout.arguments(seed))}}}
@@ -426,10 +475,12 @@ TF32X3_ACCURACY = """\
 """
 
 TF32X3_PIPELINE = """\
-// K advances in 32-wide tiles (128 bytes) through a STAGES-deep ring in shared memory, filled STAGES - 2
-// tiles ahead (by the copy engine through the plan's tensor maps with TMA = 1, else by cp.async 16-byte
-// copies); the tensor cores work on tile t while tile t - 1's instructions may still run
-// (wgmma.wait_group 1), so the ring holds the tile being read, the one being finished and STAGES - 2 in flight.
+// K advances in 32-wide tiles (128 bytes) through a STAGES-deep ring in shared memory. With TMA = 1 (Hopper)
+// the block is warp-specialised: a producer warpgroup beside the consumers, one thread of which has the copy
+// engine load each tile through the plan's tensor maps as soon as the consumers have released its stage
+// (mbarriers `full` and `empty` per stage), all STAGES stages in flight and no block-wide barrier per tile.
+// Otherwise every thread copies its share with cp.async STAGES - 2 tiles ahead. Either way the tensor cores
+// work on tile t while tile t - 1's instructions may still run (wgmma.wait_group 1).
 // Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
 // the layout the descriptors name, which also keeps the copies and the tensor-core reads free of bank
 // conflicts.
@@ -534,7 +585,7 @@ def tf32x3_plan(kernel, a, b, b_split, arguments):
             f"// @tensor_map b_tiles = {b}W[3 * {kp}, N] box[32, 128] swizzle=128B {when}\n"
             f"// @launch split_rows<<<ceil_div(M * {kp}, 1024), 256>>>({a}, {a}W, M, K, {kp}, 2)\n"
             f"// @launch {b_split}\n"
-            f"// @launch {kernel}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, 128), 128 * WARPGROUPS, "
+            f"// @launch {kernel}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, 128), 128 * (WARPGROUPS + (TMA == 1 && COMPUTE_CAPABILITY == 90)), "
             f"STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(a_tiles, b_tiles, {arguments}, M, N, 3 * {kp})")
 
 
@@ -562,8 +613,8 @@ class MatrixProduct:
   const int k_tiles = (K + BK - 1) / BK;
 """
     tile_coordinates = "    const int k0 = t * BK;\n"
-    tma_loads = ("        load_box(a_tile, a_tiles, k0, block_m, barrier);\n"
-                 "        load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);\n")
+    tma_loads = ("      load_box(a_tile, a_tiles, k0, block_m, barrier);\n"
+                 "      load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);\n")
     copy_loads = ("    load_rows<BM, VECTORS>(a_tile, A, M, block_m, k0, K);\n"
                   "    load_rows<BN, VECTORS>(a_tile + BM * 128, B, N, block_n, k0, K);  // B is BT here (N x K)\n")
 
@@ -638,7 +689,7 @@ CONV_PLAN = """\
 // @tensor_map weight_tiles = weightW[3 * round_up(C, 32), K, 9] box[32, 128, 1] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90)
 // @launch split_columns<<<dim3(ceil_div(H * W, 32), round_up(C, 32) / 32, N), 256>>>(x, xW, C, H * W, round_up(C, 32), 2)
 // @launch split_weights<<<ceil_div(9 * K * round_up(C, 32), 256), 256>>>(weight, weightW, C, K, round_up(C, 32))
-// @launch conv2d_3x3<<<N * ceil_div(H, 64 * WARPGROUPS / TW) * ceil_div(W, TW) * ceil_div(K, 128), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(x_tiles, weight_tiles, xW, weightW, bias, y, N, C, K, H, W)"""
+// @launch conv2d_3x3<<<N * ceil_div(H, 64 * WARPGROUPS / TW) * ceil_div(W, TW) * ceil_div(K, 128), 128 * (WARPGROUPS + (TMA == 1 && COMPUTE_CAPABILITY == 90)), STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(x_tiles, weight_tiles, xW, weightW, bias, y, N, C, K, H, W)"""
 
 SPLIT_WEIGHTS = """
 // weight (K, C, 3, 3) -> weightW (9, K, 3 CP): row (tap, k) holds [big | small | big] of weight[k, :, tap],
@@ -728,8 +779,8 @@ __device__ __forceinline__ void load_box_4d(unsigned destination, const TensorMa
     // Product `part` multiplies x's [big, big, small][part] by the weights' [big, small, big][part].
     const int x_channel = (part == 2 ? CP : 0) + c0, weight_channel = part * CP + c0;
 """
-    tma_loads = ("        load_box_4d(a_tile, x_tiles, x_channel, w0 + dj, h0 + di, n, barrier);\n"
-                 "        load_box_3d(a_tile + BM * 128, weight_tiles, weight_channel, block_k, tap, barrier);\n")
+    tma_loads = ("      load_box_4d(a_tile, x_tiles, x_channel, w0 + dj, h0 + di, n, barrier);\n"
+                 "      load_box_3d(a_tile + BM * 128, weight_tiles, weight_channel, block_k, tap, barrier);\n")
     copy_loads = ("    load_pixels(a_tile, xW, n, h0 + di, w0 + dj, H, W, 2 * CP, x_channel);\n"
                   "    load_rows<BN, true>(a_tile + BM * 128, weightW + (long long)tap * K * 3 * CP, K, block_k, weight_channel, 3 * CP);\n")
 
@@ -792,6 +843,31 @@ class Seed:
     promote_step: str = ""     # its update in the k loop (PROMOTE_STEP), or ""
     dispatch: str = HALF_DISPATCH  # the kernel's choice of product instance, over {arguments}
     layout: type = MatrixProduct   # the tiles' shape: MatrixProduct or Convolution3x3
+
+    @property
+    def wide_mma(self):  # m64n256 (the whole BN = 256 in one instruction) for the half-precision products
+        if self.mma_type == "tf32":
+            return ""
+        return (f"""
+// Both parts' columns (BN = 256) in one instruction: the A tile is read once for all 256 columns.
+__device__ __forceinline__ void mma_64x256x{self.k_mma}(float (&d)[2][64], unsigned long long a, unsigned long long b) {{
+  asm volatile(
+      "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %130, 0;\\n"
+      "wgmma.mma_async.sync.aligned.m64n256k{self.k_mma}.f32.{self.mma_type}.{self.mma_type} {{{WIDE_ACC}}}, %128, %129, p, 1, 1{self.transpose_immediates};\\n}}\\n"
+      : {WIDE_ACC_OPERANDS}
+      : "l"(a), "l"(b), "r"(1));
+}}
+""")
+
+    @property
+    def mma_step_body(self):
+        parts = (f"#pragma unroll\n"
+                 f"  for (int j = 0; j < NPARTS; ++j) mma_64x128x{self.k_mma}(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));\n")
+        if self.mma_type == "tf32":
+            return parts
+        return (f"#if NPARTS == 2\n"
+                f"  mma_64x256x{self.k_mma}(d, a_desc, descriptor(b_tile + kk * 32, 16, 1024));\n"
+                f"#else\n{parts}#endif\n")
 
     @property
     def result(self):  # the array the epilogue stores

@@ -21,10 +21,12 @@
 // padding; the cp.async path tests each pixel.
 // A block of WARPGROUPS consumer warpgroups computes 64 * WARPGROUPS pixels (TH = 64 * WARPGROUPS / TW image
 // rows of TW) times 128 output channels; each warpgroup owns 64 pixels and issues m64n128k8 instructions.
-// K advances in 32-wide tiles (128 bytes) through a STAGES-deep ring in shared memory, filled STAGES - 2
-// tiles ahead (by the copy engine through the plan's tensor maps with TMA = 1, else by cp.async 16-byte
-// copies); the tensor cores work on tile t while tile t - 1's instructions may still run
-// (wgmma.wait_group 1), so the ring holds the tile being read, the one being finished and STAGES - 2 in flight.
+// K advances in 32-wide tiles (128 bytes) through a STAGES-deep ring in shared memory. With TMA = 1 (Hopper)
+// the block is warp-specialised: a producer warpgroup beside the consumers, one thread of which has the copy
+// engine load each tile through the plan's tensor maps as soon as the consumers have released its stage
+// (mbarriers `full` and `empty` per stage), all STAGES stages in flight and no block-wide barrier per tile.
+// Otherwise every thread copies its share with cp.async STAGES - 2 tiles ahead. Either way the tensor cores
+// work on tile t while tile t - 1's instructions may still run (wgmma.wait_group 1).
 // Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
 // the layout the descriptors name, which also keeps the copies and the tensor-core reads free of bank
 // conflicts.
@@ -44,7 +46,7 @@
 // @tensor_map weight_tiles = weightW[3 * round_up(C, 32), K, 9] box[32, 128, 1] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90)
 // @launch split_columns<<<dim3(ceil_div(H * W, 32), round_up(C, 32) / 32, N), 256>>>(x, xW, C, H * W, round_up(C, 32), 2)
 // @launch split_weights<<<ceil_div(9 * K * round_up(C, 32), 256), 256>>>(weight, weightW, C, K, round_up(C, 32))
-// @launch conv2d_3x3<<<N * ceil_div(H, 64 * WARPGROUPS / TW) * ceil_div(W, TW) * ceil_div(K, 128), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(x_tiles, weight_tiles, xW, weightW, bias, y, N, C, K, H, W)
+// @launch conv2d_3x3<<<N * ceil_div(H, 64 * WARPGROUPS / TW) * ceil_div(W, TW) * ceil_div(K, 128), 128 * (WARPGROUPS + (TMA == 1 && COMPUTE_CAPABILITY == 90)), STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(x_tiles, weight_tiles, xW, weightW, bias, y, N, C, K, H, W)
 
 #define BM (64 * WARPGROUPS)
 #define BN 128
@@ -182,6 +184,13 @@ __device__ __forceinline__ void mma_64x128x8(float (&d)[64], unsigned long long 
       : "l"(a), "l"(b), "r"(1));
 }
 
+
+// Step kk (k8) of the warpgroup's 64 x BN product from the stage's tiles.
+__device__ __forceinline__ void mma_step(float (&d)[NPARTS][64], unsigned long long a_desc, unsigned b_tile, int kk) {
+#pragma unroll
+  for (int j = 0; j < NPARTS; ++j) mma_64x128x8(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
+}
+
 // Pins the accumulators in place: no ordinary instruction may touch them while instructions are in flight
 // (otherwise ptxas serializes the wgmma pipeline).
 __device__ __forceinline__ void fence_accumulators(float (&d)[NPARTS][64]) {
@@ -276,21 +285,18 @@ __device__ __forceinline__ void product(const TensorMap& x_tiles, const TensorMa
   const int warpgroup = tid / 128;
   constexpr int STAGE_BYTES = (BM + BN) * BK * 4;
 
-  // One mbarrier per stage for the TMA path: its phase n completes when the stage's boxes of its n-th tile
-  // have landed.
-  __shared__ __align__(8) unsigned long long stage_full[STAGES];
+  // The TMA path (Hopper) is warp-specialised: the block has one warpgroup more than WARPGROUPS, the
+  // producer, one thread of which issues every tile's copies into the ring as soon as its stage is free.
+  // Stage s has two mbarriers: `full`, whose phase n completes when the boxes of the stage's n-th tile have
+  // landed, and `empty`, whose phase n completes when every consumer warp has finished reading that tile.
+  // The consumers wait for `full` only: no block-wide barrier per tile, and all STAGES stages in flight.
+  __shared__ __align__(8) unsigned long long stage_full[STAGES], stage_empty[STAGES];
   const unsigned full_base = static_cast<unsigned>(__cvta_generic_to_shared(stage_full));
-  if (TMA_LOADS) {
-#if WARPGROUP_MMA
-    if (tid == 0) {
-      for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(full_base + 8 * s));
-      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-#endif
-  }
+  const unsigned empty_base = static_cast<unsigned>(__cvta_generic_to_shared(stage_empty));
 
   // Tile t of the reduction into stage `stage`: the A rows at a_tile, the B rows at a_tile + BM * 128.
+  // With TMA_LOADS the calling thread issues the copies onto the stage's `full` barrier; otherwise every
+  // thread issues its cp.async share.
   auto load_stage = [&](int stage, int t) {
     const unsigned a_tile = shared_base + stage * STAGE_BYTES;
     const int tap = t / (3 * c_tiles), part = t % (3 * c_tiles) / c_tiles, c0 = t % c_tiles * BK;
@@ -299,13 +305,11 @@ __device__ __forceinline__ void product(const TensorMap& x_tiles, const TensorMa
     const int x_channel = (part == 2 ? CP : 0) + c0, weight_channel = part * CP + c0;
     if (TMA_LOADS) {
 #if WARPGROUP_MMA
-      if (tid == 0) {
-        const unsigned barrier = full_base + 8 * stage;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(STAGE_BYTES)
-                     : "memory");
-        load_box_4d(a_tile, x_tiles, x_channel, w0 + dj, h0 + di, n, barrier);
-        load_box_3d(a_tile + BM * 128, weight_tiles, weight_channel, block_k, tap, barrier);
-      }
+      const unsigned barrier = full_base + 8 * stage;
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(STAGE_BYTES)
+                   : "memory");
+      load_box_4d(a_tile, x_tiles, x_channel, w0 + dj, h0 + di, n, barrier);
+      load_box_3d(a_tile + BM * 128, weight_tiles, weight_channel, block_k, tap, barrier);
 #endif
       return;
     }
@@ -326,90 +330,148 @@ __device__ __forceinline__ void product(const TensorMap& x_tiles, const TensorMa
     for (int e = 0; e < 64; ++e) total[j][e] = 0.0f;
   }
 
-  constexpr int AHEAD = STAGES - 2;
-#pragma unroll
-  for (int s = 0; s < AHEAD; ++s) {
-    if (s < k_tiles) load_stage(s, s);
-    asm volatile("cp.async.commit_group;\n" ::);
-  }
-
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
-    // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
-    // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
-    if (TMA_LOADS) {
 #if WARPGROUP_MMA
+  if (TMA_LOADS) {
+    if (tid == 0) {
+      for (int s = 0; s < STAGES; ++s) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(full_base + 8 * s));
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(empty_base + 8 * s), "r"(THREADS / 32));
+      }
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (warpgroup == WARPGROUPS) {
+      // The producer: tile t goes into stage t % STAGES once the consumers have released the tile before it
+      // there (t - STAGES).
+      if (tid == THREADS) {
+        for (int t = 0; t < k_tiles; ++t) {
+          if (t >= STAGES) wait_barrier(empty_base + 8 * (t % STAGES), (t / STAGES - 1) & 1);
+          load_stage(t % STAGES, t);
+        }
+      }
+      return;
+    }
+    for (int kt = 0; kt < k_tiles; ++kt) {
       // The copy engine wrote the stage through the async proxy, which the tensor cores read too: the
       // barrier's phase is all there is to wait for.
       wait_barrier(full_base + 8 * (kt % STAGES), (kt / STAGES) & 1);
+      const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
+      const unsigned b_tile = a_tile + BM * 128;
+      fence_accumulators(d);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < BK / 8; ++kk) {
+        const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
+        mma_step(d, a_desc, b_tile, kk);
+      }
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      fence_accumulators(d);
+      // wait_group 1: tile kt - 1's instructions are done, so each warp releases its stage to the producer.
+      if (kt > 0 && tid % 32 == 0) {
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(empty_base + 8 * ((kt - 1) % STAGES))
+                     : "memory");
+      }
+      // Every PROMOTE tiles, and after the last: the accumulators into the total (once their instructions
+      // are done), then from zero again.
+      if ((kt + 1) % PROMOTE == 0 || kt + 1 == k_tiles) {
+#if WARPGROUP_MMA
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        fence_accumulators(d);
 #endif
-    } else {
+#pragma unroll
+        for (int j = 0; j < NPARTS; ++j) {
+#pragma unroll
+          for (int e = 0; e < 64; ++e) {
+            total[j][e] += d[j][e];
+            d[j][e] = 0.0f;
+          }
+        }
+      }
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  } else
+#endif
+  {
+    // cp.async: every thread copies its share of each tile STAGES - 2 tiles ahead; the tensor cores work on
+    // tile t while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile
+    // being read, the one being finished and STAGES - 2 in flight. The block is WARPGROUPS warpgroups here
+    // (the plan adds the producer only where TMA runs): another shape would copy past the tiles.
+    if (blockDim.x != THREADS) __trap();
+    constexpr int AHEAD = STAGES - 2;
+#pragma unroll
+    for (int s = 0; s < AHEAD; ++s) {
+      if (s < k_tiles) load_stage(s, s);
+      asm volatile("cp.async.commit_group;\n" ::);
+    }
+
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
+      // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
+      // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
       asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
 #if WARPGROUP_MMA
       asm volatile("fence.proxy.async.shared::cta;\n" ::);
 #endif
-    }
-    __syncthreads();
-    const int next = kt + AHEAD;
-    if (next < k_tiles) load_stage(next % STAGES, next);
-    asm volatile("cp.async.commit_group;\n" ::);
+      __syncthreads();
+      const int next = kt + AHEAD;
+      if (next < k_tiles) load_stage(next % STAGES, next);
+      asm volatile("cp.async.commit_group;\n" ::);
 
-    const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
-    const unsigned b_tile = a_tile + BM * 128;
+      const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
+      const unsigned b_tile = a_tile + BM * 128;
 #if WARPGROUP_MMA
-    fence_accumulators(d);
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-    for (int kk = 0; kk < BK / 8; ++kk) {
-      const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-#pragma unroll
-      for (int j = 0; j < NPARTS; ++j) {
-        mma_64x128x8(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
-      }
-    }
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-    fence_accumulators(d);
-#else
-    // mma.sync into the same accumulator layout: warp w of the warpgroup computes its 16 rows across all
-    // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
-    const int lane = tid % 32;
-#pragma unroll
-    for (int kk = 0; kk < BK / 8; ++kk) {
-      unsigned a[4];
-      const int r = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane % 16;
-      load_matrix_x4(a, a_tile + r * 128 + (((kk * 2 + lane / 16) ^ (r & 7)) << 4));
-#pragma unroll
-      for (int n16 = 0; n16 < BN / 16; ++n16) {
-        unsigned b[4];
-        const int n = n16 * 16 + lane % 8 + 8 * (lane / 16);
-        load_matrix_x4(b, b_tile + n * 128 + (((kk * 2 + (lane / 8) % 2) ^ (n & 7)) << 4));
-        mma_1688(&d[n16 / 8][(2 * n16 % 16) * 4], a, b[0], b[1]);
-        mma_1688(&d[n16 / 8][(2 * n16 % 16) * 4 + 4], a, b[2], b[3]);
-      }
-    }
-#endif
-    // Every PROMOTE tiles, and after the last: the accumulators into the total (once their instructions
-    // are done), then from zero again.
-    if ((kt + 1) % PROMOTE == 0 || kt + 1 == k_tiles) {
-#if WARPGROUP_MMA
-      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
       fence_accumulators(d);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < BK / 8; ++kk) {
+        const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
+        mma_step(d, a_desc, b_tile, kk);
+      }
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      fence_accumulators(d);
+#else
+      // mma.sync into the same accumulator layout: warp w of the warpgroup computes its 16 rows across all
+      // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
+      const int lane = tid % 32;
+#pragma unroll
+      for (int kk = 0; kk < BK / 8; ++kk) {
+        unsigned a[4];
+        const int r = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane % 16;
+        load_matrix_x4(a, a_tile + r * 128 + (((kk * 2 + lane / 16) ^ (r & 7)) << 4));
+#pragma unroll
+        for (int n16 = 0; n16 < BN / 16; ++n16) {
+          unsigned b[4];
+          const int n = n16 * 16 + lane % 8 + 8 * (lane / 16);
+          load_matrix_x4(b, b_tile + n * 128 + (((kk * 2 + (lane / 8) % 2) ^ (n & 7)) << 4));
+          mma_1688(&d[n16 / 8][(2 * n16 % 16) * 4], a, b[0], b[1]);
+          mma_1688(&d[n16 / 8][(2 * n16 % 16) * 4 + 4], a, b[2], b[3]);
+        }
+      }
+#endif
+      // Every PROMOTE tiles, and after the last: the accumulators into the total (once their instructions
+      // are done), then from zero again.
+      if ((kt + 1) % PROMOTE == 0 || kt + 1 == k_tiles) {
+#if WARPGROUP_MMA
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        fence_accumulators(d);
 #endif
 #pragma unroll
-      for (int j = 0; j < NPARTS; ++j) {
+        for (int j = 0; j < NPARTS; ++j) {
 #pragma unroll
-        for (int e = 0; e < 64; ++e) {
-          total[j][e] += d[j][e];
-          d[j][e] = 0.0f;
+          for (int e = 0; e < 64; ++e) {
+            total[j][e] += d[j][e];
+            d[j][e] = 0.0f;
+          }
         }
       }
     }
-  }
 #if WARPGROUP_MMA
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #endif
-  asm volatile("cp.async.wait_group 0;\n" ::);
+    asm volatile("cp.async.wait_group 0;\n" ::);
+  }
 
   // Accumulator layout: warp w of the warpgroup holds tile rows (pixels) 16 w + lane / 4 (+ 8); register
   // 4 q + e is output channel 8 q + 2 (lane % 4) + (e % 2), the pixel 8 rows on when e >= 2. The lanes of
@@ -433,7 +495,9 @@ __device__ __forceinline__ void product(const TensorMap& x_tiles, const TensorMa
   }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+// The TMA path's block has a producer warpgroup beside the WARPGROUPS consumers (only the bound: with TMA = 0
+// a tighter one leaves the cp.async path more registers).
+extern "C" __global__ void __launch_bounds__(THREADS + 128 * (WARPGROUP_MMA && TMA == 1), 1)
 conv2d_3x3(const __grid_constant__ TensorMap x_tiles, const __grid_constant__ TensorMap weight_tiles,
            const float* __restrict__ xW, const float* __restrict__ weightW, const float* __restrict__ bias,
            float* __restrict__ y, int N, int C, int K, int H, int W) {

@@ -1,7 +1,8 @@
 // bfloat16 matrix product seed for Hopper tensor cores (sm_90a): warpgroup MMA (wgmma.mma_async, float32 accumulators)
 // reading both operands from shared memory through matrix descriptors.
 // A block of WARPGROUPS consumer warpgroups computes a (64 * WARPGROUPS) x BN tile of C; each warpgroup
-// owns 64 rows and issues m64n128k16 instructions over its BN columns, accumulating in registers.
+// owns 64 rows and issues m64n256k16 instructions (BN = 256: A read once for all columns) or m64n128k16,
+// accumulating in registers.
 // K advances in 64-wide tiles through a STAGES-deep ring in shared memory, filled by cp.async 16-byte
 // copies (global to shared without registers) STAGES - 2 tiles ahead; the tensor cores work on tile t
 // while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile being
@@ -17,10 +18,12 @@
 // target (an A100's sm_80, or plain sm_90) the same tiles feed mma.sync.m16n8k16 through ldmatrix into
 // the same accumulator layout: correct everywhere, fast on Hopper.
 // TMA = 1 loads the tiles on Hopper with the copy engine instead (cp.async.bulk.tensor over the plan's
-// tensor maps, which write the same 128-byte swizzle): one thread issues a stage's two boxes onto the
-// stage's mbarrier, out-of-bounds rows and k values read as zeros, and every thread waits on the barrier
-// instead of its own cp.async groups. The maps exist where the plan's when(...) holds (Hopper, K % 8 == 0:
-// TMA needs 16-byte row strides); the kernel decides the same way and elsewhere loads with cp.async.
+// tensor maps, which write the same 128-byte swizzle), warp-specialised: a producer warpgroup beside the
+// consumers, one thread of which issues each stage's two boxes onto the stage's `full` mbarrier as soon as
+// the consumers have released the stage (its `empty` mbarrier); out-of-bounds rows and k values read as
+// zeros, and the consumers wait on `full` only, with no block-wide barrier per tile and all STAGES stages
+// in flight. The maps and the producer exist where the plan's when(...) holds (Hopper, K % 8 == 0: TMA
+// needs 16-byte row strides); the kernel decides the same way and elsewhere loads with cp.async.
 // @tune WARPGROUPS = 2 in {1, 2}
 // @tune BN = 256 in {128, 256}
 // @tune STAGES = 4 in {3, 4, 5, 6}
@@ -32,7 +35,7 @@
 // @tensor_map a_tiles = A[K, M] box[64, 64 * WARPGROUPS] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)
 // @tensor_map b_tiles = BT[K, N] box[64, BN] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)
 // @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64), 256>>>(B, BT, K, N)
-// @launch matmul_bf16<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * WARPGROUPS, STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)
+// @launch matmul_bf16<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)
 #include <cuda_bf16.h>
 
 #define BM (64 * WARPGROUPS)
@@ -148,6 +151,26 @@ __device__ __forceinline__ void mma_64x128x16(float (&d)[64], unsigned long long
       : "l"(a), "l"(b), "r"(1));
 }
 
+
+// Both parts' columns (BN = 256) in one instruction: the A tile is read once for all 256 columns.
+__device__ __forceinline__ void mma_64x256x16(float (&d)[2][64], unsigned long long a, unsigned long long b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]), "+f"(d[0][8]), "+f"(d[0][9]), "+f"(d[0][10]), "+f"(d[0][11]), "+f"(d[0][12]), "+f"(d[0][13]), "+f"(d[0][14]), "+f"(d[0][15]), "+f"(d[0][16]), "+f"(d[0][17]), "+f"(d[0][18]), "+f"(d[0][19]), "+f"(d[0][20]), "+f"(d[0][21]), "+f"(d[0][22]), "+f"(d[0][23]), "+f"(d[0][24]), "+f"(d[0][25]), "+f"(d[0][26]), "+f"(d[0][27]), "+f"(d[0][28]), "+f"(d[0][29]), "+f"(d[0][30]), "+f"(d[0][31]), "+f"(d[0][32]), "+f"(d[0][33]), "+f"(d[0][34]), "+f"(d[0][35]), "+f"(d[0][36]), "+f"(d[0][37]), "+f"(d[0][38]), "+f"(d[0][39]), "+f"(d[0][40]), "+f"(d[0][41]), "+f"(d[0][42]), "+f"(d[0][43]), "+f"(d[0][44]), "+f"(d[0][45]), "+f"(d[0][46]), "+f"(d[0][47]), "+f"(d[0][48]), "+f"(d[0][49]), "+f"(d[0][50]), "+f"(d[0][51]), "+f"(d[0][52]), "+f"(d[0][53]), "+f"(d[0][54]), "+f"(d[0][55]), "+f"(d[0][56]), "+f"(d[0][57]), "+f"(d[0][58]), "+f"(d[0][59]), "+f"(d[0][60]), "+f"(d[0][61]), "+f"(d[0][62]), "+f"(d[0][63]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]), "+f"(d[1][8]), "+f"(d[1][9]), "+f"(d[1][10]), "+f"(d[1][11]), "+f"(d[1][12]), "+f"(d[1][13]), "+f"(d[1][14]), "+f"(d[1][15]), "+f"(d[1][16]), "+f"(d[1][17]), "+f"(d[1][18]), "+f"(d[1][19]), "+f"(d[1][20]), "+f"(d[1][21]), "+f"(d[1][22]), "+f"(d[1][23]), "+f"(d[1][24]), "+f"(d[1][25]), "+f"(d[1][26]), "+f"(d[1][27]), "+f"(d[1][28]), "+f"(d[1][29]), "+f"(d[1][30]), "+f"(d[1][31]), "+f"(d[1][32]), "+f"(d[1][33]), "+f"(d[1][34]), "+f"(d[1][35]), "+f"(d[1][36]), "+f"(d[1][37]), "+f"(d[1][38]), "+f"(d[1][39]), "+f"(d[1][40]), "+f"(d[1][41]), "+f"(d[1][42]), "+f"(d[1][43]), "+f"(d[1][44]), "+f"(d[1][45]), "+f"(d[1][46]), "+f"(d[1][47]), "+f"(d[1][48]), "+f"(d[1][49]), "+f"(d[1][50]), "+f"(d[1][51]), "+f"(d[1][52]), "+f"(d[1][53]), "+f"(d[1][54]), "+f"(d[1][55]), "+f"(d[1][56]), "+f"(d[1][57]), "+f"(d[1][58]), "+f"(d[1][59]), "+f"(d[1][60]), "+f"(d[1][61]), "+f"(d[1][62]), "+f"(d[1][63])
+      : "l"(a), "l"(b), "r"(1));
+}
+
+// Step kk (k16) of the warpgroup's 64 x BN product from the stage's tiles.
+__device__ __forceinline__ void mma_step(float (&d)[NPARTS][64], unsigned long long a_desc, unsigned b_tile, int kk) {
+#if NPARTS == 2
+  mma_64x256x16(d, a_desc, descriptor(b_tile + kk * 32, 16, 1024));
+#else
+#pragma unroll
+  for (int j = 0; j < NPARTS; ++j) mma_64x128x16(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
+#endif
+}
+
 // Pins the accumulators in place: no ordinary instruction may touch them while instructions are in flight
 // (otherwise ptxas serializes the wgmma pipeline).
 __device__ __forceinline__ void fence_accumulators(float (&d)[NPARTS][64]) {
@@ -200,33 +223,28 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
   const int warpgroup = tid / 128;
   constexpr int STAGE_BYTES = (BM + BN) * BK * 2;
 
-  // One mbarrier per stage for the TMA path: its phase n completes when the stage's boxes of its n-th tile
-  // have landed.
-  __shared__ __align__(8) unsigned long long stage_full[STAGES];
+  // The TMA path (Hopper) is warp-specialised: the block has one warpgroup more than WARPGROUPS, the
+  // producer, one thread of which issues every tile's copies into the ring as soon as its stage is free.
+  // Stage s has two mbarriers: `full`, whose phase n completes when the boxes of the stage's n-th tile have
+  // landed, and `empty`, whose phase n completes when every consumer warp has finished reading that tile.
+  // The consumers wait for `full` only: no block-wide barrier per tile, and all STAGES stages in flight.
+  __shared__ __align__(8) unsigned long long stage_full[STAGES], stage_empty[STAGES];
   const unsigned full_base = static_cast<unsigned>(__cvta_generic_to_shared(stage_full));
-  if (TMA_LOADS) {
-#if WARPGROUP_MMA
-    if (tid == 0) {
-      for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(full_base + 8 * s));
-      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-#endif
-  }
+  const unsigned empty_base = static_cast<unsigned>(__cvta_generic_to_shared(stage_empty));
 
   // Tile t of the reduction into stage `stage`: the A rows at a_tile, the B rows at a_tile + BM * 128.
+  // With TMA_LOADS the calling thread issues the copies onto the stage's `full` barrier; otherwise every
+  // thread issues its cp.async share.
   auto load_stage = [&](int stage, int t) {
     const unsigned a_tile = shared_base + stage * STAGE_BYTES;
     const int k0 = t * BK;
     if (TMA_LOADS) {
 #if WARPGROUP_MMA
-      if (tid == 0) {
-        const unsigned barrier = full_base + 8 * stage;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(STAGE_BYTES)
-                     : "memory");
-        load_box(a_tile, a_tiles, k0, block_m, barrier);
-        load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);
-      }
+      const unsigned barrier = full_base + 8 * stage;
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(STAGE_BYTES)
+                   : "memory");
+      load_box(a_tile, a_tiles, k0, block_m, barrier);
+      load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);
 #endif
       return;
     }
@@ -241,74 +259,116 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
     for (int e = 0; e < 64; ++e) d[j][e] = 0.0f;
   }
 
-  constexpr int AHEAD = STAGES - 2;
-#pragma unroll
-  for (int s = 0; s < AHEAD; ++s) {
-    if (s < k_tiles) load_stage(s, s);
-    asm volatile("cp.async.commit_group;\n" ::);
-  }
-
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
-    // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
-    // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
-    if (TMA_LOADS) {
 #if WARPGROUP_MMA
+  if (TMA_LOADS) {
+    if (tid == 0) {
+      for (int s = 0; s < STAGES; ++s) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(full_base + 8 * s));
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(empty_base + 8 * s), "r"(THREADS / 32));
+      }
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (warpgroup == WARPGROUPS) {
+      // The producer: tile t goes into stage t % STAGES once the consumers have released the tile before it
+      // there (t - STAGES).
+      if (tid == THREADS) {
+        for (int t = 0; t < k_tiles; ++t) {
+          if (t >= STAGES) wait_barrier(empty_base + 8 * (t % STAGES), (t / STAGES - 1) & 1);
+          load_stage(t % STAGES, t);
+        }
+      }
+      return;
+    }
+    for (int kt = 0; kt < k_tiles; ++kt) {
       // The copy engine wrote the stage through the async proxy, which the tensor cores read too: the
       // barrier's phase is all there is to wait for.
       wait_barrier(full_base + 8 * (kt % STAGES), (kt / STAGES) & 1);
+      const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
+      const unsigned b_tile = a_tile + BM * 128;
+      fence_accumulators(d);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
+        mma_step(d, a_desc, b_tile, kk);
+      }
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      fence_accumulators(d);
+      // wait_group 1: tile kt - 1's instructions are done, so each warp releases its stage to the producer.
+      if (kt > 0 && tid % 32 == 0) {
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(empty_base + 8 * ((kt - 1) % STAGES))
+                     : "memory");
+      }
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  } else
 #endif
-    } else {
+  {
+    // cp.async: every thread copies its share of each tile STAGES - 2 tiles ahead; the tensor cores work on
+    // tile t while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile
+    // being read, the one being finished and STAGES - 2 in flight. The block is WARPGROUPS warpgroups here
+    // (the plan adds the producer only where TMA runs): another shape would copy past the tiles.
+    if (blockDim.x != THREADS) __trap();
+    constexpr int AHEAD = STAGES - 2;
+#pragma unroll
+    for (int s = 0; s < AHEAD; ++s) {
+      if (s < k_tiles) load_stage(s, s);
+      asm volatile("cp.async.commit_group;\n" ::);
+    }
+
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
+      // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
+      // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
       asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
 #if WARPGROUP_MMA
       asm volatile("fence.proxy.async.shared::cta;\n" ::);
 #endif
-    }
-    __syncthreads();
-    const int next = kt + AHEAD;
-    if (next < k_tiles) load_stage(next % STAGES, next);
-    asm volatile("cp.async.commit_group;\n" ::);
+      __syncthreads();
+      const int next = kt + AHEAD;
+      if (next < k_tiles) load_stage(next % STAGES, next);
+      asm volatile("cp.async.commit_group;\n" ::);
 
-    const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
-    const unsigned b_tile = a_tile + BM * 128;
+      const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
+      const unsigned b_tile = a_tile + BM * 128;
 #if WARPGROUP_MMA
-    fence_accumulators(d);
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+      fence_accumulators(d);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-#pragma unroll
-      for (int j = 0; j < NPARTS; ++j) {
-        mma_64x128x16(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
+        mma_step(d, a_desc, b_tile, kk);
       }
-    }
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-    fence_accumulators(d);
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      fence_accumulators(d);
 #else
-    // mma.sync into the same accumulator layout: warp w of the warpgroup computes its 16 rows across all
-    // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
-    const int lane = tid % 32;
+      // mma.sync into the same accumulator layout: warp w of the warpgroup computes its 16 rows across all
+      // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
+      const int lane = tid % 32;
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      unsigned a[4];
-      const int r = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane % 16;
-      load_matrix_x4(a, a_tile + r * 128 + (((kk * 2 + lane / 16) ^ (r & 7)) << 4));
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        unsigned a[4];
+        const int r = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane % 16;
+        load_matrix_x4(a, a_tile + r * 128 + (((kk * 2 + lane / 16) ^ (r & 7)) << 4));
 #pragma unroll
-      for (int n16 = 0; n16 < BN / 16; ++n16) {
-        unsigned b[4];
-        const int n = n16 * 16 + lane % 8 + 8 * (lane / 16);
-        load_matrix_x4(b, b_tile + n * 128 + (((kk * 2 + (lane / 8) % 2) ^ (n & 7)) << 4));
-        mma_16816(&d[n16 / 8][(2 * n16 % 16) * 4], a, b[0], b[1]);
-        mma_16816(&d[n16 / 8][(2 * n16 % 16) * 4 + 4], a, b[2], b[3]);
+        for (int n16 = 0; n16 < BN / 16; ++n16) {
+          unsigned b[4];
+          const int n = n16 * 16 + lane % 8 + 8 * (lane / 16);
+          load_matrix_x4(b, b_tile + n * 128 + (((kk * 2 + (lane / 8) % 2) ^ (n & 7)) << 4));
+          mma_16816(&d[n16 / 8][(2 * n16 % 16) * 4], a, b[0], b[1]);
+          mma_16816(&d[n16 / 8][(2 * n16 % 16) * 4 + 4], a, b[2], b[3]);
+        }
       }
+#endif
     }
-#endif
-  }
 #if WARPGROUP_MMA
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #endif
-  asm volatile("cp.async.wait_group 0;\n" ::);
+    asm volatile("cp.async.wait_group 0;\n" ::);
+  }
 
   // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
   // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
@@ -337,7 +397,9 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
   }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+// The TMA path's block has a producer warpgroup beside the WARPGROUPS consumers (only the bound: with TMA = 0
+// a tighter one leaves the cp.async path more registers).
+extern "C" __global__ void __launch_bounds__(THREADS + 128 * (WARPGROUP_MMA && TMA == 1), 1)
 matmul_bf16(const __grid_constant__ TensorMap a_tiles, const __grid_constant__ TensorMap b_tiles,
             const element_t* __restrict__ A, const element_t* __restrict__ B, element_t* __restrict__ C, int M, int N,
             int K) {

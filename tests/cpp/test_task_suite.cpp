@@ -23,6 +23,7 @@
 #include "maca_test_support.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/config.hpp"
+#include "kernelsmith/device_attributes.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/launch_plan.hpp"
 #include "kernelsmith/param_mutator.hpp"
@@ -92,18 +93,11 @@ std::string compare(const TensorSpec& spec, const Tolerance& tolerance, const Va
                      expected[at(worst_index)]);
 }
 
-// Device attributes as the harness binds them, for checking a plan's @require lines.
-Bindings device_bindings(const DeviceInfo& device) {
-  const std::int64_t optin = device.shared_per_block_optin > 0 ? device.shared_per_block_optin : device.shared_per_block;
-  return {{"SM_COUNT", device.compute_units},          {"WARP_SIZE", device.warp_size},
-          {"MAX_THREADS_PER_BLOCK", device.max_threads_per_block}, {"SMEM_PER_BLOCK", device.shared_per_block},
-          {"SMEM_PER_BLOCK_OPTIN", optin},              {"L2_BYTES", device.l2_bytes}};
-}
-
 // Whether a variant's requirements and block sizes hold for every size configuration of the task.
 bool plan_fits(const Task& task, const LaunchPlan& plan, const DeviceInfo& device) {
   for (const auto& config : task.all_size_configs()) {
-    Bindings bindings = device_bindings(device);
+    // The device attributes as the harness binds them (COMPUTE_CAPABILITY included).
+    Bindings bindings = device_attribute_values(device);
     for (const auto& tunable : plan.tunables) bindings[tunable.name] = tunable.value;
     for (const auto& [name, value] : config.sizes) bindings[name] = value;
     for (const auto& requirement : plan.requirements) {
