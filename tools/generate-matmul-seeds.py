@@ -27,7 +27,7 @@ def half_plan(task):
               f"// @tensor_map a_tiles = A[K, M] box[64, 64 * WARPGROUPS] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)\n"
               f"// @tensor_map b_tiles = BT[K, N] box[64, BN] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)\n"
               f"// @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64), 256>>>(B, BT, K, N)\n"
-              f"// @launch {task}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)")
+              f"// @launch {task}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (PRODUCER == 1 && TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)")
 
 
 HALF_TRANSPOSE = """
@@ -80,12 +80,13 @@ HALF_DESIGN = """\
 // target (an A100's sm_80, or plain sm_90) the same tiles feed mma.sync.m16n8k16 through ldmatrix into
 // the same accumulator layout: correct everywhere, fast on Hopper.
 // TMA = 1 loads the tiles on Hopper with the copy engine instead (cp.async.bulk.tensor over the plan's
-// tensor maps, which write the same 128-byte swizzle), warp-specialised: a producer warpgroup beside the
+// tensor maps, which write the same 128-byte swizzle), with PRODUCER = 1 warp-specialised: a producer warpgroup beside the
 // consumers, one thread of which issues each stage's two boxes onto the stage's `full` mbarrier as soon as
 // the consumers have released the stage (its `empty` mbarrier); out-of-bounds rows and k values read as
 // zeros, and the consumers wait on `full` only, with no block-wide barrier per tile and all STAGES stages
-// in flight. The maps and the producer exist where the plan's when(...) holds (Hopper, K % 8 == 0: TMA
-// needs 16-byte row strides); the kernel decides the same way and elsewhere loads with cp.async.
+// in flight (PRODUCER = 0: thread 0 issues the boxes STAGES - 2 tiles ahead, a block barrier per tile). The
+// maps and the producer exist where the plan's when(...) holds (Hopper, K % 8 == 0: TMA needs 16-byte row
+// strides); the kernel decides the same way and elsewhere loads with cp.async.
 """
 
 
@@ -95,6 +96,7 @@ HALF_TUNES = """\
 // @tune STAGES = 4 in {3, 4, 5, 6}
 // @tune GROUP = 8 in {4, 8, 16}
 // @tune TMA = 1 in {0, 1}
+// @tune PRODUCER = 1 in {0, 1}
 // @require STAGES * (64 * WARPGROUPS + BN) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
 // @require WARPGROUPS == 2 || BN == 128
 """
@@ -106,6 +108,7 @@ TF32X3_TUNES = """\
 // @tune STAGES = 4 in {3, 4, 5, 6}
 // @tune GROUP = 8 in {4, 8, 16}
 // @tune TMA = 1 in {0, 1}
+// @tune PRODUCER = 1 in {0, 1}
 // @tune PROMOTE = 4 in {1, 2, 4}
 // @require STAGES * (64 * WARPGROUPS + 128) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
 """
@@ -348,6 +351,8 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
       asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");
     }}
     __syncthreads();
+  }}
+  if (TMA_LOADS && PRODUCER == 1) {{
     if (warpgroup == WARPGROUPS) {{
       // The producer: tile t goes into stage t % STAGES once the consumers have released the tile before it
       // there (t - STAGES).
@@ -385,29 +390,37 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
   }} else
 #endif
   {{
-    // cp.async: every thread copies its share of each tile STAGES - 2 tiles ahead; the tensor cores work on
-    // tile t while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile
-    // being read, the one being finished and STAGES - 2 in flight. The block is WARPGROUPS warpgroups here
-    // (the plan adds the producer only where TMA runs): another shape would copy past the tiles.
+    // Without the producer (cp.async, or TMA with PRODUCER = 0): the block's threads load each tile STAGES - 2
+    // tiles ahead, every thread its cp.async share, or thread 0 the TMA boxes; the tensor cores work on tile t
+    // while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile being
+    // read, the one being finished and STAGES - 2 in flight. The block is WARPGROUPS warpgroups here (the
+    // plan adds the producer only where it runs): another shape would copy past the tiles.
     if (blockDim.x != THREADS) __trap();
     constexpr int AHEAD = STAGES - 2;
 #pragma unroll
     for (int s = 0; s < AHEAD; ++s) {{
-      if (s < k_tiles) load_stage(s, s);
+      if (s < k_tiles && (!TMA_LOADS || tid == 0)) load_stage(s, s);
       asm volatile("cp.async.commit_group;\\n" ::);
     }}
 
     for (int kt = 0; kt < k_tiles; ++kt) {{
-      // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
-      // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
-      // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
-      asm volatile("cp.async.wait_group %0;\\n" ::"n"(AHEAD - 1));
+      // Tile kt has landed: the TMA stage's barrier phase, or this thread's copies, whose writes are then made
+      // visible to the tensor cores' (async) proxy, and the barrier makes everyone's visible. The barrier also
+      // follows every warpgroup's wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the
+      // next copies.
+      if (TMA_LOADS) {{
 #if WARPGROUP_MMA
-      asm volatile("fence.proxy.async.shared::cta;\\n" ::);
+        wait_barrier(full_base + 8 * (kt % STAGES), (kt / STAGES) & 1);
 #endif
+      }} else {{
+        asm volatile("cp.async.wait_group %0;\\n" ::"n"(AHEAD - 1));
+#if WARPGROUP_MMA
+        asm volatile("fence.proxy.async.shared::cta;\\n" ::);
+#endif
+      }}
       __syncthreads();
       const int next = kt + AHEAD;
-      if (next < k_tiles) load_stage(next % STAGES, next);
+      if (next < k_tiles && (!TMA_LOADS || tid == 0)) load_stage(next % STAGES, next);
       asm volatile("cp.async.commit_group;\\n" ::);
 
       const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
@@ -453,7 +466,7 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
 
 // The TMA path's block has a producer warpgroup beside the WARPGROUPS consumers (only the bound: with TMA = 0
 // a tighter one leaves the cp.async path more registers).
-extern "C" __global__ void __launch_bounds__(THREADS + 128 * (WARPGROUP_MMA && TMA == 1), 1)
+extern "C" __global__ void __launch_bounds__(THREADS + 128 * (WARPGROUP_MMA && TMA == 1 && PRODUCER == 1), 1)
 {seed.task}({seed.layout.kernel_parameters(seed)}) {{
   extern __shared__ unsigned char shared_bytes[];
 {seed.dispatch.format(arguments=seed.layout.arguments(seed))}}}
@@ -476,9 +489,10 @@ TF32X3_ACCURACY = """\
 
 TF32X3_PIPELINE = """\
 // K advances in 32-wide tiles (128 bytes) through a STAGES-deep ring in shared memory. With TMA = 1 (Hopper)
-// the block is warp-specialised: a producer warpgroup beside the consumers, one thread of which has the copy
-// engine load each tile through the plan's tensor maps as soon as the consumers have released its stage
-// (mbarriers `full` and `empty` per stage), all STAGES stages in flight and no block-wide barrier per tile.
+// the copy engine loads the tiles through the plan's tensor maps; with PRODUCER = 1 as well the block is
+// warp-specialised: a producer warpgroup beside the consumers, one thread of which issues each tile as soon
+// as the consumers have released its stage (mbarriers `full` and `empty` per stage), all STAGES stages in
+// flight and no block-wide barrier per tile; with PRODUCER = 0 thread 0 issues them STAGES - 2 tiles ahead.
 // Otherwise every thread copies its share with cp.async STAGES - 2 tiles ahead. Either way the tensor cores
 // work on tile t while tile t - 1's instructions may still run (wgmma.wait_group 1).
 // Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
@@ -585,7 +599,7 @@ def tf32x3_plan(kernel, a, b, b_split, arguments):
             f"// @tensor_map b_tiles = {b}W[3 * {kp}, N] box[32, 128] swizzle=128B {when}\n"
             f"// @launch split_rows<<<ceil_div(M * {kp}, 1024), 256>>>({a}, {a}W, M, K, {kp}, 2)\n"
             f"// @launch {b_split}\n"
-            f"// @launch {kernel}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, 128), 128 * (WARPGROUPS + (TMA == 1 && COMPUTE_CAPABILITY == 90)), "
+            f"// @launch {kernel}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, 128), 128 * (WARPGROUPS + (PRODUCER == 1 && TMA == 1 && COMPUTE_CAPABILITY == 90)), "
             f"STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(a_tiles, b_tiles, {arguments}, M, N, 3 * {kp})")
 
 
@@ -677,6 +691,7 @@ CONV_TUNES = """\
 // @tune STAGES = 4 in {3, 4, 5, 6}
 // @tune TW = 64 in {16, 32, 64}
 // @tune TMA = 1 in {0, 1}
+// @tune PRODUCER = 1 in {0, 1}
 // @tune PROMOTE = 4 in {1, 2, 4}
 // @require STAGES * (64 * WARPGROUPS + 128) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
 // @require N <= 65535 && round_up(C, 32) / 32 <= 65535
@@ -689,7 +704,7 @@ CONV_PLAN = """\
 // @tensor_map weight_tiles = weightW[3 * round_up(C, 32), K, 9] box[32, 128, 1] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90)
 // @launch split_columns<<<dim3(ceil_div(H * W, 32), round_up(C, 32) / 32, N), 256>>>(x, xW, C, H * W, round_up(C, 32), 2)
 // @launch split_weights<<<ceil_div(9 * K * round_up(C, 32), 256), 256>>>(weight, weightW, C, K, round_up(C, 32))
-// @launch conv2d_3x3<<<N * ceil_div(H, 64 * WARPGROUPS / TW) * ceil_div(W, TW) * ceil_div(K, 128), 128 * (WARPGROUPS + (TMA == 1 && COMPUTE_CAPABILITY == 90)), STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(x_tiles, weight_tiles, xW, weightW, bias, y, N, C, K, H, W)"""
+// @launch conv2d_3x3<<<N * ceil_div(H, 64 * WARPGROUPS / TW) * ceil_div(W, TW) * ceil_div(K, 128), 128 * (WARPGROUPS + (PRODUCER == 1 && TMA == 1 && COMPUTE_CAPABILITY == 90)), STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(x_tiles, weight_tiles, xW, weightW, bias, y, N, C, K, H, W)"""
 
 SPLIT_WEIGHTS = """
 // weight (K, C, 3, 3) -> weightW (9, K, 3 CP): row (tap, k) holds [big | small | big] of weight[k, :, tap],

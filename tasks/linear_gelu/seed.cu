@@ -18,9 +18,10 @@
 // A block of WARPGROUPS consumer warpgroups computes a (64 * WARPGROUPS) x BN tile of y; each warpgroup
 // owns 64 rows and issues m64n128k8 instructions over its BN columns, accumulating in registers.
 // K advances in 32-wide tiles (128 bytes) through a STAGES-deep ring in shared memory. With TMA = 1 (Hopper)
-// the block is warp-specialised: a producer warpgroup beside the consumers, one thread of which has the copy
-// engine load each tile through the plan's tensor maps as soon as the consumers have released its stage
-// (mbarriers `full` and `empty` per stage), all STAGES stages in flight and no block-wide barrier per tile.
+// the copy engine loads the tiles through the plan's tensor maps; with PRODUCER = 1 as well the block is
+// warp-specialised: a producer warpgroup beside the consumers, one thread of which issues each tile as soon
+// as the consumers have released its stage (mbarriers `full` and `empty` per stage), all STAGES stages in
+// flight and no block-wide barrier per tile; with PRODUCER = 0 thread 0 issues them STAGES - 2 tiles ahead.
 // Otherwise every thread copies its share with cp.async STAGES - 2 tiles ahead. Either way the tensor cores
 // work on tile t while tile t - 1's instructions may still run (wgmma.wait_group 1).
 // Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
@@ -35,6 +36,7 @@
 // @tune STAGES = 4 in {3, 4, 5, 6}
 // @tune GROUP = 8 in {4, 8, 16}
 // @tune TMA = 1 in {0, 1}
+// @tune PRODUCER = 1 in {0, 1}
 // @tune PROMOTE = 4 in {1, 2, 4}
 // @require STAGES * (64 * WARPGROUPS + 128) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
 // @workspace xW: float32[M * 3 * round_up(K, 32)]
@@ -43,7 +45,7 @@
 // @tensor_map b_tiles = weightW[3 * round_up(K, 32), N] box[32, 128] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90)
 // @launch split_rows<<<ceil_div(M * round_up(K, 32), 1024), 256>>>(x, xW, M, K, round_up(K, 32), 2)
 // @launch split_rows<<<ceil_div(N * round_up(K, 32), 1024), 256>>>(weight, weightW, N, K, round_up(K, 32), 1)
-// @launch linear_gelu<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, 128), 128 * (WARPGROUPS + (TMA == 1 && COMPUTE_CAPABILITY == 90)), STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(a_tiles, b_tiles, xW, weightW, bias, y, M, N, 3 * round_up(K, 32))
+// @launch linear_gelu<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, 128), 128 * (WARPGROUPS + (PRODUCER == 1 && TMA == 1 && COMPUTE_CAPABILITY == 90)), STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(a_tiles, b_tiles, xW, weightW, bias, y, M, N, 3 * round_up(K, 32))
 
 #define BM (64 * WARPGROUPS)
 #define BN 128
@@ -277,6 +279,8 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+  }
+  if (TMA_LOADS && PRODUCER == 1) {
     if (warpgroup == WARPGROUPS) {
       // The producer: tile t goes into stage t % STAGES once the consumers have released the tile before it
       // there (t - STAGES).
@@ -330,29 +334,37 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
   } else
 #endif
   {
-    // cp.async: every thread copies its share of each tile STAGES - 2 tiles ahead; the tensor cores work on
-    // tile t while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile
-    // being read, the one being finished and STAGES - 2 in flight. The block is WARPGROUPS warpgroups here
-    // (the plan adds the producer only where TMA runs): another shape would copy past the tiles.
+    // Without the producer (cp.async, or TMA with PRODUCER = 0): the block's threads load each tile STAGES - 2
+    // tiles ahead, every thread its cp.async share, or thread 0 the TMA boxes; the tensor cores work on tile t
+    // while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile being
+    // read, the one being finished and STAGES - 2 in flight. The block is WARPGROUPS warpgroups here (the
+    // plan adds the producer only where it runs): another shape would copy past the tiles.
     if (blockDim.x != THREADS) __trap();
     constexpr int AHEAD = STAGES - 2;
 #pragma unroll
     for (int s = 0; s < AHEAD; ++s) {
-      if (s < k_tiles) load_stage(s, s);
+      if (s < k_tiles && (!TMA_LOADS || tid == 0)) load_stage(s, s);
       asm volatile("cp.async.commit_group;\n" ::);
     }
 
     for (int kt = 0; kt < k_tiles; ++kt) {
-      // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
-      // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
-      // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
-      asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
+      // Tile kt has landed: the TMA stage's barrier phase, or this thread's copies, whose writes are then made
+      // visible to the tensor cores' (async) proxy, and the barrier makes everyone's visible. The barrier also
+      // follows every warpgroup's wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the
+      // next copies.
+      if (TMA_LOADS) {
 #if WARPGROUP_MMA
-      asm volatile("fence.proxy.async.shared::cta;\n" ::);
+        wait_barrier(full_base + 8 * (kt % STAGES), (kt / STAGES) & 1);
 #endif
+      } else {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
+#if WARPGROUP_MMA
+        asm volatile("fence.proxy.async.shared::cta;\n" ::);
+#endif
+      }
       __syncthreads();
       const int next = kt + AHEAD;
-      if (next < k_tiles) load_stage(next % STAGES, next);
+      if (next < k_tiles && (!TMA_LOADS || tid == 0)) load_stage(next % STAGES, next);
       asm volatile("cp.async.commit_group;\n" ::);
 
       const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
@@ -439,7 +451,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 
 // The TMA path's block has a producer warpgroup beside the WARPGROUPS consumers (only the bound: with TMA = 0
 // a tighter one leaves the cp.async path more registers).
-extern "C" __global__ void __launch_bounds__(THREADS + 128 * (WARPGROUP_MMA && TMA == 1), 1)
+extern "C" __global__ void __launch_bounds__(THREADS + 128 * (WARPGROUP_MMA && TMA == 1 && PRODUCER == 1), 1)
 linear_gelu(const __grid_constant__ TensorMap a_tiles, const __grid_constant__ TensorMap b_tiles,
             const element_t* __restrict__ A, const element_t* __restrict__ B, const float* __restrict__ bias, float* __restrict__ C, int M, int N,
             int K) {

@@ -18,24 +18,26 @@
 // target (an A100's sm_80, or plain sm_90) the same tiles feed mma.sync.m16n8k16 through ldmatrix into
 // the same accumulator layout: correct everywhere, fast on Hopper.
 // TMA = 1 loads the tiles on Hopper with the copy engine instead (cp.async.bulk.tensor over the plan's
-// tensor maps, which write the same 128-byte swizzle), warp-specialised: a producer warpgroup beside the
+// tensor maps, which write the same 128-byte swizzle), with PRODUCER = 1 warp-specialised: a producer warpgroup beside the
 // consumers, one thread of which issues each stage's two boxes onto the stage's `full` mbarrier as soon as
 // the consumers have released the stage (its `empty` mbarrier); out-of-bounds rows and k values read as
 // zeros, and the consumers wait on `full` only, with no block-wide barrier per tile and all STAGES stages
-// in flight. The maps and the producer exist where the plan's when(...) holds (Hopper, K % 8 == 0: TMA
-// needs 16-byte row strides); the kernel decides the same way and elsewhere loads with cp.async.
+// in flight (PRODUCER = 0: thread 0 issues the boxes STAGES - 2 tiles ahead, a block barrier per tile). The
+// maps and the producer exist where the plan's when(...) holds (Hopper, K % 8 == 0: TMA needs 16-byte row
+// strides); the kernel decides the same way and elsewhere loads with cp.async.
 // @tune WARPGROUPS = 2 in {1, 2}
 // @tune BN = 256 in {128, 256}
 // @tune STAGES = 4 in {3, 4, 5, 6}
 // @tune GROUP = 8 in {4, 8, 16}
 // @tune TMA = 1 in {0, 1}
+// @tune PRODUCER = 1 in {0, 1}
 // @require STAGES * (64 * WARPGROUPS + BN) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
 // @require WARPGROUPS == 2 || BN == 128
 // @workspace BT: bfloat16[N * K]
 // @tensor_map a_tiles = A[K, M] box[64, 64 * WARPGROUPS] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)
 // @tensor_map b_tiles = BT[K, N] box[64, BN] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)
 // @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64), 256>>>(B, BT, K, N)
-// @launch matmul_bf16<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)
+// @launch matmul_bf16<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (PRODUCER == 1 && TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)
 #include <cuda_bf16.h>
 
 #define BM (64 * WARPGROUPS)
@@ -269,6 +271,8 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+  }
+  if (TMA_LOADS && PRODUCER == 1) {
     if (warpgroup == WARPGROUPS) {
       // The producer: tile t goes into stage t % STAGES once the consumers have released the tile before it
       // there (t - STAGES).
@@ -306,29 +310,37 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
   } else
 #endif
   {
-    // cp.async: every thread copies its share of each tile STAGES - 2 tiles ahead; the tensor cores work on
-    // tile t while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile
-    // being read, the one being finished and STAGES - 2 in flight. The block is WARPGROUPS warpgroups here
-    // (the plan adds the producer only where TMA runs): another shape would copy past the tiles.
+    // Without the producer (cp.async, or TMA with PRODUCER = 0): the block's threads load each tile STAGES - 2
+    // tiles ahead, every thread its cp.async share, or thread 0 the TMA boxes; the tensor cores work on tile t
+    // while tile t - 1's instructions may still run (wgmma.wait_group 1), so the ring holds the tile being
+    // read, the one being finished and STAGES - 2 in flight. The block is WARPGROUPS warpgroups here (the
+    // plan adds the producer only where it runs): another shape would copy past the tiles.
     if (blockDim.x != THREADS) __trap();
     constexpr int AHEAD = STAGES - 2;
 #pragma unroll
     for (int s = 0; s < AHEAD; ++s) {
-      if (s < k_tiles) load_stage(s, s);
+      if (s < k_tiles && (!TMA_LOADS || tid == 0)) load_stage(s, s);
       asm volatile("cp.async.commit_group;\n" ::);
     }
 
     for (int kt = 0; kt < k_tiles; ++kt) {
-      // Tile kt has landed (this thread's copies); make the writes visible to the tensor cores' (async)
-      // proxy, then the barrier makes everyone's visible. The barrier also follows every warpgroup's
-      // wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the next copies.
-      asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
+      // Tile kt has landed: the TMA stage's barrier phase, or this thread's copies, whose writes are then made
+      // visible to the tensor cores' (async) proxy, and the barrier makes everyone's visible. The barrier also
+      // follows every warpgroup's wgmma.wait_group 1 of the last step, so tile kt - 2's stage is free for the
+      // next copies.
+      if (TMA_LOADS) {
 #if WARPGROUP_MMA
-      asm volatile("fence.proxy.async.shared::cta;\n" ::);
+        wait_barrier(full_base + 8 * (kt % STAGES), (kt / STAGES) & 1);
 #endif
+      } else {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(AHEAD - 1));
+#if WARPGROUP_MMA
+        asm volatile("fence.proxy.async.shared::cta;\n" ::);
+#endif
+      }
       __syncthreads();
       const int next = kt + AHEAD;
-      if (next < k_tiles) load_stage(next % STAGES, next);
+      if (next < k_tiles && (!TMA_LOADS || tid == 0)) load_stage(next % STAGES, next);
       asm volatile("cp.async.commit_group;\n" ::);
 
       const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
@@ -399,7 +411,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 
 // The TMA path's block has a producer warpgroup beside the WARPGROUPS consumers (only the bound: with TMA = 0
 // a tighter one leaves the cp.async path more registers).
-extern "C" __global__ void __launch_bounds__(THREADS + 128 * (WARPGROUP_MMA && TMA == 1), 1)
+extern "C" __global__ void __launch_bounds__(THREADS + 128 * (WARPGROUP_MMA && TMA == 1 && PRODUCER == 1), 1)
 matmul_bf16(const __grid_constant__ TensorMap a_tiles, const __grid_constant__ TensorMap b_tiles,
             const element_t* __restrict__ A, const element_t* __restrict__ B, element_t* __restrict__ C, int M, int N,
             int K) {
