@@ -922,21 +922,27 @@ def pick_across_tasks(candidates, labels: Sequence[str], count: int) -> List[Ben
 
 
 def without_live_tensor_maps(candidate: BenchCandidate, candidates, device) -> Tuple[BenchCandidate, str]:
-    """`candidate`, or where its plan passes a tensor map the CuPy launcher cannot build, the first variant of
-    the same task's seed whose conditions leave the maps out (the half-precision products' TMA=0), with a note
-    saying so; `candidate` itself when there is none (its comparison then fails, saying why)."""
+    """`candidate`, or where its plan passes a tensor map the CuPy launcher cannot build, a variant of the same
+    task's seed whose conditions leave the maps out (the tensor-core seeds' TMA=0), with a note saying so:
+    the first such among `candidates`, else the seed with one tunable set to another of its values (the
+    benchmark's variant sample need not hold one). `candidate` itself when there is none (its comparison
+    then fails, saying why)."""
     try:
         bind_plan(candidate, device)
         return candidate, ""
     except TensorMapNeeded:
         pass
-    for other in candidates:
-        if other.task is candidate.task and other.label.startswith("seed "):
-            try:
-                bind_plan(other, device)
-            except ValueError:
-                continue
-            return other, f"{other.label} in place of {candidate.label}: tensor maps are not built here"
+    seeds = [other for other in candidates if other.task is candidate.task and other.label.startswith("seed")]
+    rewritten = [BenchCandidate(candidate.task, label, source, language=candidate.language)
+                 for seed in seeds if seed.label == "seed"
+                 for label, source in seed_variants(seed.source, limit=10**6)]
+    known = {other.label for other in seeds}
+    for other in [c for c in seeds if c.label != "seed"] + [c for c in rewritten if c.label not in known]:
+        try:
+            bind_plan(other, device)
+        except ValueError:
+            continue
+        return other, f"{other.label} in place of {candidate.label}: tensor maps are not built here"
     return candidate, ""
 
 
@@ -958,6 +964,8 @@ def phase_agreement(report: Report, candidates, device, count: int, cache_root: 
             picked[index], note = without_live_tensor_maps(candidate, candidates, device)
             if note:
                 substitutions[picked[index].key] = note
+            if picked[index].handle is None and candidate.handle is not None:  # a variant made for this
+                picked[index].handle = candidate_handle(ks(), picked[index], picked[index].source)
     measure = measure or triton_median_ms
     evaluator = make_evaluator("strict", str(cache_root / "strict"))
     ours: Dict[str, float] = {}

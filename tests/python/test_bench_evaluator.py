@@ -63,6 +63,12 @@ def test_a_plan_with_live_tensor_maps_is_compared_through_a_variant_without_them
     plan = be.bind_plan(picked, device)
     main = next(launch for launch in plan.launches if launch.kernel == "matmul_fp16")
     assert main.args[:2] == [("zero_tensor_map", "a_tiles"), ("zero_tensor_map", "b_tiles")]
+    # Without such a variant among the candidates (the sample of variants is small), one is made from the seed.
+    alone = be.build_candidates(tasks, 0)
+    assert [c.label for c in alone] == ["reference", "seed"]
+    made, note = be.without_live_tensor_maps(alone[1], alone, device)
+    assert made.label == "seed TMA=0" and "in place of seed" in note and made.task is alone[1].task
+    assert "@tune TMA = 0 in" in made.source
     # Before Hopper the maps' conditions are false for the seed itself.
     older = be._DryRunDevice()
     older.architecture = "sm_80"
