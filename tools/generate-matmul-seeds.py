@@ -22,18 +22,25 @@ WIDE_ACC = ", ".join(f"%{i}" for i in range(128))
 WIDE_ACC_OPERANDS = ", ".join(f'"+f"(d[{i // 64}][{i % 64}])' for i in range(128))
 
 
+# Where the TMA path runs (the maps' and the kernel's condition): Hopper, and rows of 16-byte multiples in A and B.
+HALF_TMA_PATH = "TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0 && N % 8 == 0"
+
+
 def half_plan(task):
+    tma = HALF_TMA_PATH
     return (f"// @workspace BT: {'float16' if 'fp16' in task else 'bfloat16'}[N * K]\n"
-              f"// @tensor_map a_tiles = A[K, M] box[64, 64 * WARPGROUPS] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)\n"
-              f"// @tensor_map b_tiles = BT[K, N] box[64, BN] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)\n"
-              f"// @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64), 256>>>(B, BT, K, N)\n"
-              f"// @launch {task}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (PRODUCER == 1 && TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)")
+              f"// @tensor_map a_tiles = A[K, M] box[64, 64 * WARPGROUPS] swizzle=128B when({tma})\n"
+              f"// @tensor_map b_tiles = B[N, K] box[64, 64] swizzle=128B when({tma})\n"
+              f"// @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64) * (1 - ({tma})) + ({tma}), 256>>>(B, BT, K, N, ({tma}))\n"
+              f"// @launch {task}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (PRODUCER == 1 && {tma})), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)")
 
 
 HALF_TRANSPOSE = """
-// B (K x N) -> BT (N x K) through a 64 x 64 shared tile; pairs of values per thread on both sides.
+// B (K x N) -> BT (N x K) through a 64 x 64 shared tile; pairs of values per thread on both sides. The TMA
+// path reads B's own rows (N-major tiles) and needs no BT: then (tma_path) one block that does nothing.
 extern "C" __global__ void __launch_bounds__(256) transpose_b(const element_t* __restrict__ B, element_t* __restrict__ BT,
-                                                           int K, int N) {
+                                                           int K, int N, int tma_path) {
+  if (tma_path) return;
   __shared__ element_t tile[64][64 + 2];
   const int tiles_n = (N + 63) / 64;
   const int n0 = (blockIdx.x % tiles_n) * 64;
@@ -71,8 +78,9 @@ HALF_DESIGN = """\
 // read, the one being finished and STAGES - 2 in flight.
 // Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
 // the layout the descriptors name, which also keeps the copies and the tensor-core reads free of bank
-// conflicts. A is K-major (rows of 64 values); B is first transposed into a workspace (N x K), so that both operands are K-major in
-// shared memory, the layout the tensor cores read without a transpose.
+// conflicts. A is K-major (rows of 64 values). The TMA path reads B as it is, N-major (64 x 64 boxes of B's own
+// rows, the instructions' transpose-B flag set); elsewhere B is first transposed into a workspace (N x K), so
+// that both operands are K-major (the transpose kernel is then one idle block on the TMA path).
 // Edges: where the row length is a multiple of 8 every 16-byte chunk is wholly inside or outside the
 // matrix and outside chunks are zero-filled by cp.async (source size 0); otherwise values are loaded
 // one by one with zero fill. Blocks are numbered in groups of GROUP tile rows for L2 reuse.
@@ -85,8 +93,8 @@ HALF_DESIGN = """\
 // the consumers have released the stage (its `empty` mbarrier); out-of-bounds rows and k values read as
 // zeros, and the consumers wait on `full` only, with no block-wide barrier per tile and all STAGES stages
 // in flight (PRODUCER = 0: thread 0 issues the boxes STAGES - 2 tiles ahead, a block barrier per tile). The
-// maps and the producer exist where the plan's when(...) holds (Hopper, K % 8 == 0: TMA needs 16-byte row
-// strides); the kernel decides the same way and elsewhere loads with cp.async.
+// maps and the producer exist where the plan's when(...) holds (Hopper, K % 8 == 0 and N % 8 == 0: TMA needs
+// 16-byte row strides); the kernel decides the same way, and with TMA = 1 loads other sizes value by value.
 """
 
 
@@ -149,8 +157,14 @@ PROMOTE_STEP = """    // Every PROMOTE tiles, and after the last: the accumulato
 HALF_DISPATCH = """\
 #if WARPGROUP_MMA
   // The plan builds the maps under the same condition (its when(...)).
-  if (TMA == 1 && K % 8 == 0) {
+  if (TMA == 1 && K % 8 == 0 && N % 8 == 0) {
     product<true, true>(ARGUMENTS);
+    return;
+  }
+  // With TMA = 1 only sizes the maps cannot take (odd rows) come here: the value-by-value path, whose few
+  // registers fit beside the producer's launch bound (the cp.async instance does not, and is left out).
+  if (TMA == 1) {
+    product<false, false>(ARGUMENTS);
     return;
   }
 #endif
@@ -258,16 +272,18 @@ __device__ __forceinline__ void mma_168{seed.k_mma}(float* c, const unsigned (&a
 }}
 
 #if WARPGROUP_MMA
-__device__ __forceinline__ void mma_64x128x{seed.k_mma}(float (&d)[64], unsigned long long a, unsigned long long b) {{
+{seed.instruction_template}__device__ __forceinline__ void mma_64x128x{seed.k_mma}(float (&d)[64], unsigned long long a, unsigned long long b) {{
   asm volatile(
       "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %66, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n128k{seed.k_mma}.f32.{seed.mma_type}.{seed.mma_type} {{{ACC}}}, %64, %65, p, 1, 1{seed.transpose_immediates};\\n}}\\n"
+      "wgmma.mma_async.sync.aligned.m64n128k{seed.k_mma}.f32.{seed.mma_type}.{seed.mma_type} {{{ACC}}}, %64, %65, p, 1, 1{seed.transpose_immediates.format(n=67)};\\n}}\\n"
       : {ACC_OPERANDS}
-      : "l"(a), "l"(b), "r"(1));
+      : "l"(a), "l"(b), "r"(1){seed.transpose_operand});
 }}
 
 {seed.wide_mma}
-// Step kk (k{seed.k_mma}) of the warpgroup's 64 x BN product from the stage's tiles.
+// Step kk (k{seed.k_mma}) of the warpgroup's 64 x BN product from the stage's tiles; B_N_MAJOR: the B tile holds B's
+// own rows (N-major: the half-precision products' TMA path), else BN rows of the K-major operand.
+template <bool B_N_MAJOR>
 __device__ __forceinline__ void mma_step(float (&d)[NPARTS][64], unsigned long long a_desc, unsigned b_tile, int kk) {{
 {seed.mma_step_body}}}
 
@@ -329,7 +345,7 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
       const unsigned barrier = full_base + 8 * stage;
       asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n" ::"r"(barrier), "r"(STAGE_BYTES)
                    : "memory");
-{seed.layout.tma_loads}#endif
+{seed.layout.tma_loads(seed)}#endif
       return;
     }}
 {seed.layout.copy_loads}  }};
@@ -375,7 +391,7 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
 #pragma unroll
       for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
         const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-        mma_step(d, a_desc, b_tile, kk);
+        mma_step<{seed.tma_b_n_major}>(d, a_desc, b_tile, kk);
       }}
       asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
@@ -431,7 +447,7 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
 #pragma unroll
       for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
         const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-        mma_step(d, a_desc, b_tile, kk);
+        mma_step<{seed.generic_b_n_major}>(d, a_desc, b_tile, kk);
       }}
       asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
@@ -627,8 +643,15 @@ class MatrixProduct:
   const int k_tiles = (K + BK - 1) / BK;
 """
     tile_coordinates = "    const int k0 = t * BK;\n"
-    tma_loads = ("      load_box(a_tile, a_tiles, k0, block_m, barrier);\n"
-                 "      load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);\n")
+    @staticmethod
+    def tma_loads(seed):
+        if seed.mma_type == "tf32":  # BW's rows: K-major
+            return ("      load_box(a_tile, a_tiles, k0, block_m, barrier);\n"
+                    "      load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);\n")
+        return ("      load_box(a_tile, a_tiles, k0, block_m, barrier);\n"
+                "      // B's own rows k0 .. k0 + 63, one box of 64 columns at a time (N-major).\n"
+                "#pragma unroll\n"
+                "      for (int i = 0; i < BN / 64; ++i) load_box(a_tile + BM * 128 + i * 8192, b_tiles, block_n + 64 * i, k0, barrier);\n")
     copy_loads = ("    load_rows<BM, VECTORS>(a_tile, A, M, block_m, k0, K);\n"
                   "    load_rows<BN, VECTORS>(a_tile + BM * 128, B, N, block_n, k0, K);  // B is BT here (N x K)\n")
 
@@ -794,8 +817,10 @@ __device__ __forceinline__ void load_box_4d(unsigned destination, const TensorMa
     // Product `part` multiplies x's [big, big, small][part] by the weights' [big, small, big][part].
     const int x_channel = (part == 2 ? CP : 0) + c0, weight_channel = part * CP + c0;
 """
-    tma_loads = ("      load_box_4d(a_tile, x_tiles, x_channel, w0 + dj, h0 + di, n, barrier);\n"
-                 "      load_box_3d(a_tile + BM * 128, weight_tiles, weight_channel, block_k, tap, barrier);\n")
+    @staticmethod
+    def tma_loads(seed):
+        return ("      load_box_4d(a_tile, x_tiles, x_channel, w0 + dj, h0 + di, n, barrier);\n"
+                "      load_box_3d(a_tile + BM * 128, weight_tiles, weight_channel, block_k, tap, barrier);\n")
     copy_loads = ("    load_pixels(a_tile, xW, n, h0 + di, w0 + dj, H, W, 2 * CP, x_channel);\n"
                   "    load_rows<BN, true>(a_tile + BM * 128, weightW + (long long)tap * K * 3 * CP, K, block_k, weight_channel, 3 * CP);\n")
 
@@ -865,24 +890,47 @@ class Seed:
             return ""
         return (f"""
 // Both parts' columns (BN = 256) in one instruction: the A tile is read once for all 256 columns.
-__device__ __forceinline__ void mma_64x256x{self.k_mma}(float (&d)[2][64], unsigned long long a, unsigned long long b) {{
+{self.instruction_template}__device__ __forceinline__ void mma_64x256x{self.k_mma}(float (&d)[2][64], unsigned long long a, unsigned long long b) {{
   asm volatile(
       "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %130, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n256k{self.k_mma}.f32.{self.mma_type}.{self.mma_type} {{{WIDE_ACC}}}, %128, %129, p, 1, 1{self.transpose_immediates};\\n}}\\n"
+      "wgmma.mma_async.sync.aligned.m64n256k{self.k_mma}.f32.{self.mma_type}.{self.mma_type} {{{WIDE_ACC}}}, %128, %129, p, 1, 1{self.transpose_immediates.format(n=131)};\\n}}\\n"
       : {WIDE_ACC_OPERANDS}
-      : "l"(a), "l"(b), "r"(1));
+      : "l"(a), "l"(b), "r"(1){self.transpose_operand});
 }}
 """)
 
     @property
     def mma_step_body(self):
-        parts = (f"#pragma unroll\n"
-                 f"  for (int j = 0; j < NPARTS; ++j) mma_64x128x{self.k_mma}(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));\n")
-        if self.mma_type == "tf32":
-            return parts
-        return (f"#if NPARTS == 2\n"
-                f"  mma_64x256x{self.k_mma}(d, a_desc, descriptor(b_tile + kk * 32, 16, 1024));\n"
-                f"#else\n{parts}#endif\n")
+        if self.mma_type == "tf32":  # B is K-major on every path
+            return (f"#pragma unroll\n"
+                    f"  for (int j = 0; j < NPARTS; ++j) mma_64x128x{self.k_mma}(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));\n")
+        return ("""  // K-major B (BT's rows, 128 bytes each): step kk is 32 bytes into every row, groups of 8 rows 1024 bytes
+  // apart. N-major B (TMA: B's own rows, one 64 x 64 box per 64 columns, 8192 bytes each): step kk is 16 rows
+  // (2048 bytes) down, groups of 8 rows 1024 bytes apart, groups of 64 columns 8192 bytes apart.
+  const unsigned long long b_desc =
+      B_N_MAJOR ? descriptor(b_tile + kk * 2048, 8192, 1024) : descriptor(b_tile + kk * 32, 16, 1024);
+#if NPARTS == 2
+"""
+                f"  mma_64x256x{self.k_mma}<B_N_MAJOR>(d, a_desc, b_desc);\n"
+                f"#else\n"
+                f"  mma_64x128x{self.k_mma}<B_N_MAJOR>(d[0], a_desc, b_desc);\n"
+                f"#endif\n")
+
+    @property
+    def tma_b_n_major(self):  # the half products' TMA path reads B as it is (N-major); TF32 operands are K-major only
+        return "false" if self.mma_type == "tf32" else "true"
+
+    @property
+    def generic_b_n_major(self):  # the same in the loop without the producer, which runs TMA and cp.async alike
+        return "false" if self.mma_type == "tf32" else "TMA_LOADS"
+
+    @property
+    def instruction_template(self):
+        return "" if self.mma_type == "tf32" else "template <bool TRANSPOSE_B>\n"
+
+    @property
+    def transpose_operand(self):
+        return "" if self.mma_type == "tf32" else ', "n"(TRANSPOSE_B ? 1 : 0)'
 
     @property
     def result(self):  # the array the epilogue stores
@@ -910,7 +958,7 @@ __device__ __forceinline__ void mma_64x256x{self.k_mma}(float (&d)[2][64], unsig
 
     @property
     def transpose_immediates(self):  # TF32 operands are K-major only: the instruction has no transpose flags
-        return "" if self.mma_type == "tf32" else ", 0, 0"
+        return "" if self.mma_type == "tf32" else ", 0, %{n}"
 
 
 TF32X3 = dict(tunes=TF32X3_TUNES, defines="#define BN 128\n", promote_declare=PROMOTE_DECLARE,

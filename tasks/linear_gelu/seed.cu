@@ -169,7 +169,9 @@ __device__ __forceinline__ void mma_64x128x8(float (&d)[64], unsigned long long 
 }
 
 
-// Step kk (k8) of the warpgroup's 64 x BN product from the stage's tiles.
+// Step kk (k8) of the warpgroup's 64 x BN product from the stage's tiles; B_N_MAJOR: the B tile holds B's
+// own rows (N-major: the half-precision products' TMA path), else BN rows of the K-major operand.
+template <bool B_N_MAJOR>
 __device__ __forceinline__ void mma_step(float (&d)[NPARTS][64], unsigned long long a_desc, unsigned b_tile, int kk) {
 #pragma unroll
   for (int j = 0; j < NPARTS; ++j) mma_64x128x8(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
@@ -303,7 +305,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 #pragma unroll
       for (int kk = 0; kk < BK / 8; ++kk) {
         const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-        mma_step(d, a_desc, b_tile, kk);
+        mma_step<false>(d, a_desc, b_tile, kk);
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
@@ -375,7 +377,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 #pragma unroll
       for (int kk = 0; kk < BK / 8; ++kk) {
         const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-        mma_step(d, a_desc, b_tile, kk);
+        mma_step<false>(d, a_desc, b_tile, kk);
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");

@@ -9,8 +9,9 @@
 // read, the one being finished and STAGES - 2 in flight.
 // Shared tiles use the 128-byte swizzle (16-byte chunk c of 128-byte row r stored at chunk c ^ (r % 8)),
 // the layout the descriptors name, which also keeps the copies and the tensor-core reads free of bank
-// conflicts. A is K-major (rows of 64 values); B is first transposed into a workspace (N x K), so that both operands are K-major in
-// shared memory, the layout the tensor cores read without a transpose.
+// conflicts. A is K-major (rows of 64 values). The TMA path reads B as it is, N-major (64 x 64 boxes of B's own
+// rows, the instructions' transpose-B flag set); elsewhere B is first transposed into a workspace (N x K), so
+// that both operands are K-major (the transpose kernel is then one idle block on the TMA path).
 // Edges: where the row length is a multiple of 8 every 16-byte chunk is wholly inside or outside the
 // matrix and outside chunks are zero-filled by cp.async (source size 0); otherwise values are loaded
 // one by one with zero fill. Blocks are numbered in groups of GROUP tile rows for L2 reuse.
@@ -23,8 +24,8 @@
 // the consumers have released the stage (its `empty` mbarrier); out-of-bounds rows and k values read as
 // zeros, and the consumers wait on `full` only, with no block-wide barrier per tile and all STAGES stages
 // in flight (PRODUCER = 0: thread 0 issues the boxes STAGES - 2 tiles ahead, a block barrier per tile). The
-// maps and the producer exist where the plan's when(...) holds (Hopper, K % 8 == 0: TMA needs 16-byte row
-// strides); the kernel decides the same way and elsewhere loads with cp.async.
+// maps and the producer exist where the plan's when(...) holds (Hopper, K % 8 == 0 and N % 8 == 0: TMA needs
+// 16-byte row strides); the kernel decides the same way, and with TMA = 1 loads other sizes value by value.
 // @tune WARPGROUPS = 2 in {1, 2}
 // @tune BN = 256 in {128, 256}
 // @tune STAGES = 4 in {3, 4, 5, 6}
@@ -34,10 +35,10 @@
 // @require STAGES * (64 * WARPGROUPS + BN) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
 // @require WARPGROUPS == 2 || BN == 128
 // @workspace BT: float16[N * K]
-// @tensor_map a_tiles = A[K, M] box[64, 64 * WARPGROUPS] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)
-// @tensor_map b_tiles = BT[K, N] box[64, BN] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)
-// @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64), 256>>>(B, BT, K, N)
-// @launch matmul_fp16<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (PRODUCER == 1 && TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0)), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)
+// @tensor_map a_tiles = A[K, M] box[64, 64 * WARPGROUPS] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0 && N % 8 == 0)
+// @tensor_map b_tiles = B[N, K] box[64, 64] swizzle=128B when(TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0 && N % 8 == 0)
+// @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64) * (1 - (TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0 && N % 8 == 0)) + (TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0 && N % 8 == 0), 256>>>(B, BT, K, N, (TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0 && N % 8 == 0))
+// @launch matmul_fp16<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (PRODUCER == 1 && TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0 && N % 8 == 0)), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)
 #include <cuda_fp16.h>
 
 #define BM (64 * WARPGROUPS)
@@ -60,9 +61,11 @@ struct __align__(64) TensorMap {
 typedef __half element_t;
 #define ZERO_ELEMENT __float2half(0.0f)
 
-// B (K x N) -> BT (N x K) through a 64 x 64 shared tile; pairs of values per thread on both sides.
+// B (K x N) -> BT (N x K) through a 64 x 64 shared tile; pairs of values per thread on both sides. The TMA
+// path reads B's own rows (N-major tiles) and needs no BT: then (tma_path) one block that does nothing.
 extern "C" __global__ void __launch_bounds__(256) transpose_b(const element_t* __restrict__ B, element_t* __restrict__ BT,
-                                                           int K, int N) {
+                                                           int K, int N, int tma_path) {
+  if (tma_path) return;
   __shared__ element_t tile[64][64 + 2];
   const int tiles_n = (N + 63) / 64;
   const int n0 = (blockIdx.x % tiles_n) * 64;
@@ -145,31 +148,39 @@ __device__ __forceinline__ void mma_16816(float* c, const unsigned (&a)[4], unsi
 }
 
 #if WARPGROUP_MMA
+template <bool TRANSPOSE_B>
 __device__ __forceinline__ void mma_64x128x16(float (&d)[64], unsigned long long a, unsigned long long b) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(a), "l"(b), "r"(1));
+      : "l"(a), "l"(b), "r"(1), "n"(TRANSPOSE_B ? 1 : 0));
 }
 
 
 // Both parts' columns (BN = 256) in one instruction: the A tile is read once for all 256 columns.
+template <bool TRANSPOSE_B>
 __device__ __forceinline__ void mma_64x256x16(float (&d)[2][64], unsigned long long a, unsigned long long b) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131;\n}\n"
       : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]), "+f"(d[0][8]), "+f"(d[0][9]), "+f"(d[0][10]), "+f"(d[0][11]), "+f"(d[0][12]), "+f"(d[0][13]), "+f"(d[0][14]), "+f"(d[0][15]), "+f"(d[0][16]), "+f"(d[0][17]), "+f"(d[0][18]), "+f"(d[0][19]), "+f"(d[0][20]), "+f"(d[0][21]), "+f"(d[0][22]), "+f"(d[0][23]), "+f"(d[0][24]), "+f"(d[0][25]), "+f"(d[0][26]), "+f"(d[0][27]), "+f"(d[0][28]), "+f"(d[0][29]), "+f"(d[0][30]), "+f"(d[0][31]), "+f"(d[0][32]), "+f"(d[0][33]), "+f"(d[0][34]), "+f"(d[0][35]), "+f"(d[0][36]), "+f"(d[0][37]), "+f"(d[0][38]), "+f"(d[0][39]), "+f"(d[0][40]), "+f"(d[0][41]), "+f"(d[0][42]), "+f"(d[0][43]), "+f"(d[0][44]), "+f"(d[0][45]), "+f"(d[0][46]), "+f"(d[0][47]), "+f"(d[0][48]), "+f"(d[0][49]), "+f"(d[0][50]), "+f"(d[0][51]), "+f"(d[0][52]), "+f"(d[0][53]), "+f"(d[0][54]), "+f"(d[0][55]), "+f"(d[0][56]), "+f"(d[0][57]), "+f"(d[0][58]), "+f"(d[0][59]), "+f"(d[0][60]), "+f"(d[0][61]), "+f"(d[0][62]), "+f"(d[0][63]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]), "+f"(d[1][8]), "+f"(d[1][9]), "+f"(d[1][10]), "+f"(d[1][11]), "+f"(d[1][12]), "+f"(d[1][13]), "+f"(d[1][14]), "+f"(d[1][15]), "+f"(d[1][16]), "+f"(d[1][17]), "+f"(d[1][18]), "+f"(d[1][19]), "+f"(d[1][20]), "+f"(d[1][21]), "+f"(d[1][22]), "+f"(d[1][23]), "+f"(d[1][24]), "+f"(d[1][25]), "+f"(d[1][26]), "+f"(d[1][27]), "+f"(d[1][28]), "+f"(d[1][29]), "+f"(d[1][30]), "+f"(d[1][31]), "+f"(d[1][32]), "+f"(d[1][33]), "+f"(d[1][34]), "+f"(d[1][35]), "+f"(d[1][36]), "+f"(d[1][37]), "+f"(d[1][38]), "+f"(d[1][39]), "+f"(d[1][40]), "+f"(d[1][41]), "+f"(d[1][42]), "+f"(d[1][43]), "+f"(d[1][44]), "+f"(d[1][45]), "+f"(d[1][46]), "+f"(d[1][47]), "+f"(d[1][48]), "+f"(d[1][49]), "+f"(d[1][50]), "+f"(d[1][51]), "+f"(d[1][52]), "+f"(d[1][53]), "+f"(d[1][54]), "+f"(d[1][55]), "+f"(d[1][56]), "+f"(d[1][57]), "+f"(d[1][58]), "+f"(d[1][59]), "+f"(d[1][60]), "+f"(d[1][61]), "+f"(d[1][62]), "+f"(d[1][63])
-      : "l"(a), "l"(b), "r"(1));
+      : "l"(a), "l"(b), "r"(1), "n"(TRANSPOSE_B ? 1 : 0));
 }
 
-// Step kk (k16) of the warpgroup's 64 x BN product from the stage's tiles.
+// Step kk (k16) of the warpgroup's 64 x BN product from the stage's tiles; B_N_MAJOR: the B tile holds B's
+// own rows (N-major: the half-precision products' TMA path), else BN rows of the K-major operand.
+template <bool B_N_MAJOR>
 __device__ __forceinline__ void mma_step(float (&d)[NPARTS][64], unsigned long long a_desc, unsigned b_tile, int kk) {
+  // K-major B (BT's rows, 128 bytes each): step kk is 32 bytes into every row, groups of 8 rows 1024 bytes
+  // apart. N-major B (TMA: B's own rows, one 64 x 64 box per 64 columns, 8192 bytes each): step kk is 16 rows
+  // (2048 bytes) down, groups of 8 rows 1024 bytes apart, groups of 64 columns 8192 bytes apart.
+  const unsigned long long b_desc =
+      B_N_MAJOR ? descriptor(b_tile + kk * 2048, 8192, 1024) : descriptor(b_tile + kk * 32, 16, 1024);
 #if NPARTS == 2
-  mma_64x256x16(d, a_desc, descriptor(b_tile + kk * 32, 16, 1024));
+  mma_64x256x16<B_N_MAJOR>(d, a_desc, b_desc);
 #else
-#pragma unroll
-  for (int j = 0; j < NPARTS; ++j) mma_64x128x16(d[j], a_desc, descriptor(b_tile + j * 128 * 128 + kk * 32, 16, 1024));
+  mma_64x128x16<B_N_MAJOR>(d[0], a_desc, b_desc);
 #endif
 }
 
@@ -246,7 +257,9 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
       asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(STAGE_BYTES)
                    : "memory");
       load_box(a_tile, a_tiles, k0, block_m, barrier);
-      load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);
+      // B's own rows k0 .. k0 + 63, one box of 64 columns at a time (N-major).
+#pragma unroll
+      for (int i = 0; i < BN / 64; ++i) load_box(a_tile + BM * 128 + i * 8192, b_tiles, block_n + 64 * i, k0, barrier);
 #endif
       return;
     }
@@ -295,7 +308,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk) {
         const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-        mma_step(d, a_desc, b_tile, kk);
+        mma_step<true>(d, a_desc, b_tile, kk);
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
@@ -351,7 +364,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk) {
         const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-        mma_step(d, a_desc, b_tile, kk);
+        mma_step<TMA_LOADS>(d, a_desc, b_tile, kk);
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
@@ -418,8 +431,14 @@ matmul_fp16(const __grid_constant__ TensorMap a_tiles, const __grid_constant__ T
   extern __shared__ unsigned char shared_bytes[];
 #if WARPGROUP_MMA
   // The plan builds the maps under the same condition (its when(...)).
-  if (TMA == 1 && K % 8 == 0) {
+  if (TMA == 1 && K % 8 == 0 && N % 8 == 0) {
     product<true, true>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
+    return;
+  }
+  // With TMA = 1 only sizes the maps cannot take (odd rows) come here: the value-by-value path, whose few
+  // registers fit beside the producer's launch bound (the cp.async instance does not, and is left out).
+  if (TMA == 1) {
+    product<false, false>(a_tiles, b_tiles, A, B, C, M, N, K, shared_bytes);
     return;
   }
 #endif
