@@ -133,22 +133,22 @@ PROMOTE_DECLARE = """  float total[NPARTS][64];
   }
 """
 
-PROMOTE_STEP = """    // Every PROMOTE tiles, and after the last: the accumulators into the total (once their instructions
-    // are done), then from zero again.
-    if ((kt + 1) % PROMOTE == 0 || kt + 1 == k_tiles) {
+PROMOTE_STEP = """      // Every PROMOTE tiles, and after the last: the accumulators into the total (once their instructions
+      // are done), then from zero again.
+      if ((kt + 1) % PROMOTE == 0 || kt + 1 == k_tiles) {
 #if WARPGROUP_MMA
-      asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
-      fence_accumulators(d);
+        asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
+        fence_accumulators(d);
 #endif
 #pragma unroll
-      for (int j = 0; j < NPARTS; ++j) {
+        for (int j = 0; j < NPARTS; ++j) {
 #pragma unroll
-        for (int e = 0; e < 64; ++e) {
-          total[j][e] += d[j][e];
-          d[j][e] = 0.0f;
+          for (int e = 0; e < 64; ++e) {
+            total[j][e] += d[j][e];
+            d[j][e] = 0.0f;
+          }
         }
       }
-    }
 """
 
 
@@ -297,6 +297,22 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[NPARTS][64]) {{
   }}
 }}
 
+// One tile's instructions: the warpgroup's 64 x BN product of the stage's A tile and B tile, committed, then
+// waiting for the tile before it to finish (wgmma.wait_group 1).
+template <bool B_N_MAJOR>
+__device__ __forceinline__ void mma_tile(float (&d)[NPARTS][64], unsigned a_tile, unsigned b_tile, int warpgroup) {{
+  fence_accumulators(d);
+  asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+#pragma unroll
+  for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
+    const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
+    mma_step<B_N_MAJOR>(d, a_desc, b_tile, kk);
+  }}
+  asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
+  fence_accumulators(d);
+}}
+
 // One box of a tensor map at coordinates (k, row) into shared memory, completing on `barrier`.
 __device__ __forceinline__ void load_box(unsigned destination, const TensorMap& map, int k, int row, unsigned barrier) {{
   asm volatile(
@@ -385,23 +401,13 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
       // barrier's phase is all there is to wait for.
       wait_barrier(full_base + 8 * (kt % STAGES), (kt / STAGES) & 1);
       const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
-      const unsigned b_tile = a_tile + BM * 128;
-      fence_accumulators(d);
-      asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
-#pragma unroll
-      for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
-        const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-        mma_step<{seed.tma_b_n_major}>(d, a_desc, b_tile, kk);
-      }}
-      asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
-      asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
-      fence_accumulators(d);
+      mma_tile<{seed.tma_b_n_major}>(d, a_tile, a_tile + BM * 128, warpgroup);
       // wait_group 1: tile kt - 1's instructions are done, so each warp releases its stage to the producer.
       if (kt > 0 && tid % 32 == 0) {{
         asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\\n" ::"r"(empty_base + 8 * ((kt - 1) % STAGES))
                      : "memory");
       }}
-{seed.promote_step.replace(chr(10) + "    ", chr(10) + "      ").replace("    ", "      ", 1)}    }}
+{seed.promote_step}    }}
     asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
   }} else
 #endif
@@ -442,16 +448,7 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
       const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
       const unsigned b_tile = a_tile + BM * 128;
 #if WARPGROUP_MMA
-      fence_accumulators(d);
-      asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
-#pragma unroll
-      for (int kk = 0; kk < BK / {seed.k_mma}; ++kk) {{
-        const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-        mma_step<{seed.generic_b_n_major}>(d, a_desc, b_tile, kk);
-      }}
-      asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");
-      asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory");
-      fence_accumulators(d);
+      mma_tile<{seed.generic_b_n_major}>(d, a_tile, b_tile, warpgroup);
 #else
       // mma.sync into the same accumulator layout: warp w of the warpgroup computes its 16 rows across all
       // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
@@ -471,7 +468,7 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
         }}
       }}
 #endif
-{seed.promote_step.replace(chr(10) + "    ", chr(10) + "      ").replace("    ", "      ", 1)}    }}
+{seed.promote_step}    }}
 #if WARPGROUP_MMA
     asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
 #endif
@@ -880,7 +877,7 @@ class Seed:
     tunes: str = HALF_TUNES  # the @tune and @require lines
     defines: str = ""        # macros the tunes do not give
     promote_declare: str = ""  # the running total's declaration (PROMOTE_DECLARE), or ""
-    promote_step: str = ""     # its update in the k loop (PROMOTE_STEP), or ""
+    promote_step: str = ""     # its update in the k loops (PROMOTE_STEP, indented for them), or ""
     dispatch: str = HALF_DISPATCH  # the kernel's choice of product instance, over {arguments}
     layout: type = MatrixProduct   # the tiles' shape: MatrixProduct or Convolution3x3
 

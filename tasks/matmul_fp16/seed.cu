@@ -194,6 +194,22 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[NPARTS][64]) {
   }
 }
 
+// One tile's instructions: the warpgroup's 64 x BN product of the stage's A tile and B tile, committed, then
+// waiting for the tile before it to finish (wgmma.wait_group 1).
+template <bool B_N_MAJOR>
+__device__ __forceinline__ void mma_tile(float (&d)[NPARTS][64], unsigned a_tile, unsigned b_tile, int warpgroup) {
+  fence_accumulators(d);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; ++kk) {
+    const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
+    mma_step<B_N_MAJOR>(d, a_desc, b_tile, kk);
+  }
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+  fence_accumulators(d);
+}
+
 // One box of a tensor map at coordinates (k, row) into shared memory, completing on `barrier`.
 __device__ __forceinline__ void load_box(unsigned destination, const TensorMap& map, int k, int row, unsigned barrier) {
   asm volatile(
@@ -302,17 +318,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
       // barrier's phase is all there is to wait for.
       wait_barrier(full_base + 8 * (kt % STAGES), (kt / STAGES) & 1);
       const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
-      const unsigned b_tile = a_tile + BM * 128;
-      fence_accumulators(d);
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-        mma_step<true>(d, a_desc, b_tile, kk);
-      }
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-      fence_accumulators(d);
+      mma_tile<true>(d, a_tile, a_tile + BM * 128, warpgroup);
       // wait_group 1: tile kt - 1's instructions are done, so each warp releases its stage to the producer.
       if (kt > 0 && tid % 32 == 0) {
         asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(empty_base + 8 * ((kt - 1) % STAGES))
@@ -359,16 +365,7 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
       const unsigned a_tile = shared_base + (kt % STAGES) * STAGE_BYTES;
       const unsigned b_tile = a_tile + BM * 128;
 #if WARPGROUP_MMA
-      fence_accumulators(d);
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        const unsigned long long a_desc = descriptor(a_tile + warpgroup * 64 * 128 + kk * 32, 16, 1024);
-        mma_step<TMA_LOADS>(d, a_desc, b_tile, kk);
-      }
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-      fence_accumulators(d);
+      mma_tile<TMA_LOADS>(d, a_tile, b_tile, warpgroup);
 #else
       // mma.sync into the same accumulator layout: warp w of the warpgroup computes its 16 rows across all
       // BN columns, fragments from the swizzled tiles with ldmatrix (B is K-major: no transpose).
