@@ -188,12 +188,17 @@ class _Float32Exactly:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self.saved
 
 
+def float32_tolerance(manifest: Dict[str, Any]) -> Tuple[float, float]:
+    """The task's (atol, rtol) for float32 outputs: its manifest's, float32's 1e-4 where it gives none."""
+    tolerance = manifest.get("tolerance", {})
+    return float(tolerance.get("atol", 1e-4)), float(tolerance.get("rtol", 1e-4))
+
+
 def accuracy_against(manifest: Dict[str, Any], output: Any, exact: Any) -> Tuple[float, float]:
     """`output` against `exact` (float64) by the evaluator's rule (docs/evaluation.md, "Comparison"): the
     fraction of elements with |output - exact| > atol * RMS(exact) + rtol * |exact|, and the relative L2
-    error, which the evaluator holds to (atol + rtol) / 2. The task's tolerance, float32's 1e-4 by default."""
-    tolerance = manifest.get("tolerance", {})
-    atol, rtol = float(tolerance.get("atol", 1e-4)), float(tolerance.get("rtol", 1e-4))
+    error, which the evaluator holds to (atol + rtol) / 2."""
+    atol, rtol = float32_tolerance(manifest)
     exact = exact.double()
     error = output.double() - exact
     rms = float(exact.square().mean().sqrt().item()) or 1.0
@@ -204,9 +209,7 @@ def accuracy_against(manifest: Dict[str, Any], output: Any, exact: Any) -> Tuple
 
 def passes_task_check(manifest: Dict[str, Any], outside: float, relative_l2: float) -> bool:
     """Whether accuracy_against's figures pass the evaluator's element and relative L2 checks."""
-    tolerance = manifest.get("tolerance", {})
-    bound = (float(tolerance.get("atol", 1e-4)) + float(tolerance.get("rtol", 1e-4))) / 2
-    return outside == 0.0 and relative_l2 <= bound
+    return outside == 0.0 and relative_l2 <= sum(float32_tolerance(manifest)) / 2
 
 
 def time_pytorch(manifest: Dict[str, Any], compile_too: bool, cublas: str = "") -> Dict[str, float]:
