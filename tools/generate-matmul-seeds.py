@@ -28,11 +28,12 @@ HALF_TMA_PATH = "TMA == 1 && COMPUTE_CAPABILITY == 90 && K % 8 == 0 && N % 8 == 
 
 def half_plan(task):
     tma = HALF_TMA_PATH
+    cl = f"(1 + (CLUSTER == 2 && PRODUCER == 1 && {tma}))"  # blocks per cluster: 2 only where the kernel multicasts
     return (f"// @workspace BT: {'float16' if 'fp16' in task else 'bfloat16'}[N * K]\n"
               f"// @tensor_map a_tiles = A[K, M] box[64, 64 * WARPGROUPS] swizzle=128B when({tma})\n"
               f"// @tensor_map b_tiles = B[N, K] box[64, 64] swizzle=128B when({tma})\n"
               f"// @launch transpose_b<<<ceil_div(N, 64) * ceil_div(K, 64) * (1 - ({tma})) + ({tma}), 256>>>(B, BT, K, N, ({tma}))\n"
-              f"// @launch {task}<<<ceil_div(M, 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (PRODUCER == 1 && {tma})), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K)")
+              f"// @launch {task}<<<{cl} * ceil_div(M, {cl} * 64 * WARPGROUPS) * ceil_div(N, BN), 128 * (WARPGROUPS + (PRODUCER == 1 && {tma})), STAGES * (64 * WARPGROUPS + BN) * 128 + 1024>>>(a_tiles, b_tiles, A, BT, C, M, N, K) cluster=dim3({cl}, 1, 1)")
 
 
 HALF_TRANSPOSE = """
@@ -95,6 +96,10 @@ HALF_DESIGN = """\
 // in flight (PRODUCER = 0: thread 0 issues the boxes STAGES - 2 tiles ahead, a block barrier per tile). The
 // maps and the producer exist where the plan's when(...) holds (Hopper, K % 8 == 0 and N % 8 == 0: TMA needs
 // 16-byte row strides); the kernel decides the same way, and with TMA = 1 loads other sizes value by value.
+// CLUSTER = 2 (there, with the producer) launches clusters of two blocks on consecutive tile rows of one tile
+// column: each block's producer loads half of the shared B boxes into both blocks' stages (TMA multicast, B
+// read once from L2 for the two), and a stage is refilled once both blocks' consumer warps have released it
+// (each arrives on both blocks' `empty` barriers).
 """
 
 
@@ -105,6 +110,7 @@ HALF_TUNES = """\
 // @tune GROUP = 8 in {4, 8, 16}
 // @tune TMA = 1 in {0, 1}
 // @tune PRODUCER = 1 in {0, 1}
+// @tune CLUSTER = 1 in {1, 2}
 // @require STAGES * (64 * WARPGROUPS + BN) * 128 + 1024 <= SMEM_PER_BLOCK_OPTIN
 // @require WARPGROUPS == 2 || BN == 128
 """
@@ -328,6 +334,27 @@ __device__ __forceinline__ void wait_barrier(unsigned barrier, unsigned parity) 
       ::"r"(barrier), "r"(parity)
       : "memory");
 }}
+
+// The same box into the same shared-memory offset of every block of the cluster in `blocks` (a bit per rank),
+// completing on each block's barrier at `barrier`'s offset: read once from L2 for all of them (multicast).
+__device__ __forceinline__ void load_box_to_cluster(unsigned destination, const TensorMap& map, int k, int row,
+                                                    unsigned barrier, unsigned short blocks) {{
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {{%2, %3}}], [%4], %5;\\n"
+      ::"r"(destination), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(k), "r"(row), "r"(barrier), "h"(blocks)
+      : "memory");
+}}
+
+// Arrives on the barrier at `barrier`'s shared-memory offset in block `rank` of the cluster. The arrival has
+// the default (CTA-scope) release, as the local one: a cluster-scope release would also wait for this warp's
+// warpgroup MMA still in flight, serialising the tensor cores with every release.
+__device__ __forceinline__ void arrive_in_block(unsigned barrier, unsigned rank) {{
+  asm volatile(
+      "{{\\n.reg .b32 remote;\\nmapa.shared::cluster.u32 remote, %0, %1;\\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\\n}}\\n"
+      ::"r"(barrier), "r"(rank)
+      : "memory");
+}}
 #endif
 
 {seed.layout.functions}// VECTORS: every row of A and BT is 16-byte aligned (K % {seed.chunk} == 0: cp.async); otherwise values are loaded one
@@ -337,6 +364,8 @@ template <bool VECTORS, bool TMA_LOADS>
 __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned char* shared_bytes) {{
   // The swizzle is a function of the address bits, so tiles start on 1024-byte boundaries.
   const unsigned shared_base = (static_cast<unsigned>(__cvta_generic_to_shared(shared_bytes)) + 1023u) & ~1023u;
+  // Blocks per cluster: CLUSTER on the TMA path with the producer (where the plan asks for clusters of it), else 1.
+  constexpr int cluster = TMA_LOADS && PRODUCER == 1 ? CLUSTER : 1;
 {seed.layout.tiles}
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
@@ -378,11 +407,21 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
     if (tid == 0) {{
       for (int s = 0; s < STAGES; ++s) {{
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\\n" ::"r"(full_base + 8 * s));
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\\n" ::"r"(empty_base + 8 * s), "r"(THREADS / 32));
+        // In a cluster every block's producer writes the stage in every block: it waits for all their warps.
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\\n" ::"r"(empty_base + 8 * s), "r"(THREADS / 32 * cluster));
       }}
       asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");
     }}
-    __syncthreads();
+    if (cluster > 1) {{
+      // The launch must have made the clusters the tiles assume; and no block may copy into another or
+      // arrive on its barriers before that block has initialised them.
+      unsigned blocks;
+      asm("mov.u32 %0, %%cluster_nctarank;\\n" : "=r"(blocks));
+      if (blocks != cluster) __trap();
+      asm volatile("barrier.cluster.arrive.release.aligned;\\nbarrier.cluster.wait.acquire.aligned;\\n" ::: "memory");
+    }} else {{
+      __syncthreads();
+    }}
   }}
   if (TMA_LOADS && PRODUCER == 1) {{
     if (warpgroup == WARPGROUPS) {{
@@ -404,11 +443,19 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
       mma_tile<{seed.tma_b_n_major}>(d, a_tile, a_tile + BM * 128, warpgroup);
       // wait_group 1: tile kt - 1's instructions are done, so each warp releases its stage to the producer.
       if (kt > 0 && tid % 32 == 0) {{
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\\n" ::"r"(empty_base + 8 * ((kt - 1) % STAGES))
-                     : "memory");
+        const unsigned released = empty_base + 8 * ((kt - 1) % STAGES);
+        if (cluster > 1) {{
+#pragma unroll
+          for (int r = 0; r < cluster; ++r) arrive_in_block(released, r);
+        }} else {{
+          asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\\n" ::"r"(released) : "memory");
+        }}
       }}
 {seed.promote_step}    }}
     asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory");
+    // The other blocks may still arrive on this block's barriers: it must not exit before they are done
+    // with them (their arrival here, this block's wait after the epilogue).
+    if (cluster > 1) asm volatile("barrier.cluster.arrive.release.aligned;\\n" ::: "memory");
   }} else
 #endif
   {{
@@ -475,7 +522,10 @@ __device__ __forceinline__ void product({seed.layout.parameters(seed)}, unsigned
     asm volatile("cp.async.wait_group 0;\\n" ::);
   }}
 
-{seed.layout.epilogue(seed)}}}
+{seed.layout.epilogue(seed)}#if WARPGROUP_MMA
+  if (cluster > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\\n" ::: "memory");
+#endif
+}}
 
 // The TMA path's block has a producer warpgroup beside the WARPGROUPS consumers (only the bound: with TMA = 0
 // a tighter one leaves the cp.async path more registers).
@@ -628,14 +678,19 @@ class MatrixProduct:
                 f"                                        {seed.out_type}* __restrict__ C, int M, int N, int K")
 
     tiles = """
-  const int tiles_m = (M + BM - 1) / BM;
+  // A cluster's blocks take `cluster` consecutive tile rows of one tile column (they share its B tiles), so
+  // the tiles are numbered by cluster rows; rank is the block's place in its (cluster, 1, 1) cluster. Rows of
+  // a last cluster row beyond M read as zeros and are not stored.
+  const int tiles_m = (M + BM * cluster - 1) / (BM * cluster);
   const int tiles_n = (N + BN - 1) / BN;
   const int blocks_per_group = GROUP * tiles_n;
-  const int group = blockIdx.x / blocks_per_group;
+  const unsigned tile = blockIdx.x / cluster;  // unsigned, as blockIdx.x: the divisions below stay unsigned
+  const int rank = blockIdx.x % cluster;
+  const int group = tile / blocks_per_group;
   const int first_tile_m = group * GROUP;
   const int group_rows = min(tiles_m - first_tile_m, GROUP);
-  const int in_group = blockIdx.x % blocks_per_group;
-  const int block_m = (first_tile_m + in_group % group_rows) * BM;
+  const int in_group = tile % blocks_per_group;
+  const int block_m = ((first_tile_m + in_group % group_rows) * cluster + rank) * BM;
   const int block_n = (in_group / group_rows) * BN;
   const int k_tiles = (K + BK - 1) / BK;
 """
@@ -646,9 +701,17 @@ class MatrixProduct:
             return ("      load_box(a_tile, a_tiles, k0, block_m, barrier);\n"
                     "      load_box(a_tile + BM * 128, b_tiles, k0, block_n, barrier);\n")
         return ("      load_box(a_tile, a_tiles, k0, block_m, barrier);\n"
-                "      // B's own rows k0 .. k0 + 63, one box of 64 columns at a time (N-major).\n"
+                "      // B's own rows k0 .. k0 + 63, one box of 64 columns at a time (N-major); in a cluster each block\n"
+                "      // loads its share of the boxes into every block's stage.\n"
                 "#pragma unroll\n"
-                "      for (int i = 0; i < BN / 64; ++i) load_box(a_tile + BM * 128 + i * 8192, b_tiles, block_n + 64 * i, k0, barrier);\n")
+                "      for (int i = rank * (BN / 64 / cluster); i < (rank + 1) * (BN / 64 / cluster); ++i) {\n"
+                "        const unsigned destination = a_tile + BM * 128 + i * 8192;\n"
+                "        if (cluster > 1) {\n"
+                "          load_box_to_cluster(destination, b_tiles, block_n + 64 * i, k0, barrier, (1u << cluster) - 1);\n"
+                "        } else {\n"
+                "          load_box(destination, b_tiles, block_n + 64 * i, k0, barrier);\n"
+                "        }\n"
+                "      }\n")
     copy_loads = ("    load_rows<BM, VECTORS>(a_tile, A, M, block_m, k0, K);\n"
                   "    load_rows<BN, VECTORS>(a_tile + BM * 128, B, N, block_n, k0, K);  // B is BT here (N x K)\n")
 
@@ -958,7 +1021,8 @@ class Seed:
         return "" if self.mma_type == "tf32" else ", 0, %{n}"
 
 
-TF32X3 = dict(tunes=TF32X3_TUNES, defines="#define BN 128\n", promote_declare=PROMOTE_DECLARE,
+# The float32 products load B's tile as one box: no multicast (one block per cluster).
+TF32X3 = dict(tunes=TF32X3_TUNES, defines="#define BN 128\n#define CLUSTER 1\n", promote_declare=PROMOTE_DECLARE,
               promote_step=PROMOTE_STEP, dispatch=TF32X3_DISPATCH)
 
 SEEDS = [
@@ -987,7 +1051,7 @@ SEEDS = [
          extra_parameters=" const float* __restrict__ bias,", extra_arguments=" bias,", **TF32X3),
     Seed("conv2d_3x3", "3x3 convolution", CONV_DESIGN, CONV_PLAN, "", "float", "0.0f", "tf32",
          TO_TF32 + SPLIT_COLUMNS + SPLIT_WEIGHTS, layout=Convolution3x3,
-         **dict(TF32X3, tunes=CONV_TUNES, defines="#define BN 128\n#define TH (BM / TW)  // image rows per pixel tile\n")),
+         **dict(TF32X3, tunes=CONV_TUNES, defines="#define BN 128\n#define CLUSTER 1\n#define TH (BM / TW)  // image rows per pixel tile\n")),
 ]
 
 for seed in SEEDS:

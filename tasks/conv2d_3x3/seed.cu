@@ -52,6 +52,7 @@
 
 #define BM (64 * WARPGROUPS)
 #define BN 128
+#define CLUSTER 1
 #define TH (BM / TW)  // image rows per pixel tile
 #define BK 32
 #define THREADS (128 * WARPGROUPS)
@@ -236,6 +237,27 @@ __device__ __forceinline__ void wait_barrier(unsigned barrier, unsigned parity) 
       ::"r"(barrier), "r"(parity)
       : "memory");
 }
+
+// The same box into the same shared-memory offset of every block of the cluster in `blocks` (a bit per rank),
+// completing on each block's barrier at `barrier`'s offset: read once from L2 for all of them (multicast).
+__device__ __forceinline__ void load_box_to_cluster(unsigned destination, const TensorMap& map, int k, int row,
+                                                    unsigned barrier, unsigned short blocks) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
+      ::"r"(destination), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(k), "r"(row), "r"(barrier), "h"(blocks)
+      : "memory");
+}
+
+// Arrives on the barrier at `barrier`'s shared-memory offset in block `rank` of the cluster. The arrival has
+// the default (CTA-scope) release, as the local one: a cluster-scope release would also wait for this warp's
+// warpgroup MMA still in flight, serialising the tensor cores with every release.
+__device__ __forceinline__ void arrive_in_block(unsigned barrier, unsigned rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
+      ::"r"(barrier), "r"(rank)
+      : "memory");
+}
 #endif
 
 // The A tile of one tap: the block's BM pixels (TH rows of TW) shifted to image row h0 and column w0,
@@ -285,6 +307,8 @@ __device__ __forceinline__ void product(const TensorMap& x_tiles, const TensorMa
                                         int H, int W, unsigned char* shared_bytes) {
   // The swizzle is a function of the address bits, so tiles start on 1024-byte boundaries.
   const unsigned shared_base = (static_cast<unsigned>(__cvta_generic_to_shared(shared_bytes)) + 1023u) & ~1023u;
+  // Blocks per cluster: CLUSTER on the TMA path with the producer (where the plan asks for clusters of it), else 1.
+  constexpr int cluster = TMA_LOADS && PRODUCER == 1 ? CLUSTER : 1;
 
   // Block b: output channels block_k .. block_k + 127 of pixel tile b / tiles_k, whose tiles run along the
   // image rows, then down, then through the images.
@@ -355,11 +379,21 @@ __device__ __forceinline__ void product(const TensorMap& x_tiles, const TensorMa
     if (tid == 0) {
       for (int s = 0; s < STAGES; ++s) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(full_base + 8 * s));
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(empty_base + 8 * s), "r"(THREADS / 32));
+        // In a cluster every block's producer writes the stage in every block: it waits for all their warps.
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(empty_base + 8 * s), "r"(THREADS / 32 * cluster));
       }
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    if (cluster > 1) {
+      // The launch must have made the clusters the tiles assume; and no block may copy into another or
+      // arrive on its barriers before that block has initialised them.
+      unsigned blocks;
+      asm("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(blocks));
+      if (blocks != cluster) __trap();
+      asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    } else {
+      __syncthreads();
+    }
   }
   if (TMA_LOADS && PRODUCER == 1) {
     if (warpgroup == WARPGROUPS) {
@@ -381,8 +415,13 @@ __device__ __forceinline__ void product(const TensorMap& x_tiles, const TensorMa
       mma_tile<false>(d, a_tile, a_tile + BM * 128, warpgroup);
       // wait_group 1: tile kt - 1's instructions are done, so each warp releases its stage to the producer.
       if (kt > 0 && tid % 32 == 0) {
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(empty_base + 8 * ((kt - 1) % STAGES))
-                     : "memory");
+        const unsigned released = empty_base + 8 * ((kt - 1) % STAGES);
+        if (cluster > 1) {
+#pragma unroll
+          for (int r = 0; r < cluster; ++r) arrive_in_block(released, r);
+        } else {
+          asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(released) : "memory");
+        }
       }
       // Every PROMOTE tiles, and after the last: the accumulators into the total (once their instructions
       // are done), then from zero again.
@@ -402,6 +441,9 @@ __device__ __forceinline__ void product(const TensorMap& x_tiles, const TensorMa
       }
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    // The other blocks may still arrive on this block's barriers: it must not exit before they are done
+    // with them (their arrival here, this block's wait after the epilogue).
+    if (cluster > 1) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   } else
 #endif
   {
@@ -504,6 +546,9 @@ __device__ __forceinline__ void product(const TensorMap& x_tiles, const TensorMa
       }
     }
   }
+#if WARPGROUP_MMA
+  if (cluster > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
 }
 
 // The TMA path's block has a producer warpgroup beside the WARPGROUPS consumers (only the bound: with TMA = 0

@@ -49,6 +49,7 @@
 
 #define BM (64 * WARPGROUPS)
 #define BN 128
+#define CLUSTER 1
 #define BK 32
 #define THREADS (128 * WARPGROUPS)
 #define NPARTS (BN / 128)  // m64n128k8 instructions per k8 step and warpgroup
@@ -218,6 +219,27 @@ __device__ __forceinline__ void wait_barrier(unsigned barrier, unsigned parity) 
       ::"r"(barrier), "r"(parity)
       : "memory");
 }
+
+// The same box into the same shared-memory offset of every block of the cluster in `blocks` (a bit per rank),
+// completing on each block's barrier at `barrier`'s offset: read once from L2 for all of them (multicast).
+__device__ __forceinline__ void load_box_to_cluster(unsigned destination, const TensorMap& map, int k, int row,
+                                                    unsigned barrier, unsigned short blocks) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
+      ::"r"(destination), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(k), "r"(row), "r"(barrier), "h"(blocks)
+      : "memory");
+}
+
+// Arrives on the barrier at `barrier`'s shared-memory offset in block `rank` of the cluster. The arrival has
+// the default (CTA-scope) release, as the local one: a cluster-scope release would also wait for this warp's
+// warpgroup MMA still in flight, serialising the tensor cores with every release.
+__device__ __forceinline__ void arrive_in_block(unsigned barrier, unsigned rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
+      ::"r"(barrier), "r"(rank)
+      : "memory");
+}
 #endif
 
 // VECTORS: every row of A and BT is 16-byte aligned (K % 4 == 0: cp.async); otherwise values are loaded one
@@ -229,15 +251,22 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
                                         float* __restrict__ C, int M, int N, int K, unsigned char* shared_bytes) {
   // The swizzle is a function of the address bits, so tiles start on 1024-byte boundaries.
   const unsigned shared_base = (static_cast<unsigned>(__cvta_generic_to_shared(shared_bytes)) + 1023u) & ~1023u;
+  // Blocks per cluster: CLUSTER on the TMA path with the producer (where the plan asks for clusters of it), else 1.
+  constexpr int cluster = TMA_LOADS && PRODUCER == 1 ? CLUSTER : 1;
 
-  const int tiles_m = (M + BM - 1) / BM;
+  // A cluster's blocks take `cluster` consecutive tile rows of one tile column (they share its B tiles), so
+  // the tiles are numbered by cluster rows; rank is the block's place in its (cluster, 1, 1) cluster. Rows of
+  // a last cluster row beyond M read as zeros and are not stored.
+  const int tiles_m = (M + BM * cluster - 1) / (BM * cluster);
   const int tiles_n = (N + BN - 1) / BN;
   const int blocks_per_group = GROUP * tiles_n;
-  const int group = blockIdx.x / blocks_per_group;
+  const unsigned tile = blockIdx.x / cluster;  // unsigned, as blockIdx.x: the divisions below stay unsigned
+  const int rank = blockIdx.x % cluster;
+  const int group = tile / blocks_per_group;
   const int first_tile_m = group * GROUP;
   const int group_rows = min(tiles_m - first_tile_m, GROUP);
-  const int in_group = blockIdx.x % blocks_per_group;
-  const int block_m = (first_tile_m + in_group % group_rows) * BM;
+  const int in_group = tile % blocks_per_group;
+  const int block_m = ((first_tile_m + in_group % group_rows) * cluster + rank) * BM;
   const int block_n = (in_group / group_rows) * BN;
   const int k_tiles = (K + BK - 1) / BK;
 
@@ -292,11 +321,21 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
     if (tid == 0) {
       for (int s = 0; s < STAGES; ++s) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(full_base + 8 * s));
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(empty_base + 8 * s), "r"(THREADS / 32));
+        // In a cluster every block's producer writes the stage in every block: it waits for all their warps.
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(empty_base + 8 * s), "r"(THREADS / 32 * cluster));
       }
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    if (cluster > 1) {
+      // The launch must have made the clusters the tiles assume; and no block may copy into another or
+      // arrive on its barriers before that block has initialised them.
+      unsigned blocks;
+      asm("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(blocks));
+      if (blocks != cluster) __trap();
+      asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    } else {
+      __syncthreads();
+    }
   }
   if (TMA_LOADS && PRODUCER == 1) {
     if (warpgroup == WARPGROUPS) {
@@ -318,8 +357,13 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
       mma_tile<false>(d, a_tile, a_tile + BM * 128, warpgroup);
       // wait_group 1: tile kt - 1's instructions are done, so each warp releases its stage to the producer.
       if (kt > 0 && tid % 32 == 0) {
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(empty_base + 8 * ((kt - 1) % STAGES))
-                     : "memory");
+        const unsigned released = empty_base + 8 * ((kt - 1) % STAGES);
+        if (cluster > 1) {
+#pragma unroll
+          for (int r = 0; r < cluster; ++r) arrive_in_block(released, r);
+        } else {
+          asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(released) : "memory");
+        }
       }
       // Every PROMOTE tiles, and after the last: the accumulators into the total (once their instructions
       // are done), then from zero again.
@@ -339,6 +383,9 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
       }
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    // The other blocks may still arrive on this block's barriers: it must not exit before they are done
+    // with them (their arrival here, this block's wait after the epilogue).
+    if (cluster > 1) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   } else
 #endif
   {
@@ -446,6 +493,9 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
       }
     }
   }
+#if WARPGROUP_MMA
+  if (cluster > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
 }
 
 // The TMA path's block has a producer warpgroup beside the WARPGROUPS consumers (only the bound: with TMA = 0
