@@ -717,6 +717,63 @@ class MatrixProduct:
 
     @staticmethod
     def epilogue(seed):
+        return MatrixProduct.staged_epilogue(seed) if seed.stage_pair else MatrixProduct.register_epilogue(seed)
+
+    @staticmethod
+    def staged_epilogue(seed):
+        return f"""  // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
+  // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
+  // The tile goes to C through shared memory, so that the global stores are whole 16-byte chunks of C's
+  // rows, a warp writing contiguous bytes (straight from the registers a warp's store would touch 8 rows,
+  // a part of a sector in each). The ring is free once every consumer warp is past its last instruction:
+  // a barrier among the consumers (THREADS; the producer warpgroup has left). Chunk c of tile row r is
+  // stored at chunk c ^ (r % 8) of its row, which keeps both the fragment writes and the chunk reads free
+  // of bank conflicts.
+  constexpr int OUT_CHUNK = 16 / sizeof({seed.out_type});  // values per 16-byte chunk
+  constexpr int ROW_CHUNKS = BN / OUT_CHUNK;
+  constexpr int ROW_BYTES = BN * sizeof({seed.out_type});
+  static_assert(BM * ROW_BYTES <= STAGES * STAGE_BYTES, "the C tile fits in the ring");
+  const int lane = tid % 32;
+  const int fragment_row = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane / 4;
+  asm volatile("bar.sync 1, %0;\\n" ::"n"(THREADS) : "memory");
+#pragma unroll
+  for (int j = 0; j < NPARTS; ++j) {{
+#pragma unroll
+    for (int q = 0; q < 16; ++q) {{
+      const int col = j * 128 + q * 8 + 2 * (lane % 4);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {{
+        const int row = fragment_row + h * 8;
+        const unsigned address = shared_base + row * ROW_BYTES + (((col / OUT_CHUNK) ^ (row % 8)) << 4) +
+                                 (col % OUT_CHUNK) * sizeof({seed.out_type});
+        const float v0 = {seed.result}[j][4 * q + 2 * h], v1 = {seed.result}[j][4 * q + 2 * h + 1];
+        {seed.stage_pair}
+      }}
+    }}
+  }}
+  asm volatile("bar.sync 1, %0;\\n" ::"n"(THREADS) : "memory");
+  const bool whole_chunks = N % OUT_CHUNK == 0;  // rows 16-byte aligned
+#pragma unroll 4
+  for (int i = tid; i < BM * ROW_CHUNKS; i += THREADS) {{
+    const int r = i / ROW_CHUNKS, c = i % ROW_CHUNKS;
+    const int row = block_m + r, col = block_n + c * OUT_CHUNK;
+    if (row >= M || col >= N) continue;
+    uint4 chunk;
+    asm volatile("ld.shared.v4.u32 {{%0, %1, %2, %3}}, [%4];\\n"
+                 : "=r"(chunk.x), "=r"(chunk.y), "=r"(chunk.z), "=r"(chunk.w)
+                 : "r"(shared_base + r * ROW_BYTES + ((c ^ (r % 8)) << 4)));
+    {seed.out_type}* out = C + (long long)row * N + col;
+    if (whole_chunks) {{
+      *reinterpret_cast<uint4*>(out) = chunk;
+    }} else {{
+      const {seed.out_type}* values = reinterpret_cast<const {seed.out_type}*>(&chunk);
+      for (int e = 0; e < OUT_CHUNK && col + e < N; ++e) out[e] = values[e];
+    }}
+  }}
+"""
+
+    @staticmethod
+    def register_epilogue(seed):
         return f"""  // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
   // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
   const int lane = tid % 32;
@@ -942,6 +999,7 @@ class Seed:
     promote_declare: str = ""  # the running total's declaration (PROMOTE_DECLARE), or ""
     promote_step: str = ""     # its update in the k loops (PROMOTE_STEP, indented for them), or ""
     dispatch: str = HALF_DISPATCH  # the kernel's choice of product instance, over {arguments}
+    stage_pair: str = ""  # MatrixProduct: writes v0, v1 at shared `address` (the epilogue through shared memory), or ""
     layout: type = MatrixProduct   # the tiles' shape: MatrixProduct or Convolution3x3
 
     @property
@@ -1027,11 +1085,14 @@ TF32X3 = dict(tunes=TF32X3_TUNES, defines="#define BN 128\n#define CLUSTER 1\n",
 
 SEEDS = [
     Seed("matmul_fp16", "Half-precision matrix product", HALF_DESIGN, half_plan("matmul_fp16"),
-         "#include <cuda_fp16.h>\n", "__half", "__float2half(0.0f)", "f16", HALF_TRANSPOSE),
+         "#include <cuda_fp16.h>\n", "__half", "__float2half(0.0f)", "f16", HALF_TRANSPOSE,
+         stage_pair='asm volatile("st.shared.v2.f32 [%0], {%1, %2};\\n" ::"r"(address), "f"(v0), "f"(v1) : "memory");'),
     Seed("matmul_bf16", "bfloat16 matrix product", HALF_DESIGN, half_plan("matmul_bf16"),
          "#include <cuda_bf16.h>\n", "__nv_bfloat16", "__float2bfloat16(0.0f)", "bf16", HALF_TRANSPOSE,
          out_type="element_t", store_pair="*reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(v0, v1);",
-         store_one="out[{i}] = __float2bfloat16_rn({v});"),
+         store_one="out[{i}] = __float2bfloat16_rn({v});",
+         stage_pair=("const __nv_bfloat162 pair = __floats2bfloat162_rn(v0, v1);\n"
+                     "        asm volatile(\"st.shared.b32 [%0], %1;\\n\" ::\"r\"(address), \"r\"(*reinterpret_cast<const unsigned*>(&pair)) : \"memory\");")),
     Seed("matmul", "Float32 matrix product", TF32X3_DESIGN.format(
              a="A", b="B", t="", out="C", transpose_note="B (K x N) is transposed on the way, so that both are K-major,\n"
              "// the only layout TF32 instructions read."),

@@ -453,27 +453,52 @@ __device__ __forceinline__ void product(const TensorMap& a_tiles, const TensorMa
 
   // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
   // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
+  // The tile goes to C through shared memory, so that the global stores are whole 16-byte chunks of C's
+  // rows, a warp writing contiguous bytes (straight from the registers a warp's store would touch 8 rows,
+  // a part of a sector in each). The ring is free once every consumer warp is past its last instruction:
+  // a barrier among the consumers (THREADS; the producer warpgroup has left). Chunk c of tile row r is
+  // stored at chunk c ^ (r % 8) of its row, which keeps both the fragment writes and the chunk reads free
+  // of bank conflicts.
+  constexpr int OUT_CHUNK = 16 / sizeof(element_t);  // values per 16-byte chunk
+  constexpr int ROW_CHUNKS = BN / OUT_CHUNK;
+  constexpr int ROW_BYTES = BN * sizeof(element_t);
+  static_assert(BM * ROW_BYTES <= STAGES * STAGE_BYTES, "the C tile fits in the ring");
   const int lane = tid % 32;
-  const int row0 = block_m + warpgroup * 64 + ((tid % 128) / 32) * 16 + lane / 4;
-  const bool pairs = N % 2 == 0;
+  const int fragment_row = warpgroup * 64 + ((tid % 128) / 32) * 16 + lane / 4;
+  asm volatile("bar.sync 1, %0;\n" ::"n"(THREADS) : "memory");
 #pragma unroll
   for (int j = 0; j < NPARTS; ++j) {
 #pragma unroll
     for (int q = 0; q < 16; ++q) {
-      const int col = block_n + j * 128 + q * 8 + 2 * (lane % 4);
+      const int col = j * 128 + q * 8 + 2 * (lane % 4);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int row = row0 + h * 8;
-        if (row >= M) continue;
-        element_t* out = C + (long long)row * N + col;
+        const int row = fragment_row + h * 8;
+        const unsigned address = shared_base + row * ROW_BYTES + (((col / OUT_CHUNK) ^ (row % 8)) << 4) +
+                                 (col % OUT_CHUNK) * sizeof(element_t);
         const float v0 = d[j][4 * q + 2 * h], v1 = d[j][4 * q + 2 * h + 1];
-        if (pairs && col + 1 < N) {
-          *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(v0, v1);
-        } else {
-          if (col < N) out[0] = __float2bfloat16_rn(v0);
-          if (col + 1 < N) out[1] = __float2bfloat16_rn(v1);
-        }
+        const __nv_bfloat162 pair = __floats2bfloat162_rn(v0, v1);
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(*reinterpret_cast<const unsigned*>(&pair)) : "memory");
       }
+    }
+  }
+  asm volatile("bar.sync 1, %0;\n" ::"n"(THREADS) : "memory");
+  const bool whole_chunks = N % OUT_CHUNK == 0;  // rows 16-byte aligned
+#pragma unroll 4
+  for (int i = tid; i < BM * ROW_CHUNKS; i += THREADS) {
+    const int r = i / ROW_CHUNKS, c = i % ROW_CHUNKS;
+    const int row = block_m + r, col = block_n + c * OUT_CHUNK;
+    if (row >= M || col >= N) continue;
+    uint4 chunk;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(chunk.x), "=r"(chunk.y), "=r"(chunk.z), "=r"(chunk.w)
+                 : "r"(shared_base + r * ROW_BYTES + ((c ^ (r % 8)) << 4)));
+    element_t* out = C + (long long)row * N + col;
+    if (whole_chunks) {
+      *reinterpret_cast<uint4*>(out) = chunk;
+    } else {
+      const element_t* values = reinterpret_cast<const element_t*>(&chunk);
+      for (int e = 0; e < OUT_CHUNK && col + e < N; ++e) out[e] = values[e];
     }
   }
 #if WARPGROUP_MMA
