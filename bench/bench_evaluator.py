@@ -523,20 +523,13 @@ def make_tensors(task: BenchTask, plan: BoundPlan, seed: int):
 
 def pytorch_reference(task: BenchTask, tensors: Dict[str, Any]):
     import torch
+    from task_accuracy import float32_exactly
 
     # The tasks compute float32 exactly; PyTorch's TF32 shortcuts (on by default for cuDNN convolutions)
     # differ from that by more than a task's tolerance (conv2d_3x3).
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
     scope = {"torch": torch, **task.sizes, **{t.name: tensors[t.name] for t in task.tensors if t.role == "input"}}
-    return eval(task.pytorch, scope)  # the task manifest's own expression  # noqa: S307
-
-
-def tolerance(task: BenchTask, dtype: str) -> Tuple[float, float]:
-    if "tolerance" in task.manifest:
-        return float(task.manifest["tolerance"].get("atol", 0.0)), float(task.manifest["tolerance"].get("rtol", 0.0))
-    return {"float32": (1e-4, 1e-4), "float64": (1e-8, 1e-8), "float16": (1e-2, 1e-2),
-            "bfloat16": (1e-2, 1e-2)}.get(dtype, (0.0, 0.0))
+    with float32_exactly():
+        return eval(task.pytorch, scope)  # the task manifest's own expression  # noqa: S307
 
 
 # ------------------------------------------------------------------------------------------ the KernelBench way
@@ -600,6 +593,7 @@ def kernelbench_correct(task: BenchTask, plan: Any, produce: Callable[[Dict[str,
     workspaces), `produce(tensors)` runs the kernel and returns the outputs in the task's order, each
     compared with the task's PyTorch expression by torch.allclose within the task's tolerance."""
     import torch
+    from task_accuracy import tolerance
 
     correct = True
     outputs = [t for t in task.tensors if t.role == "output"]
@@ -611,7 +605,7 @@ def kernelbench_correct(task: BenchTask, plan: Any, produce: Callable[[Dict[str,
             expected = pytorch_reference(task, tensors)
             expected = expected if isinstance(expected, (tuple, list)) else [expected]
             for spec, got, want in zip(outputs, produced, expected):
-                atol, rtol = tolerance(task, spec.dtype)
+                atol, rtol = tolerance(task.manifest, spec.dtype)
                 correct = correct and bool(torch.allclose(got.double(), want.reshape(got.shape).double(),
                                                           atol=atol, rtol=rtol, equal_nan=False))
     return correct

@@ -172,26 +172,11 @@ def compiled_function(function: Any, mode: str) -> Any:
     return torch.compile(function, mode=None if mode == "default" else mode, dynamic=False)
 
 
-class _Float32Exactly:
-    """TF32 off for matrix products and cuDNN while inside, PyTorch's own settings restored after."""
-
-    def __enter__(self) -> None:
-        import torch
-
-        self.saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-
-    def __exit__(self, *exc: Any) -> None:
-        import torch
-
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = self.saved
-
-
 def float32_tolerance(manifest: Dict[str, Any]) -> Tuple[float, float]:
-    """The task's (atol, rtol) for float32 outputs: its manifest's, float32's 1e-4 where it gives none."""
-    tolerance = manifest.get("tolerance", {})
-    return float(tolerance.get("atol", 1e-4)), float(tolerance.get("rtol", 1e-4))
+    """The task's (atol, rtol) for float32 outputs (task_accuracy.tolerance)."""
+    from task_accuracy import tolerance
+
+    return tolerance(manifest, "float32")
 
 
 def accuracy_against(manifest: Dict[str, Any], output: Any, exact: Any) -> Tuple[float, float]:
@@ -218,6 +203,7 @@ def time_pytorch(manifest: Dict[str, Any], compile_too: bool, cublas: str = "") 
     evicted by a read (triton_timing.py). For float32 inputs also the fractions of the eager outputs
     outside the task's tolerance against the expression in float64."""
     import torch
+    from task_accuracy import float32_exactly
     from triton_timing import do_bench_median
 
     inputs = make_inputs(manifest, seed=1)
@@ -230,7 +216,7 @@ def time_pytorch(manifest: Dict[str, Any], compile_too: bool, cublas: str = "") 
         torch.cuda.synchronize()
         times["eager_ms"] = do_bench_median(lambda: eager(*arguments), warmup=25, rep=200)
         if all(a.dtype == torch.float32 for a in arguments):
-            with _Float32Exactly():
+            with float32_exactly():
                 fp32_output = eager(*arguments)
                 torch.cuda.synchronize()
                 times["eager_fp32_ms"] = do_bench_median(lambda: eager(*arguments), warmup=25, rep=200)

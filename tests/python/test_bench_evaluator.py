@@ -99,3 +99,15 @@ def be_has_cuda() -> bool:
         return True
     except Exception:  # noqa: BLE001
         return False
+
+
+def test_the_benchmarks_read_a_tasks_tolerance_as_the_evaluator_does():
+    import task_accuracy
+
+    # The manifest's own numbers where it gives them, for every dtype (the evaluator's Task.tolerance_for).
+    conv = json.loads((ROOT / "tasks" / "conv2d_3x3" / "task.json").read_text())
+    loaded = ks.Task.load(str(ROOT / "tasks" / "conv2d_3x3")).tolerance_for(ks.DType.float32)
+    assert task_accuracy.tolerance(conv, "float32") == (loaded.atol, loaded.rtol) == (2e-4, 2e-4)
+    # Otherwise the evaluator's default for the output's dtype.
+    for dtype, expected in (("float32", 1e-4), ("float16", 1e-2), ("bfloat16", 1e-2), ("float64", 1e-8)):
+        assert task_accuracy.tolerance({}, dtype) == pytest.approx((expected, expected))

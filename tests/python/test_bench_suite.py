@@ -100,6 +100,23 @@ def test_accuracy_is_judged_by_the_evaluators_rule():
     assert bs.accuracy_against(document, exact.float(), exact) == (0.0, 0.0)
 
 
+def test_float32_exactly_turns_tf32_off_inside_and_restores_pytorchs_settings():
+    import task_accuracy
+
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    try:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = True, True
+        with task_accuracy.float32_exactly():
+            assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+        with pytest.raises(RuntimeError):  # restored when the block raises too
+            with task_accuracy.float32_exactly():
+                raise RuntimeError("inside")
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
 def test_the_targets_compare_with_eager_at_the_tasks_accuracy():
     document = {"tolerance": {"atol": 2e-4, "rtol": 2e-4}}
     # PyTorch's default (a TF32 convolution) fails the check, the float32 one passes: the float32 time.
