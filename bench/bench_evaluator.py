@@ -248,7 +248,8 @@ def cuda_device() -> Any:
 
 # ------------------------------------------------------------------------------------------ launch plans
 # The benchmark launches candidates outside kernelsmith too (load_inline, CuPy), so it reads their
-# launch plans itself, following docs/candidate-format.md: `// @launch k<<<grid, block[, smem]>>>(args)`,
+# launch plans itself, following docs/candidate-format.md: `// @launch k<<<grid, block[, smem]>>>(args)
+# [cluster=dim3(x, y, z)]`,
 # `// @workspace name: dtype[count]`, `// @tune NAME = value in {...}`, `// @specialize`.
 
 
@@ -340,6 +341,7 @@ class Launch:
     block: List[str]
     shared: str
     args: List[str]
+    cluster: List[str] = field(default_factory=lambda: ["1", "1", "1"])
 
 
 @dataclass
@@ -360,6 +362,19 @@ def parse_dims(text: str) -> List[str]:
     return (dims + ["1", "1", "1"])[:3]
 
 
+def closing_parenthesis(text: str) -> int:
+    """The index of the parenthesis that closes the one `text` starts with; -1 if it starts with none or
+    none closes it."""
+    if not text.startswith("("):
+        return -1
+    depth = 0
+    for index, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            return index
+    return -1
+
+
 def parse_plan(source: str) -> Plan:
     plan = Plan()
     for line in source.splitlines():
@@ -371,11 +386,21 @@ def parse_plan(source: str) -> Plan:
             at = rest.index("<<<")
             end = rest.index(">>>", at)
             config = split_top_level(rest[at + 3:end])
-            args_text = rest[end + 3:].strip()
-            if not (args_text.startswith("(") and args_text.endswith(")")):
+            after = rest[end + 3:].strip()
+            close = closing_parenthesis(after)
+            if close < 0:
                 raise ValueError(f"cannot read the arguments of '{line.strip()}'")
+            cluster = ["1", "1", "1"]
+            tail = after[close + 1:].strip()
+            if tail:
+                given = re.fullmatch(r"cluster\s*=\s*(.+)", tail)
+                if not given:
+                    raise ValueError(f"cannot read '{tail}' after the arguments of '{line.strip()}' "
+                                     "(expected cluster=dim3(x, y, z))")
+                cluster = parse_dims(given.group(1))
             plan.launches.append(Launch(rest[:at].strip(), parse_dims(config[0]), parse_dims(config[1]),
-                                        config[2] if len(config) > 2 else "0", split_top_level(args_text[1:-1])))
+                                        config[2] if len(config) > 2 else "0", split_top_level(after[1:close]),
+                                        cluster))
         elif directive == "workspace":
             name, declaration = rest.split(":", 1)
             ws = re.match(r"\s*(\w+)\s*\[(.*)\]\s*$", declaration)
@@ -465,6 +490,11 @@ class TensorMapNeeded(ValueError):
     """A plan passes a tensor map that its conditions leave in: the benchmark's launchers cannot build one."""
 
 
+class ClusterNeeded(ValueError):
+    """A plan launches clusters of more than one block: the benchmark's launchers (CuPy, load_inline) launch
+    plain grids only."""
+
+
 def bind_plan(candidate: BenchCandidate, device: Any) -> BoundPlan:
     plan = parse_plan(candidate.source)
     sizes = candidate.task.sizes
@@ -488,6 +518,12 @@ def bind_plan(candidate: BenchCandidate, device: Any) -> BoundPlan:
                 args.append(("zero_tensor_map", arg))  # the evaluator passes 128 zero bytes (candidate-format.md)
             else:
                 args.append(("tensor", arg) if arg in known else ("int", evaluate_expression(arg, bindings)))
+        cluster = [evaluate_expression(e, bindings) for e in launch.cluster]
+        if cluster[0] * cluster[1] * cluster[2] > 1:
+            raise ClusterNeeded(
+                f"the plan launches {launch.kernel} in clusters of {cluster[0]} x {cluster[1]} x {cluster[2]} "
+                "blocks, which this launcher does not (plain grids only); a variant whose cluster is one block "
+                "can be compared")
         kinds = kernel_param_kinds(candidate.source, launch.kernel)
         if len(kinds) != len(args):
             raise ValueError(f"{launch.kernel} takes {len(kinds)} parameters, the plan passes {len(args)}")
@@ -916,7 +952,8 @@ def pick_across_tasks(candidates, labels: Sequence[str], count: int) -> List[Ben
 
 
 def without_live_tensor_maps(candidate: BenchCandidate, candidates, device) -> Tuple[BenchCandidate, str]:
-    """`candidate`, or where its plan passes a tensor map the CuPy launcher cannot build, a variant of the same
+    """`candidate`, or where its plan passes a tensor map the CuPy launcher cannot build (or launches clusters,
+    which it cannot either), a variant of the same
     task's seed whose conditions leave the maps out (the tensor-core seeds' TMA=0), with a note saying so:
     the first such among `candidates`, else the seed with one tunable set to another of its values (the
     benchmark's variant sample need not hold one). `candidate` itself when there is none (its comparison
@@ -924,7 +961,7 @@ def without_live_tensor_maps(candidate: BenchCandidate, candidates, device) -> T
     try:
         bind_plan(candidate, device)
         return candidate, ""
-    except TensorMapNeeded:
+    except (TensorMapNeeded, ClusterNeeded):
         pass
     seeds = [other for other in candidates if other.task is candidate.task and other.label.startswith("seed")]
     rewritten = [BenchCandidate(candidate.task, label, source, language=candidate.language)
@@ -936,7 +973,7 @@ def without_live_tensor_maps(candidate: BenchCandidate, candidates, device) -> T
             bind_plan(other, device)
         except ValueError:
             continue
-        return other, f"{other.label} in place of {candidate.label}: tensor maps are not built here"
+        return other, f"{other.label} in place of {candidate.label}: tensor maps and clusters are not built here"
     return candidate, ""
 
 

@@ -111,3 +111,33 @@ def test_the_benchmarks_read_a_tasks_tolerance_as_the_evaluator_does():
     # Otherwise the evaluator's default for the output's dtype.
     for dtype, expected in (("float32", 1e-4), ("float16", 1e-2), ("bfloat16", 1e-2), ("float64", 1e-8)):
         assert task_accuracy.tolerance({}, dtype) == pytest.approx((expected, expected))
+
+
+def test_a_launchs_cluster_is_read_and_a_clustered_plan_is_compared_through_a_variant_without_clusters():
+    # The half-precision products end their main launch with cluster=dim3(...): the arguments stop at their
+    # closing parenthesis and the cluster is read (the CuPy and load_inline launchers launch plain grids).
+    source = (ROOT / "tasks" / "matmul_bf16" / "seed.cu").read_text()
+    main = be.parse_plan(source).launches[-1]
+    assert main.kernel == "matmul_bf16"
+    assert main.args == ["a_tiles", "b_tiles", "A", "BT", "C", "M", "N", "K"]
+    assert "CLUSTER == 2" in main.cluster[0] and main.cluster[1:] == ["1", "1"]
+    device = be._DryRunDevice()
+    relu = be.build_candidates(be.load_tasks(["relu"]), 0)[1]
+    launch = next(line for line in relu.source.splitlines() if "@launch" in line)
+
+    def with_cluster(tail: str) -> be.BenchCandidate:
+        return be.BenchCandidate(relu.task, "seed", relu.source.replace(launch, launch + tail))
+
+    with pytest.raises(be.ClusterNeeded, match="clusters of 2 x 1 x 1 blocks"):
+        be.bind_plan(with_cluster(" cluster=dim3(2, 1, 1)"), device)
+    assert be.bind_plan(with_cluster(" cluster=dim3(1, 1, 1)"), device).launches  # one block: a plain launch
+    with pytest.raises(ValueError, match="expected cluster=dim3"):
+        be.parse_plan(with_cluster(" clusters(2)").source)
+    # The seed with CLUSTER = 2 on Hopper (its maps live too) is compared through a variant with neither.
+    tasks = be.load_tasks(["matmul_bf16"])
+    seed = be.build_candidates(tasks, 0)[1]
+    clustered = be.BenchCandidate(seed.task, "seed CLUSTER=2",
+                                  seed.source.replace("@tune CLUSTER = 1 ", "@tune CLUSTER = 2 "))
+    picked, note = be.without_live_tensor_maps(clustered, [seed, clustered], device)
+    assert picked is not clustered and "clusters are not built here" in note
+    assert all(launch.kernel for launch in be.bind_plan(picked, device).launches)
