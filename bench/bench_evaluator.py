@@ -953,11 +953,10 @@ def pick_across_tasks(candidates, labels: Sequence[str], count: int) -> List[Ben
 
 def without_live_tensor_maps(candidate: BenchCandidate, candidates, device) -> Tuple[BenchCandidate, str]:
     """`candidate`, or where its plan passes a tensor map the CuPy launcher cannot build (or launches clusters,
-    which it cannot either), a variant of the same
-    task's seed whose conditions leave the maps out (the tensor-core seeds' TMA=0), with a note saying so:
-    the first such among `candidates`, else the seed with one tunable set to another of its values (the
-    benchmark's variant sample need not hold one). `candidate` itself when there is none (its comparison
-    then fails, saying why)."""
+    which it cannot either), a variant of the same task's seed whose conditions leave the maps and clusters
+    out (the tensor-core seeds' TMA=0), with a note saying so: the first such among `candidates`, else the
+    seed with one tunable set to another of its values (the benchmark's variant sample need not hold one).
+    `candidate` itself when there is none (its comparison then fails, saying why)."""
     try:
         bind_plan(candidate, device)
         return candidate, ""

@@ -666,6 +666,13 @@ def tf32x3_plan(kernel, a, b, b_split, arguments):
             f"STAGES * (64 * WARPGROUPS + 128) * 128 + 1024>>>(a_tiles, b_tiles, {arguments}, M, N, 3 * {kp})")
 
 
+# The warpgroup accumulators' layout, which both of MatrixProduct's epilogues read.
+ACCUMULATOR_LAYOUT = """\
+  // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
+  // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
+"""
+
+
 class MatrixProduct:
     """The product's shape (what the tiles are and where they come from): rows of A times rows of BT, both
     K-major, into a row-major M x N output. The hooks below are the parts of the kernel that depend on it."""
@@ -721,9 +728,7 @@ class MatrixProduct:
 
     @staticmethod
     def staged_epilogue(seed):
-        return f"""  // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
-  // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
-  // The tile goes to C through shared memory, so that the global stores are whole 16-byte chunks of C's
+        return ACCUMULATOR_LAYOUT + f"""  // The tile goes to C through shared memory, so that the global stores are whole 16-byte chunks of C's
   // rows, a warp writing contiguous bytes (straight from the registers a warp's store would touch 8 rows,
   // a part of a sector in each). The ring is free once every consumer warp is past its last instruction:
   // a barrier among the consumers (THREADS; the producer warpgroup has left). Chunk c of tile row r is
@@ -774,9 +779,7 @@ class MatrixProduct:
 
     @staticmethod
     def register_epilogue(seed):
-        return f"""  // Accumulator layout: warp w of the warpgroup holds rows 16 w + lane / 4 (+ 8); register 4 q + e of part
-  // j is column j * 128 + 8 q + 2 (lane % 4) + (e % 2), row + 8 when e >= 2.
-  const int lane = tid % 32;
+        return ACCUMULATOR_LAYOUT + f"""  const int lane = tid % 32;
   const int row0 = block_m + warpgroup * 64 + ((tid % 128) / 32) * 16 + lane / 4;
   const bool pairs = N % 2 == 0;
 #pragma unroll
