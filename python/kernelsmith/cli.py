@@ -1,7 +1,8 @@
 """The `kernelsmith` command: devices, tasks, eval, evolve, report, export, kernelbench.
 
-Each subcommand is a `cmd_<name>(args) -> int` function; `main()` parses the arguments and maps
-kernelsmith's errors to a one-line message and a non-zero exit status.
+Each subcommand is a `cmd_<name>(args) -> int` function; `main()` parses the arguments and maps every error
+(kernelsmith's, a bad input's, a broken store's) to one line, `kernelsmith <command>: <message>`, and a non-zero
+exit status; KERNELSMITH_DEBUG=1 shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -334,18 +335,21 @@ def _evolution_config(ks, args: argparse.Namespace, resume: bool):
 
 
 def _progress_printer(args: argparse.Namespace, log, prefix: str = ""):
-    """The progress callback that prints one line per step to `log` (each line starting with `prefix`)."""
+    """The progress callback that prints one line per step to `log` (each line starting with `prefix`). Its best is
+    the best confirmed speedup, read back from --db (kernelsmith.store.ConfirmedBest), not the engine's."""
+    from kernelsmith.store import ConfirmedBest
+
+    best = ConfirmedBest(args.db)
 
     def report(progress) -> None:
         if getattr(args, "llm_feedback", None):
             args.llm_feedback(progress)
         if progress.program_id:
             status = str(progress.status).split(".")[-1]
-            mark = " *" if progress.improved else ""
+            mark = " *" if best.observe(progress.run_id, progress.program_id, status) else ""
             print(
                 f"{prefix}[{progress.evaluations}/{progress.budget}] {progress.mutation:<10} island {progress.island} "
-                f"{progress.program_id} {status:<14} {progress.speedup:7.3f}x  best {progress.best_speedup:.3f}x"
-                f"{mark}",
+                f"{progress.program_id} {status:<14} {progress.speedup:7.3f}x  {best.text()}{mark}",
                 file=log,
                 flush=True,
             )
@@ -435,14 +439,18 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     result, interrupted = _run_interruptibly(evolution, args.db, "resume with --resume")
     seconds = time.monotonic() - started
     best = result.best
+    confirmed = _confirmed_best(result.db_path, result.run_id)
     document = {
         "task": task.name,
         "run_id": result.run_id,
         "db": result.db_path,
         "stop_reason": result.stop_reason,
         "stop_detail": result.stop_detail,
-        "best_speedup": result.best_speedup,
-        "best_program_id": best.id if best else None,
+        # The best confirmed program (docs/evaluation.md#confirmed-evaluations); the engine's own best, which may
+        # not be confirmed, is "best", and the faster evaluations that are not confirmed are listed apart.
+        "best_speedup": confirmed["speedup"],
+        "best_program_id": confirmed["program_id"],
+        "unconfirmed": confirmed["unconfirmed"],
         "best": _program_summary(best) if best else None,
         "evaluations": result.evaluations,
         "session_evaluations": result.session_evaluations,
@@ -464,11 +472,7 @@ def cmd_evolve(args: argparse.Namespace) -> int:
         print(f"stopped: {result.stop_reason} after {result.evaluations} evaluations in {seconds:.1f} s")
         if result.stop_detail:
             print(f"  ({result.stop_detail})")
-        if best:
-            print(f"best: {result.best_speedup:.3f}x, program {best.id} (island {best.island}, "
-                  f"generation {best.generation}, {best.candidate.lineage.origin})")
-        else:
-            print("best: no correct program")
+        print(_confirmed_best_text(confirmed))
         if result.abandoned:
             print(f"{result.abandoned} proposals abandoned: their mutator calls were still running at the deadline "
                   "(recorded as steps)")
@@ -478,49 +482,78 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     return 130 if interrupted else 0
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    """Summarises the latest run of a store: the best programs, the lineage of the best, the speedup
-    over evaluations."""
-    ks = _core()
-    if not os.path.exists(args.db):
-        raise ks.NotFoundError(f"no run store at {args.db}: give the --db file that `kernelsmith evolve` wrote")
-    store = ks.RunStore(args.db, read_only=True)
-    run = store.latest_run()
-    if run is None:
-        raise ks.NotFoundError(f"the run store {args.db} holds no run yet")
-    evaluations = store.evaluation_count(run.id)
-    steps = store.steps(run.id)
-    failures = sum(1 for step in steps if step.failure)
-    pending = len(store.pending_steps(run.id))
-    abandoned = [step for step in steps if step.abandoned_by]
-    llm = _llm_attempt_summary(steps)
-    best = store.best(run.id, 5)
-    lineage = []
-    if best:
-        for record in store.lineage(run.id, best[0].program_id):
-            evaluation = store.evaluation_of(run.id, record.id)
-            lineage.append(
-                {
-                    "id": record.id,
-                    "origin": record.candidate.lineage.origin,
-                    "generation": record.candidate.lineage.generation,
-                    "island": record.candidate.lineage.island,
-                    "speedup": evaluation.evaluation.speedup if evaluation else None,
-                    "status": str(evaluation.evaluation.status).split(".")[-1] if evaluation else "pending",
-                }
-            )
-    # The speedup over evaluations: the points where the best improved, plus the last one.
-    history = store.history(run.id)
-    improvements = []
-    previous = None
-    for point in history:
-        if point.best_speedup != previous:
+def _confirmed_history(reader, run_id: int) -> list:
+    """The confirmed best speedup over evaluations: the points where it rose, plus the last evaluation (the
+    replay of the notebook's and the web view's curves: only a confirmed evaluation raises the best)."""
+    from kernelsmith.replay import ProgressReplay
+
+    replay = ProgressReplay()
+    improvements, last, previous = [], None, 0.0
+    for row in reader.progress_rows(run_id):
+        point = replay.add(row)
+        last = point
+        if point.best_speedup > previous:
             improvements.append({"evaluation": point.sequence + 1, "best_speedup": point.best_speedup,
                                  "program_id": point.program_id})
             previous = point.best_speedup
-    if history and (not improvements or improvements[-1]["evaluation"] != history[-1].sequence + 1):
-        improvements.append({"evaluation": history[-1].sequence + 1, "best_speedup": history[-1].best_speedup,
-                             "program_id": history[-1].program_id})
+    if last is not None and (not improvements or improvements[-1]["evaluation"] != last.sequence + 1):
+        best_id = improvements[-1]["program_id"] if improvements else None
+        improvements.append({"evaluation": last.sequence + 1, "best_speedup": previous, "program_id": best_id})
+    return improvements
+
+
+def _confirmed_best(db: str, run_id: int) -> dict:
+    """The run's best confirmed program (speedup and program_id: 0.0 and None when none is confirmed) and the faster
+    correct evaluations that are not confirmed (unconfirmed: program_id, speedup and reasons of each, at most 3)."""
+    from kernelsmith import store as run_store
+
+    reader = run_store.RunStoreReader(db)
+    best = reader.best_evaluation(run_id) if run_id else None
+    speedup = float(best["speedup"]) if best else 0.0
+    unconfirmed = reader.unconfirmed_above(run_id, speedup, 3) if run_id else []
+    return {"speedup": speedup, "program_id": best["program_id"] if best else None,
+            "unconfirmed": [{key: entry[key] for key in ("program_id", "speedup", "reasons")} for entry in unconfirmed]}
+
+
+def _confirmed_best_text(confirmed: dict, separator: str = "\n  ") -> str:
+    """'best: 6.900x confirmed, program ...' and, apart (after `separator`), each faster evaluation that is not
+    confirmed, with why."""
+    if confirmed["program_id"]:
+        line = f"best: {confirmed['speedup']:.3f}x confirmed, program {confirmed['program_id']}"
+    else:
+        line = "best: no confirmed program (ok, strict mode, no doubt-casting flag)"
+    for entry in confirmed["unconfirmed"]:
+        line += (f"{separator}not confirmed, not counted: {entry['speedup']:.3f}x, program {entry['program_id']} "
+                 f"({', '.join(entry['reasons'])})")
+    return line
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Summarises the latest run of a store: the best confirmed programs, the lineage of the best, the confirmed
+    best speedup over evaluations, and apart from them the faster evaluations that are not confirmed."""
+    from kernelsmith import store as run_store
+
+    ks = _core()
+    if not os.path.exists(args.db):
+        raise ks.NotFoundError(f"no run store at {args.db}: give the --db file that `kernelsmith evolve` wrote")
+    run = ks.RunStore(args.db, read_only=True).latest_run()  # StoreError for a file that is not a run store
+    if run is None:
+        raise ks.NotFoundError(f"the run store {args.db} holds no run yet")
+    reader = run_store.RunStoreReader(args.db)
+    evaluations = reader.evaluation_count(run.id)
+    steps = reader.steps(run.id)
+    failures = sum(1 for step in steps if step.failure)
+    pending = sum(1 for step in steps if step.pending)
+    abandoned = [step for step in steps if step.abandoned_by]
+    llm = _llm_attempt_summary(steps)
+    best = reader.evaluated_programs(run.id, confirmed_only=True, best_first=True, limit=5)
+    unconfirmed = reader.unconfirmed_above(run.id, best[0]["speedup"] if best else 0.0, 5)
+    lineage = []
+    if best:
+        for node in reader.ancestors(run.id, best[0]["id"]):
+            lineage.append({"id": node["id"], "origin": node["origin"], "generation": node["generation"],
+                            "island": node["island"], "speedup": node["speedup"],
+                            "status": node["status"] or "pending"})
     document = {
         "db": args.db,
         "run": {
@@ -543,18 +576,26 @@ def cmd_report(args: argparse.Namespace) -> int:
         "pending": pending,
         "abandoned": len(abandoned),
         "llm": llm,
+        # Confirmed evaluations only (docs/evaluation.md#confirmed-evaluations); the faster ones that are not
+        # confirmed are listed apart, with why.
         "best": [
             {
-                "id": record.program_id,
-                "speedup": record.evaluation.speedup,
-                "fitness": record.evaluation.fitness,
-                "evaluation": record.sequence + 1,
-                "message": record.evaluation.message,
+                "id": record["id"],
+                "speedup": record["speedup"],
+                "fitness": record["fitness"],
+                "evaluation": record["sequence"] + 1,
+                "message": record["message"],
             }
             for record in best
         ],
+        "unconfirmed": [
+            {"id": entry["program_id"], "speedup": entry["speedup"], "fitness": entry["fitness"],
+             "evaluation": entry["sequence"] + 1, "mode": entry["mode"], "flags": entry["flags"],
+             "reasons": entry["reasons"]}
+            for entry in unconfirmed
+        ],
         "lineage": lineage,
-        "history": improvements,
+        "history": _confirmed_history(reader, run.id),
     }
     if args.json:
         print(json.dumps(document, indent=2))
@@ -571,18 +612,25 @@ def cmd_report(args: argparse.Namespace) -> int:
         statuses = ", ".join(f"{status} x{count}" for status, count in llm["statuses"].items())
         print(f"  LLM: {llm['requests']} requests, {llm['attempts']} attempts ({llm['retries']} retries; {statuses}), "
               f"{llm['seconds']:.1f} s waiting")
+    if best:
+        print("best confirmed programs (ok, strict mode, no doubt-casting flag):")
+        for entry in document["best"]:
+            print(f"  {entry['id']}  {entry['speedup']:.3f}x  (evaluation {entry['evaluation']})")
+    else:
+        print("no confirmed program yet (ok, strict mode, no doubt-casting flag)")
+    if unconfirmed:
+        print("not confirmed, so not counted" + (" (faster than the best confirmed)" if best else "") + ":")
+        for entry in document["unconfirmed"]:
+            print(f"  {entry['id']}  {entry['speedup']:.3f}x  (evaluation {entry['evaluation']}): "
+                  f"{', '.join(entry['reasons'])}")
     if not best:
-        print("no correct program yet")
         return 0
-    print("best programs:")
-    for entry in document["best"]:
-        print(f"  {entry['id']}  {entry['speedup']:.3f}x  (evaluation {entry['evaluation']})")
     print("lineage of the best (newest first):")
     for entry in lineage:
         speedup = f"{entry['speedup']:.3f}x" if entry["speedup"] is not None else "-"
         print(f"  {entry['id']}  {entry['origin']:<10} generation {entry['generation']}  {speedup}  {entry['status']}")
-    print("best speedup over evaluations:")
-    for entry in improvements:
+    print("best confirmed speedup over evaluations:")
+    for entry in document["history"]:
         print(f"  after {entry['evaluation']:>5}: {entry['best_speedup']:.3f}x")
     return 0
 
@@ -793,7 +841,7 @@ def _add_kernelbench_parser(sub) -> None:
                                            "and the per-problem table of run stores")
     p.add_argument("--db", action="append", required=True, help="run store (repeat for several)")
     p.add_argument("--level", type=int, help="only the problems of this level")
-    p.add_argument("--json", action="store_true", help="print the report as JSON (kernelsmith.kernelbench_report/2)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (kernelsmith.kernelbench_report/3)")
     p.set_defaults(handler=cmd_kernelbench_report)
 
 
@@ -951,9 +999,30 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         print("kernelsmith: interrupted", file=sys.stderr)
         return 130
-    except kernelsmith.Error as error:
-        print(f"kernelsmith {args.command}: {error}", file=sys.stderr)
+    except Exception as error:  # every failure: one line naming the command, never a traceback
+        if os.environ.get("KERNELSMITH_DEBUG", "") not in ("", "0"):
+            raise  # the traceback, for a bug report
+        print(f"kernelsmith {_command_name(args)}: {_one_line(error, kernelsmith.Error)}", file=sys.stderr)
         return 1
+
+
+def _command_name(args: argparse.Namespace) -> str:
+    """'report', 'kernelbench report', ...: the command as typed."""
+    sub = getattr(args, "kernelbench_command", None)
+    return f"{args.command} {sub}" if sub else args.command
+
+
+def _one_line(error: BaseException, own_errors: type) -> str:
+    """The message of an error for the one-line report: kernelsmith's own errors as they are (they say what, where
+    and what to do); anything else with its kind, and a hint to see the traceback."""
+    if isinstance(error, own_errors):
+        return str(error)
+    text = " ".join(str(error).split())
+    if isinstance(error, RecursionError):
+        text = f"input nested too deeply to read ({text})"
+    else:
+        text = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return f"{text} (KERNELSMITH_DEBUG=1 shows where)"
 
 
 if __name__ == "__main__":

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 from kernelsmith import _core as core
+from kernelsmith import _inputs
 from kernelsmith.replay import ArchiveReplay, ProgressReplay, program_from_row
-from kernelsmith.store import RunStoreReader
+from kernelsmith.store import ConfirmedBest, RunStoreReader
 
 __all__ = ["Run", "evolve", "evaluation_html", "candidate_html"]
 
@@ -58,10 +59,12 @@ def _config(budget: int, db: str, fields: Dict[str, Any]) -> "core.EvolutionConf
 
 
 class _ProgressBar:
-    """A tqdm.auto bar fed by the engine's progress callback; a no-op when tqdm is missing."""
+    """A tqdm.auto bar fed by the engine's progress callback; a no-op when tqdm is missing. Its best is the best
+    confirmed speedup, read back from the run store (kernelsmith.store.ConfirmedBest), not the engine's."""
 
-    def __init__(self, enabled: bool, total: int, description: str):
+    def __init__(self, enabled: bool, total: int, description: str, db_path: str = ""):
         self.bar = None
+        self.best = ConfirmedBest(db_path) if db_path else None
         if not enabled:
             return
         try:
@@ -75,7 +78,11 @@ class _ProgressBar:
         if self.bar is None:
             return
         self.bar.n = min(progress.evaluations, self.bar.total or progress.evaluations)
-        self.bar.set_postfix(best=f"{progress.best_speedup:.3g}x", last=str(progress.status), refresh=False)
+        status = str(progress.status).split(".")[-1]
+        if self.best is not None and progress.program_id:
+            self.best.observe(progress.run_id, progress.program_id, status)
+        best = self.best.text() if self.best is not None else "best: none confirmed"
+        self.bar.set_postfix_str(f"{best}, last {status}", refresh=False)
         self.bar.refresh()
 
     def close(self) -> None:
@@ -121,7 +128,7 @@ def evolve(
         mutator = core.ParamMutator()
     evolution = core.Evolution(task, evaluator, mutator, evolution_config)
 
-    bar = _ProgressBar(progress, budget, task.name)
+    bar = _ProgressBar(progress, budget, task.name, db_path)
     evolution.on_progress(bar.update)
     run = Run(db_path)
     run._start(evolution, bar)
@@ -260,7 +267,7 @@ class Run:
         info = self._store().run_row(self.run_id)
         if info is None:
             raise LookupError(f"Run: the store '{self.db_path}' has no run {self.run_id}")
-        info["config"] = json.loads(info["config"])
+        info["config"] = _inputs.loads(info["config"], f"'{self.db_path}': run {self.run_id}: its config")
         info.pop("task", None)
         return info
 
@@ -293,9 +300,18 @@ class Run:
         return program_from_row(rows[0])
 
     def best(self) -> Optional["core.Program"]:
-        """The fittest correct program so far (the earlier one on ties), or None."""
-        rows = self._store().evaluated_programs(self.run_id, correct_only=True, best_first=True, limit=1)
+        """The fittest confirmed program so far (the earlier one on ties), or None: status ok, measured in strict
+        mode, no doubt-casting flag (kernelsmith.store.unconfirmed_reasons; docs/evaluation.md#confirmed-evaluations).
+        The faster correct ones that are not confirmed are in unconfirmed()."""
+        rows = self._store().evaluated_programs(self.run_id, confirmed_only=True, best_first=True, limit=1)
         return program_from_row(rows[0]) if rows else None
+
+    def unconfirmed(self, limit: int = 5) -> List[Dict[str, Any]]:
+        """The correct programs faster than the best confirmed one that are not confirmed, fastest first (at most
+        `limit`): program_id, sequence, speedup, fitness, mode, flags and reasons (why not confirmed). Never counted
+        as the best."""
+        best = self.best()
+        return self._store().unconfirmed_above(self.run_id, best.evaluation.speedup if best else 0.0, limit)
 
     def _history_rows(self) -> List[Dict[str, Any]]:
         replay = ProgressReplay()
@@ -309,6 +325,7 @@ class Run:
                     "island": point.island,
                     "status": point.status,
                     "speedup": point.speedup,
+                    "confirmed": point.confirmed,
                     "best_speedup": point.best_speedup,
                     "island_best_speedup": point.island_best_speedup,
                 }
@@ -316,14 +333,16 @@ class Run:
         return history
 
     def speedup_history(self):
-        """Per evaluation: sequence, island, status, speedup (NaN when incorrect), the best speedup so
-        far overall and on its island. A DataFrame, or a list of dicts without pandas."""
+        """Per evaluation: sequence, island, status, speedup (NaN when incorrect), whether it is confirmed, and the
+        best confirmed speedup so far overall and on its island (an evaluation that is not confirmed never raises
+        them). A DataFrame, or a list of dicts without pandas."""
         return _table(self._history_rows())
 
     # -- plots ----------------------------------------------------------------------------------
 
     def plot_progress(self, ax=None):
-        """Best speedup so far over evaluations, one line per island and one for the whole run."""
+        """Best confirmed speedup so far over evaluations, one line per island and one for the whole run; correct
+        evaluations that are not confirmed are drawn apart (hollow) and raise no line."""
         plt = _pyplot()
         if ax is None:
             _, ax = plt.subplots(figsize=(7, 4))
@@ -335,13 +354,17 @@ class Run:
                     label=f"island {island}", alpha=0.8)
         ax.step([p["sequence"] for p in history], [p["best_speedup"] for p in history], where="post", color="black",
                 linewidth=2, label="best")
-        correct = [p for p in history if not math.isnan(p["speedup"])]
+        correct = [p for p in history if not math.isnan(p["speedup"]) and p["confirmed"]]
         ax.scatter([p["sequence"] for p in correct], [p["speedup"] for p in correct], s=10, color="grey",
-                   alpha=0.6, label="evaluation")
+                   alpha=0.6, label="confirmed evaluation")
+        doubted = [p for p in history if not math.isnan(p["speedup"]) and not p["confirmed"]]
+        if doubted:
+            ax.scatter([p["sequence"] for p in doubted], [p["speedup"] for p in doubted], s=14, facecolors="none",
+                       edgecolors="tab:orange", alpha=0.8, label="not confirmed (not counted)")
         ax.axhline(1.0, color="red", linestyle=":", linewidth=1)
         ax.set_xlabel("evaluation")
         ax.set_ylabel("speedup over the reference")
-        ax.set_title(f"run {self.run_id}: best {max([p['best_speedup'] for p in history], default=0):.3g}x")
+        ax.set_title(f"run {self.run_id}: best confirmed {max([p['best_speedup'] for p in history], default=0):.3g}x")
         ax.legend(loc="best", fontsize="small")
         return ax
 
@@ -438,6 +461,7 @@ class Run:
             info = self.info()
             count = self.evaluation_count()
             best = self.best()
+            unconfirmed = self.unconfirmed(1)
         except (LookupError, FileNotFoundError, sqlite3.Error, core.StoreError) as error:
             return f"<p>Run of <code>{html.escape(self.db_path)}</code>: {html.escape(str(error))}</p>"
         rows = [
@@ -446,9 +470,13 @@ class Run:
             ("backend", f"{info['backend']} / {info['device']}"),
             ("mutator", info["mutator"]),
             ("evaluations", str(count)),
-            ("best", f"{best.evaluation.speedup:.3g}x ({best.id})" if best else "none correct yet"),
-            ("store", self.db_path),
+            ("best confirmed", f"{best.evaluation.speedup:.3g}x ({best.id})" if best else "none confirmed yet"),
         ]
+        if unconfirmed:
+            rows.append(("not confirmed (not counted)", f"{unconfirmed[0]['speedup']:.3g}x "
+                                                        f"({unconfirmed[0]['program_id']}: "
+                                                        f"{', '.join(unconfirmed[0]['reasons'])})"))
+        rows.append(("store", self.db_path))
         return _html_table(f"Run {self.run_id}", rows)
 
 

@@ -1,5 +1,5 @@
-"""A run's derived views, rebuilt from its store by replaying its evaluations in order: the best speedup and
-the best fraction of the hardware limit so far (overall and per island), and the MAP-Elites archive.
+"""A run's derived views, rebuilt from its store by replaying its evaluations in order: the best confirmed speedup
+and the best confirmed fraction of the hardware limit so far (overall and per island), and the MAP-Elites archive.
 
 The notebook's :class:`kernelsmith.Run` and the web view (``kernelsmith serve``, docs/web.md) share them.
 Each replay remembers the last evaluation it saw, so a view that follows a live run reads only what the
@@ -34,7 +34,8 @@ def program_from_row(row: Dict[str, Any]) -> "core.Program":
 
 @dataclass
 class ProgressPoint:
-    """One evaluation with the bests so far after it (a correct program raises them; others do not)."""
+    """One evaluation with the bests so far after it (a confirmed program raises them, kernelsmith.store's
+    unconfirmed_reasons; others do not)."""
 
     sequence: int
     program_id: str
@@ -46,6 +47,8 @@ class ProgressPoint:
     island_best_speedup: float
     best_sol_fraction: float
     island_best_sol_fraction: float
+    #: Correct, measured in strict mode and free of doubt-casting flags: only such an evaluation raises the bests.
+    confirmed: bool = False
 
 
 class ProgressReplay:
@@ -59,13 +62,14 @@ class ProgressReplay:
         self.island_best_sol_fraction: Dict[int, float] = {}
 
     def add(self, row: Dict[str, Any]) -> ProgressPoint:
-        """Takes the next evaluation (keys sequence, program_id, island, status, speedup, sol_fraction)."""
+        """Takes the next evaluation (keys sequence, program_id, island, status, speedup, sol_fraction, confirmed)."""
         island = int(row["island"])
         correct = row["status"] == "ok"
+        confirmed = correct and bool(row.get("confirmed"))
         speedup = float(row["speedup"]) if correct else math.nan
         fraction = row.get("sol_fraction") if correct else None
         fraction = float(fraction) if fraction is not None and math.isfinite(float(fraction)) else None
-        if correct:
+        if confirmed:
             self.best_speedup = max(self.best_speedup, speedup)
             self.island_best_speedup[island] = max(self.island_best_speedup.get(island, 0.0), speedup)
             if fraction is not None:
@@ -83,6 +87,7 @@ class ProgressReplay:
             island_best_speedup=self.island_best_speedup.get(island, 0.0),
             best_sol_fraction=self.best_sol_fraction,
             island_best_sol_fraction=self.island_best_sol_fraction.get(island, 0.0),
+            confirmed=confirmed,
         )
 
 

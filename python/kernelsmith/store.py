@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from kernelsmith import _core as core
+from kernelsmith import _inputs
 
 _T = TypeVar("_T")
 
@@ -81,7 +82,7 @@ def _json_array(text: Optional[str], where: str) -> list:
     if not text:
         return []
     try:
-        value = json.loads(text)
+        value = load_stored_json(text, where)
     except json.JSONDecodeError as error:
         raise _store_error(f"{where} holds {text[:80]!r}, not a JSON array: {error}") from None
     if not isinstance(value, list):
@@ -93,21 +94,32 @@ def _json_list(text: Optional[str], where: str) -> List[str]:
     return [str(item) for item in _json_array(text, where)]
 
 
+def load_stored_json(text: str, where: str) -> Any:
+    """json.loads of a stored JSON text, bounded (kernelsmith._inputs). A document nested too deeply (a damaged or
+    forged row: the engine writes a few levels) raises StoreError naming `where` (the store file and the row) and
+    the limit. Raises json.JSONDecodeError for a text that is not JSON."""
+    try:
+        return _inputs.loads(text, where)
+    except _inputs.JsonTooDeep as error:
+        raise _store_error(f"{error.msg}; keep a copy of the file and start a new run with another --db path") from None
+
+
 class LazyDocument(abc.Mapping):
     """A stored JSON object, parsed on first use: most readers of a large run need an evaluation's columns, not its
     whole document, and parsing 100,000 documents up front costs seconds and gigabytes. A text that is not a JSON
-    object reads as an empty one."""
+    object reads as an empty one; one nested too deeply raises StoreError naming `where` (the store and the row)."""
 
-    __slots__ = ("_text", "_value")
+    __slots__ = ("_text", "_value", "_where")
 
-    def __init__(self, text: Optional[str]) -> None:
+    def __init__(self, text: Optional[str], where: str = "a stored JSON document") -> None:
         self._text = text
         self._value: Optional[Dict[str, Any]] = None
+        self._where = where
 
     def _parsed(self) -> Dict[str, Any]:
         if self._value is None:
             try:
-                value = json.loads(self._text) if self._text else {}
+                value = load_stored_json(self._text, self._where) if self._text else {}
             except json.JSONDecodeError:
                 value = {}
             self._value = value if isinstance(value, dict) else {}
@@ -125,6 +137,77 @@ class LazyDocument(abc.Mapping):
 
     def __repr__(self) -> str:
         return f"LazyDocument({self._parsed()!r})"
+
+
+# --------------------------------------------------------------------------------------------------
+# confirmed evaluations: the only ones whose figures a report headlines
+
+
+#: The integrity flags (docs/evaluation.md#integrity) that cast doubt on an evaluation's speed or correctness, with
+#: what each says. An evaluation carrying one is never *confirmed*, whatever its status and mode. This is the one
+#: list: the reports, the best-so-far lines, the progress curves, the web view and the KernelBench metrics all ask
+#: :func:`unconfirmed_reasons` (or its SQL twin), and docs/evaluation.md#confirmed-evaluations lists the same flags.
+#: The other flags say something true of an honest kernel and leave it confirmed: ``nondeterministic`` (atomics),
+#: ``ill_conditioned_case`` (decided by the reference and the inputs alone, never by the candidate),
+#: ``speedup_above_threshold`` and ``remeasured`` (a large speedup measured twice; ``speedup_unconfirmed`` is added
+#: when the two disagree).
+DOUBT_FLAGS: Dict[str, str] = {
+    "speedup_unconfirmed": "the speedup was not confirmed by a second measurement",
+    "host_timer_mismatch": "the device timer reported less time than the host clock saw",
+    "race": "the outputs changed with the order of the blocks",
+    "schedule_check_unavailable": "the race check could not run on this source",
+}
+
+#: The timing mode (the Evaluation's ``timing.mode``) that a confirmed evaluation was measured in: strict mode's
+#: checks (adversarial inputs on the timing sizes, the race check) and its sampling; screen mode is for search.
+CONFIRMING_MODE = "strict"
+
+
+def evaluation_mode(document: Mapping[str, Any]) -> str:
+    """The mode an Evaluation document was measured in (its ``timing.mode``: 'screen' or 'strict'); '' when it
+    was not timed or does not say."""
+    timing = document.get("timing")
+    mode = timing.get("mode") if isinstance(timing, Mapping) else None
+    return mode if isinstance(mode, str) else ""
+
+
+def integrity_flags(document: Mapping[str, Any]) -> List[str]:
+    """The integrity flags of an Evaluation document (``integrity.flags``), [] when absent."""
+    integrity = document.get("integrity")
+    flags = integrity.get("flags") if isinstance(integrity, Mapping) else None
+    if isinstance(flags, str):
+        return [flags]
+    return [str(flag) for flag in flags] if isinstance(flags, list) else []
+
+
+def unconfirmed_reasons(status: str, document: Mapping[str, Any]) -> List[str]:
+    """Why an evaluation's figures are not confirmed: [] for a confirmed one (status 'ok', measured in strict mode,
+    no flag of DOUBT_FLAGS); else its status when not ok, '<mode> mode' (or 'mode unknown') when not strict, and
+    each doubt-casting flag it carries, in that order."""
+    reasons = [] if status == "ok" else [f"status {status}"]
+    mode = evaluation_mode(document)
+    if mode != CONFIRMING_MODE:
+        reasons.append(f"{mode} mode" if mode else "mode unknown")
+    reasons.extend(flag for flag in integrity_flags(document) if flag in DOUBT_FLAGS)
+    return reasons
+
+
+def is_confirmed(status: str, document: Mapping[str, Any]) -> bool:
+    """True when the evaluation's figures may be headlined: see unconfirmed_reasons()."""
+    return not unconfirmed_reasons(status, document)
+
+
+def _confirmed_sql(alias: str) -> str:
+    """The SQL twin of is_confirmed() over the evaluation row `alias` (DOUBT_FLAGS and CONFIRMING_MODE are the one
+    definition; a row whose JSON SQLite cannot read is not confirmed). instr() first: a cheap test that spares the
+    JSON parse of most screen-mode rows (a strict document holds the word)."""
+    flags = ", ".join(f"'{flag}'" for flag in DOUBT_FLAGS)
+    document = f"{alias}.json"
+    # CASE, not AND alone: it keeps the order, so the JSON functions never see a text that is not valid JSON.
+    return (f"(CASE WHEN {alias}.status = 'ok' AND instr({document}, '{CONFIRMING_MODE}') > 0 "
+            f"AND json_valid({document}) THEN json_extract({document}, '$.timing.mode') = '{CONFIRMING_MODE}' "
+            f"AND NOT EXISTS (SELECT 1 FROM json_each({document}, '$.integrity.flags') f WHERE f.value IN ({flags})) "
+            f"ELSE 0 END)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -182,7 +265,27 @@ class StoredEvaluation:
     @property
     def flags(self) -> List[str]:
         """The integrity flags raised on the evaluation, e.g. 'nondeterministic'."""
-        return list((self.data.get("integrity") or {}).get("flags") or [])
+        return integrity_flags(self.data)
+
+    @property
+    def mode(self) -> str:
+        """The mode the evaluation was measured in ('screen', 'strict'; '' when not timed)."""
+        return evaluation_mode(self.data)
+
+    @property
+    def unconfirmed_reasons(self) -> List[str]:
+        """Why its figures are not confirmed ([] when they are): see kernelsmith.store.unconfirmed_reasons."""
+        return unconfirmed_reasons(self.status, self.data)
+
+    @property
+    def confirmed(self) -> bool:
+        """ok, measured in strict mode, and no flag of DOUBT_FLAGS: its figures may be headlined."""
+        return not self.unconfirmed_reasons
+
+    @property
+    def doubted(self) -> bool:
+        """ok but carrying a flag of DOUBT_FLAGS (its speed or correctness is in doubt, whatever the mode)."""
+        return self.ok and any(flag in DOUBT_FLAGS for flag in self.flags)
 
     @property
     def sol_fraction(self) -> Optional[float]:
@@ -280,7 +383,7 @@ class StoredStep:
         if not self.prompt:
             return []
         try:
-            value = json.loads(self.prompt)
+            value = load_stored_json(self.prompt, f"step {self.id}: steps.prompt")
         except json.JSONDecodeError as error:
             raise _store_error(
                 f"step {self.id}: steps.prompt is not a JSON array of chat messages ({error}); "
@@ -325,9 +428,11 @@ class StoredRun:
         """The StoredEvaluation of a program, or None when it is not evaluated."""
         return self.evaluations.get(program_id)
 
-    def best_speedup(self) -> float:
-        """The best speedup over the baseline of the run's correct programs; 0.0 when none."""
-        speedups = [e.speedup for e in self.evaluations.values() if e.ok and e.speedup > 0]
+    def best_speedup(self, confirmed_only: bool = False) -> float:
+        """The best speedup over the baseline of the run's correct programs whose speed no flag of DOUBT_FLAGS puts
+        in doubt (screen mode included: search measures in it), or of its confirmed ones only; 0.0 when none."""
+        speedups = [e.speedup for e in self.evaluations.values()
+                    if (e.confirmed if confirmed_only else e.ok and not e.doubted) and e.speedup > 0]
         return max(speedups, default=0.0)
 
 
@@ -432,7 +537,7 @@ def _retrievals(text: Optional[str], where: str) -> List[Dict[str, Any]]:
     return value
 
 
-def _read_evaluations(connection: sqlite3.Connection, run_id: int) -> List[StoredEvaluation]:
+def _read_evaluations(connection: sqlite3.Connection, path: str, run_id: int) -> List[StoredEvaluation]:
     """The run's evaluations in evaluation order, their documents parsed on first use (a JSON column that does not
     parse gives empty data)."""
     evaluations = []
@@ -451,7 +556,8 @@ def _read_evaluations(connection: sqlite3.Connection, run_id: int) -> List[Store
             message=e["message"] or "",
             backend=e["backend"] or "",
             device=e["device"] or "",
-            data=LazyDocument(e["json"]),
+            data=LazyDocument(e["json"], f"run store '{path}': evaluations.json of run {run_id}, program "
+                                         f"{e['program_id']}"),
         ))
     return evaluations
 
@@ -520,7 +626,7 @@ def _read_run(connection: sqlite3.Connection, version: int, path: str, row: sqli
             island=int(p["island"]),
             generation=int(p["generation"]),
         )
-    evaluations = {e.program_id: e for e in _read_evaluations(connection, run_id)}
+    evaluations = {e.program_id: e for e in _read_evaluations(connection, path, run_id)}
     steps = _read_steps(connection, version, path, run_id)
     return StoredRun(
         store=path,
@@ -633,7 +739,7 @@ def read_run_evaluations(path: "str | os.PathLike") -> List[RunEvaluations]:
                 store=path, id=run_id, task_name=row["task_name"], language=row["language"] or "",
                 backend=row["backend"] or "", device=row["device"] or "", mutator=row["mutator"] or "",
                 status=row["status"] or "", stop_reason=row["stop_reason"] or "", error=row["error"] or "",
-                evaluations=_read_evaluations(connection, run_id),
+                evaluations=_read_evaluations(connection, path, run_id),
                 origins={p["id"]: p["origin"] for p in connection.execute(
                     "SELECT id, origin FROM programs WHERE run = ?", (run_id,))},
                 schema_version=version,
@@ -654,9 +760,11 @@ EVALUATED_PROGRAM_COLUMNS = (
 )
 
 
-#: The id of a run's fittest correct evaluation (the earlier on ties); {run} is the run's id or a column naming it.
-_BEST_EVALUATION = ("SELECT id FROM evaluations WHERE run = {run} AND status = 'ok' "
-                    "ORDER BY fitness DESC, sequence ASC LIMIT 1")
+#: The id of a run's fittest confirmed evaluation (the earlier on ties; see unconfirmed_reasons); {run} is the run's
+#: id or a column naming it. The index evaluations_by_fitness gives the rows fittest first, so the scan stops at the
+#: first confirmed one.
+_BEST_EVALUATION = ("SELECT c.id FROM evaluations c WHERE c.run = {run} AND c.status = 'ok' AND "
+                    + _confirmed_sql("c") + " ORDER BY c.fitness DESC, c.sequence ASC LIMIT 1")
 
 
 class RunStoreReader:
@@ -699,12 +807,12 @@ class RunStoreReader:
 
     def evaluated_programs(
         self, run_id: int, program_id: Optional[str] = None, correct_only: bool = False, best_first: bool = False,
-        limit: Optional[int] = None, after_sequence: int = -1,
+        limit: Optional[int] = None, after_sequence: int = -1, confirmed_only: bool = False,
     ) -> List[Dict[str, Any]]:
         """The run's evaluated programs as dicts of EVALUATED_PROGRAM_COLUMNS (parent_ids parsed, json the
         whole Evaluation document), in evaluation order, or fittest first (earlier first on ties) with
-        best_first; only one program, only correct ones, only those evaluated after `after_sequence`, or at
-        most `limit` of them when asked."""
+        best_first; only one program, only correct ones, only confirmed ones (unconfirmed_reasons), only those
+        evaluated after `after_sequence`, or at most `limit` of them when asked."""
         sql = (
             "SELECT e.sequence, p.id, p.language, p.source, p.parent_ids, p.origin, p.island, p.generation, "
             "e.status, e.fitness, e.speedup, e.message, e.wall_seconds, e.json "
@@ -717,8 +825,10 @@ class RunStoreReader:
         if program_id is not None:
             sql += " AND p.id = ?"
             parameters.append(program_id)
-        if correct_only:
+        if correct_only or confirmed_only:
             sql += " AND e.status = 'ok'"
+        if confirmed_only:
+            sql += " AND " + _confirmed_sql("e")
         sql += " ORDER BY e.fitness DESC, e.sequence ASC" if best_first else " ORDER BY e.sequence"
         if limit is not None:
             sql += " LIMIT ?"
@@ -733,11 +843,12 @@ class RunStoreReader:
     # -- paged and incremental queries (the web view, docs/web.md; the notebook's replays) ---------
 
     def runs_overview(self) -> List[Dict[str, Any]]:
-        """Every run of the store, newest first, without its config and task, in one read: the row's columns (id,
-        task_name, language, backend, device, mutator, seed, started, updated, finished, status, stop_reason, error)
-        plus ``evaluations`` and ``steps`` (counts) and the fittest correct program's ``best_program_id``,
-        ``best_speedup`` and ``best_fitness`` (None when none is correct yet)."""
-        return [dict(row) for row in self._rows(
+        """Every run of the store, newest first, without its config and task: the row's columns (id, task_name,
+        language, backend, device, mutator, seed, started, updated, finished, status, stop_reason, error) plus
+        ``evaluations`` and ``steps`` (counts), the fittest confirmed program's ``best_program_id``, ``best_speedup``
+        and ``best_fitness`` (None when none is confirmed yet), and ``unconfirmed``: the fastest correct evaluation
+        that is not confirmed and beats the confirmed best, as unconfirmed_above() gives it (None when none)."""
+        runs = [dict(row) for row in self._rows(
             f"SELECT r.id, r.task_name, r.language, r.backend, r.device, r.mutator, r.seed, r.started, r.updated, "
             f"r.finished, r.status, r.stop_reason, r.error, "
             f"(SELECT count(*) FROM evaluations e WHERE e.run = r.id) AS evaluations, "
@@ -746,15 +857,58 @@ class RunStoreReader:
             f"FROM runs r LEFT JOIN evaluations b ON b.id = ({_BEST_EVALUATION.format(run='r.id')}) "
             f"ORDER BY r.id DESC"
         )]
+        for run in runs:
+            above = self.unconfirmed_above(run["id"], run["best_speedup"] or 0.0, 1)
+            run["unconfirmed"] = above[0] if above else None
+        return runs
 
     def best_evaluation(self, run_id: int) -> Optional[Dict[str, Any]]:
-        """The fittest correct evaluation of the run (the earlier on ties) as a dict of program_id, sequence,
-        speedup and fitness, or None. Uses the index evaluations_by_fitness where the store has it."""
+        """The fittest confirmed evaluation of the run (the earlier on ties; see unconfirmed_reasons) as a dict of
+        program_id, sequence, speedup and fitness, or None when none is confirmed. Uses the index
+        evaluations_by_fitness where the store has it."""
         rows = self._rows(
             f"SELECT program_id, sequence, speedup, fitness FROM evaluations WHERE id = ({_BEST_EVALUATION.format(run='?')})",
             (run_id,),
         )
         return dict(rows[0]) if rows else None
+
+    def unconfirmed_above(self, run_id: int, speedup: float = 0.0, limit: int = 5) -> List[Dict[str, Any]]:
+        """The correct evaluations of the run faster than `speedup` that are not confirmed, fastest first, at most
+        `limit`: dicts of program_id, sequence, speedup, fitness, mode, flags (all of them) and reasons (why not
+        confirmed: unconfirmed_reasons). What a report shows apart from its confirmed figures."""
+        found: List[Dict[str, Any]] = []
+        offset, page = 0, max(4 * int(limit), 16)
+        while len(found) < limit:
+            rows = self._rows(
+                "SELECT program_id, sequence, speedup, fitness, status, json FROM evaluations "
+                "WHERE run = ? AND status = 'ok' AND speedup > ? ORDER BY speedup DESC, sequence ASC LIMIT ? OFFSET ?",
+                (run_id, float(speedup), page, offset))
+            for row in rows:
+                where = f"run store '{self.path}': evaluations.json of run {run_id}, program {row['program_id']}"
+                document = LazyDocument(row["json"], where)
+                reasons = unconfirmed_reasons(row["status"], document)
+                if reasons and len(found) < limit:
+                    found.append({"program_id": row["program_id"], "sequence": row["sequence"],
+                                  "speedup": row["speedup"], "fitness": row["fitness"],
+                                  "mode": evaluation_mode(document), "flags": integrity_flags(document),
+                                  "reasons": reasons})
+            if len(rows) < page:
+                break
+            offset += page
+        return found
+
+    def confirmation(self, run_id: int, program_id: str) -> Optional[Dict[str, Any]]:
+        """One evaluation's status, speedup, mode, flags and reasons (unconfirmed_reasons: [] when confirmed), or None
+        when the program is not evaluated (yet)."""
+        rows = self._rows("SELECT status, speedup, json FROM evaluations WHERE run = ? AND program_id = ?",
+                          (run_id, program_id))
+        if not rows:
+            return None
+        document = LazyDocument(rows[0]["json"], f"run store '{self.path}': evaluations.json of run {run_id}, "
+                                                 f"program {program_id}")
+        return {"status": rows[0]["status"], "speedup": _finite_or_zero(rows[0]["speedup"]),
+                "mode": evaluation_mode(document), "flags": integrity_flags(document),
+                "reasons": unconfirmed_reasons(rows[0]["status"], document)}
 
     def run_counts(self, run_id: int) -> Optional[Dict[str, Any]]:
         """What changes while a run goes on, in one short read: status, stop_reason, updated, finished, and the
@@ -776,10 +930,12 @@ class RunStoreReader:
     def progress_rows(self, run_id: int, after_sequence: int = -1, limit: Optional[int] = None) -> List[Dict[str, Any]]:
         """The run's evaluations after `after_sequence` (at most `limit` of them), in order, as dicts of sequence,
         program_id, island, status, speedup and sol_fraction (the Evaluation's sol.fraction; None when not computed):
-        what a progress chart needs, without the sources."""
+        what a progress chart needs, without the sources; and ``confirmed`` (1 or 0: see unconfirmed_reasons), which
+        alone may raise a best-so-far curve."""
         return [dict(row) for row in self._rows(
             "SELECT e.sequence, e.program_id, p.island, e.status, e.speedup, "
-            "json_extract(e.json, '$.sol.fraction') AS sol_fraction "
+            "CASE WHEN json_valid(e.json) THEN json_extract(e.json, '$.sol.fraction') END AS sol_fraction, "
+            f"{_confirmed_sql('e')} AS confirmed "
             "FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id "
             "WHERE e.run = ? AND e.sequence > ? ORDER BY e.sequence LIMIT ?",
             (run_id, after_sequence, -1 if limit is None else int(limit)))]
@@ -829,6 +985,16 @@ class RunStoreReader:
             "SELECT id, program_id, from_island, to_island, sequence FROM migrations WHERE run = ? AND id > ? "
             "ORDER BY id", (run_id, after_id))]
 
+    def steps(self, run_id: int) -> List[StoredStep]:
+        """Every step of the run in order, with its novelty facts and LLM attempts (read like read_runs() reads
+        them)."""
+        connection, version = connect_read_only(self.path, self.timeout)
+        with closing(connection):
+            try:
+                return _read_steps(connection, version, self.path, run_id)
+            except sqlite3.DatabaseError as error:
+                raise _database_error(self.path, error) from None
+
     def steps_of_child(self, run_id: int, program_id: str) -> List[StoredStep]:
         """The steps whose proposal became the program (one, or none for a program no step made), with their LLM
         attempts; read like read_runs() reads steps."""
@@ -860,3 +1026,61 @@ class RunStoreReader:
             node["parent_ids"] = _json_list(node["parent_ids"], f"{self.path}: programs.parent_ids of {row['id']}")
             nodes.append(node)
         return nodes
+
+
+class ConfirmedBest:
+    """A running run's best confirmed speedup, followed from the engine's progress reports (kernelsmith.Progress):
+    what a best-so-far line shows, since the engine's own best (Progress.best_speedup) may be an evaluation that is
+    not confirmed. Each correct evaluation reported is read back from the store (the engine stores an evaluation
+    before it reports it); a run resumed starts from what the store holds. The fastest correct evaluation that is
+    not confirmed and beats the confirmed best is kept apart (``unconfirmed``, with its reasons)."""
+
+    def __init__(self, path: "str | os.PathLike") -> None:
+        self.reader = RunStoreReader(path)
+        self.run_id: Optional[int] = None
+        self.speedup = 0.0  # the best confirmed speedup; 0.0 while none is confirmed
+        self.program_id: Optional[str] = None
+        self.unconfirmed: Optional[Dict[str, Any]] = None  # program_id, speedup, reasons
+
+    def _start(self, run_id: int) -> None:
+        self.run_id, self.speedup, self.program_id, self.unconfirmed = run_id, 0.0, None, None
+        best = self.reader.best_evaluation(run_id)
+        if best is not None:
+            self.speedup, self.program_id = _finite_or_zero(best["speedup"]), best["program_id"]
+        above = self.reader.unconfirmed_above(run_id, self.speedup, 1)
+        if above:
+            self.unconfirmed = {key: above[0][key] for key in ("program_id", "speedup", "reasons")}
+
+    def observe(self, run_id: int, program_id: str, status: str) -> bool:
+        """Takes one progress report; True when it raised the confirmed best. A store that cannot be read leaves the
+        figures as they were (the run itself reports a store it cannot write)."""
+        try:
+            if run_id != self.run_id:
+                self._start(run_id)
+                return self.program_id == program_id and program_id is not None
+            if status != "ok" or not program_id:
+                return False
+            found = self.reader.confirmation(run_id, program_id)
+        except core.StoreError:
+            return False
+        if found is None or found["status"] != "ok":
+            return False
+        if not found["reasons"]:
+            if found["speedup"] > self.speedup:
+                self.speedup, self.program_id = found["speedup"], program_id
+                if self.unconfirmed is not None and self.unconfirmed["speedup"] <= self.speedup:
+                    self.unconfirmed = None
+                return True
+            return False
+        if found["speedup"] > self.speedup and (self.unconfirmed is None or
+                                                found["speedup"] > self.unconfirmed["speedup"]):
+            self.unconfirmed = {"program_id": program_id, "speedup": found["speedup"], "reasons": found["reasons"]}
+        return False
+
+    def text(self) -> str:
+        """'best 6.900x' (or 'best: none confirmed'), and the faster unconfirmed one apart, with its reasons."""
+        line = f"best {self.speedup:.3f}x" if self.program_id else "best: none confirmed"
+        if self.unconfirmed is not None:
+            line += (f" (unconfirmed {self.unconfirmed['speedup']:.3f}x: "
+                     f"{', '.join(self.unconfirmed['reasons'])})")
+        return line

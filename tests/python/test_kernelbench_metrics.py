@@ -128,8 +128,10 @@ def test_bad_results_are_refused_with_the_reason():
 # ---- the report's choice of each problem's best evaluation
 
 
-def _evaluation(sequence, status="ok", speedup=1.0, speedups=None, program=None, flags=(), baseline_errors=None):
-    data = {"status": status, "speedup": speedup, "integrity": {"flags": list(flags)}}
+def _evaluation(sequence, status="ok", speedup=1.0, speedups=None, program=None, flags=(), baseline_errors=None,
+                mode="strict"):
+    data = {"status": status, "speedup": speedup, "integrity": {"flags": list(flags)},
+            "timing": {"mode": mode} if status == "ok" else None}
     if speedups is not None:
         data["speedups"] = speedups
         data["baseline_errors"] = baseline_errors or {}
@@ -242,3 +244,24 @@ def test_a_baseline_no_run_timed_has_no_column_and_no_metrics():
     assert document["baselines_timed"] == ["eager", "compile"]
     assert document["metrics"]["all"]["baselines"]["max_autotune"] is None
     assert document["metrics"]["all"]["baselines"]["compile"]["fast_p"]["fast_1"] == 1.0
+
+
+def test_only_confirmed_evaluations_count_and_a_faster_unconfirmed_one_is_shown_apart():
+    run = _run([
+        _evaluation(0, speedup=6.9, speedups={"eager": 6.9}),
+        _evaluation(1, speedup=92.3, speedups={"eager": 92.3}, flags=["speedup_above_threshold", "speedup_unconfirmed"]),
+        _evaluation(2, speedup=40.0, speedups={"eager": 40.0}, mode="screen"),
+        _evaluation(3, speedup=9.0, speedups={"eager": 9.0}, flags=["race"]),
+    ])
+    row = problem_row("kb_l2_7_gemm_relu", [run])
+    assert row.result.eager == 6.9 and row.best["program_id"] == "p0"
+    assert (row.correct_evaluations, row.confirmed_evaluations) == (4, 1)
+    assert row.unconfirmed["program_id"] == "p1" and row.unconfirmed["reasons"] == ["speedup_unconfirmed"]
+    metrics = summarize([row.result])
+    assert metrics.amsr == 6.9 and metrics.baselines["eager"].geomean == 6.9
+    # Nothing confirmed: not correct for the metrics, with why.
+    screened = problem_row("kb_l2_7_gemm_relu", [_run([_evaluation(0, speedup=3.0, mode="screen")])])
+    assert not screened.result.correct and screened.best is None
+    assert screened.status == "no confirmed kernel: 1 correct, none confirmed (screen mode x1)"
+    assert screened.unconfirmed["reasons"] == ["screen mode"]
+    assert summarize([screened.result]).amsr == 0.0

@@ -111,7 +111,7 @@ def finished_run(problems, tmp_path_factory):
 @needs_opencl
 def test_run_evolves_each_selected_problem_into_one_store_and_reports(finished_run):
     db, report, progress = finished_run
-    assert report["schema"] == "kernelsmith.kernelbench_report/2"
+    assert report["schema"] == "kernelsmith.kernelbench_report/3"
     names = [p["name"] for p in report["problems"]]
     assert names == ["kb_l1_1_relu", "kb_l1_2_relu_seeded", "kb_l1_3_relu_wrong"]  # level 2 and the rest left out
     assert [skip["problem"] for skip in report["skipped"]] == ["kb_l1_4_relu_unseeded"]

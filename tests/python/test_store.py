@@ -80,7 +80,10 @@ def test_a_version_1_store_reads_without_being_changed(tmp_path):
     # The notebook's Run reads it too.
     run = ks.Run.open(path, 1)
     assert [row["origin"] for row in run.records()] == ["reference", "seed", "scripted"]
-    assert run.best().id in {row["id"] for row in run.records()}
+    # Its evaluations were screenings: nothing is confirmed, so no best; the correct ones are listed apart.
+    assert run.best() is None
+    assert {entry["program_id"] for entry in run.unconfirmed()} <= {row["id"] for row in run.records()}
+    assert run.unconfirmed() and all(entry["reasons"] == ["screen mode"] for entry in run.unconfirmed())
 
 
 def test_the_upgrade_of_version_1_keeps_everything_and_fills_the_columns(tmp_path):

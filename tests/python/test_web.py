@@ -579,3 +579,68 @@ def test_a_page_follows_a_live_run_in_chromium(browser, tmp_path):
         thread.join(120)
         server.shutdown()
         server.server_close()
+
+
+# --------------------------------------------------------------------------------------------------
+# bad query values: 400 with a short message, never a 500
+
+
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory):
+    """A store the library's RunStore writes (no device needed): one run of five evaluations, one of them not
+    confirmed (tests/python/test_confirmed_figures.py)."""
+    from test_confirmed_figures import write_store
+
+    path = tmp_path_factory.mktemp("bad-queries") / "run.db"
+    write_store(path)
+    return str(path)
+
+
+HUGE = "9" * 30  # beyond any integer SQLite holds
+BAD_QUERIES = {
+    "/api/progress": ["since=abc", f"since={HUGE}", "since=-2", "since=1e3", "since=%EF%BC%91", "since=1_0",
+                      "since=%201"],
+    "/evaluations": ["before=abc", f"before={HUGE}", "before=-1", "before=0x10"],
+    "/archive": ["x=9", "y=-1", f"x={HUGE}", "island=99", f"island={HUGE}", "island=-1", "x=a"],
+    "/lineage": ["limit=0", "limit=-5", f"limit={HUGE}", "limit=5001", "limit=many"],
+    "/training": ["page=-1", f"page={HUGE}", "page=x", "kind=ppo", "decision=nonsense"],
+    "/": ["fragment=1&since=abc"],  # a parameter the page does not take is ignored, not an error
+}
+
+
+@pytest.mark.parametrize("route", sorted(BAD_QUERIES))
+def test_every_route_answers_a_bad_query_value_with_a_400(small_store, route, caplog):
+    app = create_app([small_store])
+    client = app.test_client()
+    if route == "/archive":  # the grid's own bounds are known once its worker has rebuilt it
+        _, job = app.config["STORES"].archive(0, 1)
+        job.thread.join(60)
+    base = f"/store/0/run/1{route}" if route != "/" else "/store/0/run/1/"
+    for query in BAD_QUERIES[route]:
+        response = client.get(f"{base}?{query}", headers={"Host": "127.0.0.1:8050"})
+        expected = 200 if route == "/" else 400
+        assert response.status_code == expected, (query, response.status_code, response.get_data(as_text=True)[:500])
+        if expected == 400:
+            body = response.get_data(as_text=True)
+            name = query.split("=", 1)[0]
+            assert name in body and "Traceback" not in body
+    assert "Traceback" not in caplog.text and "OverflowError" not in caplog.text
+
+
+@pytest.mark.parametrize("path", [f"/store/0/run/{HUGE}/", f"/store/{HUGE}/run/1/", f"/store/0/run/{HUGE}/api/state",
+                                  f"/store/0/run/{HUGE}/api/progress", f"/store/0/run/{HUGE}/program/abc"])
+def test_a_run_or_store_number_out_of_range_is_a_400(small_store, path, caplog):
+    client = create_app([small_store]).test_client()
+    response = client.get(path, headers={"Host": "127.0.0.1:8050"})
+    assert response.status_code == 400, (path, response.status_code)
+    assert "out of range" in response.get_data(as_text=True)
+    assert "Traceback" not in caplog.text
+
+
+def test_good_query_values_still_work(small_store):
+    client = create_app([small_store]).test_client()
+    for url in ("/store/0/run/1/api/progress?since=-1", "/store/0/run/1/api/progress?since=2",
+                "/store/0/run/1/evaluations?before=3", "/store/0/run/1/lineage?limit=5000",
+                "/store/0/run/1/training?page=0&kind=rl", "/store/0/run/1/archive?x=0&y=1&island=0"):
+        response = client.get(url, headers={"Host": "127.0.0.1:8050"})
+        assert response.status_code == 200, (url, response.get_data(as_text=True)[:500])

@@ -1,8 +1,11 @@
 """`kernelsmith kernelbench report`: per-problem results and KernelBench's metrics from run stores.
 
 A problem is a task named ``kb_l<level>_<number>_<slug>`` (the importer's naming, docs/kernelbench.md); the
-runs of other tasks are left out with a note. A problem's result is its best correct evaluation over every
-run of it in the stores given: the one with the largest speedup over PyTorch eager. Its speedups over each
+runs of other tasks are left out with a note. A problem's result is its best *confirmed* evaluation over every
+run of it in the stores given (status ok, strict mode, no doubt-casting flag: kernelsmith.store.unconfirmed_reasons,
+docs/evaluation.md#confirmed-evaluations): the one with the largest speedup over PyTorch eager. The metrics count
+confirmed evaluations only; a faster correct evaluation that is not confirmed is shown apart, with why, and never
+counts. Its speedups over each
 baseline come from the evaluation's ``speedups`` (schema ``kernelsmith.evaluation/3`` and later: ``eager``,
 ``compile``, ``compile_max_autotune``). An evaluation without them (schema 1 or 2, or a task whose
 baseline is a reference kernel) has only ``speedup``, the speedup over the task's reference kernel: it
@@ -32,7 +35,7 @@ from kernelsmith.kernelbench.metrics import (
 )
 
 #: Schema of the JSON document `kernelsmith kernelbench report --json` prints.
-REPORT_SCHEMA = "kernelsmith.kernelbench_report/2"
+REPORT_SCHEMA = "kernelsmith.kernelbench_report/3"
 
 _PROBLEM_NAME = re.compile(r"^kb_l(\d+)_(\d+)_")
 
@@ -105,13 +108,19 @@ class ProblemRow:
     runs: List[RunSummary]
     evaluations: int
     correct_evaluations: int
-    #: EAGER, REFERENCE (the reference kernel's speedup stands in for eager), or "" without a correct kernel.
+    #: EAGER, REFERENCE (the reference kernel's speedup stands in for eager), or "" without a confirmed kernel.
     baseline: str
+    #: The best confirmed evaluation's speedups: what the metrics count (correct: a confirmed kernel exists).
     result: ProblemResult
-    #: The best evaluation's store, run, program, status, flags and message; None without a correct kernel.
+    #: The best confirmed evaluation's store, run, program, status, flags and message; None without one.
     best: Optional[dict]
-    #: "ok" with the best's flags, or why no kernel is correct.
+    #: "ok" with the best's flags, or why no kernel is confirmed.
     status: str
+    #: Correct evaluations that are confirmed (the others never count).
+    confirmed_evaluations: int = 0
+    #: The fastest correct evaluation that is not confirmed and beats the confirmed best (store, run, program_id,
+    #: evaluation, speedups, mode, flags, reasons: why it is not confirmed); None when there is none. Never counted.
+    unconfirmed: Optional[dict] = None
 
     def as_dict(self) -> dict:
         return {
@@ -121,16 +130,23 @@ class ProblemRow:
             "runs": [run.as_dict() for run in self.runs],
             "evaluations": self.evaluations,
             "correct_evaluations": self.correct_evaluations,
+            "confirmed_evaluations": self.confirmed_evaluations,
             "correct": self.result.correct,
             "speedup_baseline": self.baseline or None,
             "speedups": {baseline: self.result.speedup(baseline) for baseline in BASELINES},
             "best": self.best,
             "status": self.status,
+            "unconfirmed": self.unconfirmed,
         }
 
 
-def _why_none_correct(runs: Sequence[run_store.RunEvaluations]) -> str:
+def _why_none_confirmed(runs: Sequence[run_store.RunEvaluations]) -> str:
     evaluations = [e for run in runs for e in run.evaluations]
+    correct = [e for e in evaluations if e.ok]
+    if correct:  # correct kernels, none confirmed: say why, reason by reason
+        reasons = Counter(reason for e in correct for reason in e.unconfirmed_reasons)
+        return (f"no confirmed kernel: {len(correct)} correct, none confirmed ("
+                + ", ".join(f"{reason} x{count}" for reason, count in reasons.most_common()) + ")")
     failed_runs = [run for run in runs if run.status == "failed" and run.error]
     if not evaluations and failed_runs:
         return f"no evaluation stored: run {failed_runs[-1].id} failed: {failed_runs[-1].error}"
@@ -164,23 +180,41 @@ def problem_row(name: str, runs: Sequence[run_store.RunEvaluations]) -> ProblemR
     # PyTorch baselines, only those compete.
     if any(kind == EAGER for kind, _, _ in entries):
         entries = [entry for entry in entries if entry[0] == EAGER]
-    best = max(entries, key=_rank) if entries else None  # the first of equals: the earliest
+    # Only a confirmed evaluation counts; the fastest of the others is shown apart when it beats the best.
+    confirmed = [entry for entry in entries if entry[2][1].confirmed]
+    doubted = [entry for entry in entries if not entry[2][1].confirmed]
+    best = max(confirmed, key=_rank) if confirmed else None  # the first of equals: the earliest
+    fastest_doubted = max(doubted, key=_rank) if doubted else None
+    unconfirmed = None
+    if fastest_doubted is not None and (best is None or _rank(fastest_doubted) > _rank(best)):
+        unconfirmed = _unconfirmed_entry(fastest_doubted)
     summaries = [RunSummary(run.store, run.id, run.backend, run.device, run.language, run.status, run.stop_reason,
                             run.error, len(run.evaluations)) for run in runs]
+    confirmed_count = sum(1 for _, e in correct if e.confirmed)
     if best is None:
-        return ProblemRow(name, level, number, summaries, sum(s.evaluations for s in summaries), 0, "",
-                          ProblemResult(name, level, attempted=True, correct=False), None, _why_none_correct(runs))
+        return ProblemRow(name, level, number, summaries, sum(s.evaluations for s in summaries), len(correct), "",
+                          ProblemResult(name, level, attempted=True, correct=False), None, _why_none_confirmed(runs),
+                          confirmed_count, unconfirmed)
     kind, speedups, (run, evaluation) = best
-    flags = (evaluation.data.get("integrity") or {}).get("flags") or []
+    flags = evaluation.flags
     status = "ok" + (f" [{', '.join(flags)}]" if flags else "")
     return ProblemRow(
         name, level, number, summaries, sum(s.evaluations for s in summaries), len(correct), kind,
         ProblemResult(name, level, attempted=True, correct=True, **speedups),
         {"store": run.store, "run": run.id, "program_id": evaluation.program_id, "evaluation": evaluation.sequence + 1,
-         "status": evaluation.status, "flags": list(flags), "message": evaluation.message,
+         "status": evaluation.status, "mode": evaluation.mode, "flags": list(flags), "message": evaluation.message,
          "median_ms": evaluation.median_ms, "baseline_errors": dict(evaluation.data.get("baseline_errors") or {})},
-        status,
+        status, confirmed_count, unconfirmed,
     )
+
+
+def _unconfirmed_entry(entry: Tuple[str, Dict[str, Optional[float]], tuple]) -> dict:
+    """What the report shows of a correct evaluation that is not confirmed: where it is, its speedups, and why."""
+    kind, speedups, (run, evaluation) = entry
+    return {"store": run.store, "run": run.id, "program_id": evaluation.program_id,
+            "evaluation": evaluation.sequence + 1, "speedup_baseline": kind, "speedups": dict(speedups),
+            "mode": evaluation.mode, "flags": evaluation.flags, "reasons": evaluation.unconfirmed_reasons,
+            "message": evaluation.message}
 
 
 @dataclass
@@ -287,6 +321,11 @@ def _notes(problems: Sequence[ProblemRow], ignored: Dict[str, int], level: Optio
     if mixed:
         notes.append(f"the runs of {', '.join(mixed)} are on several backends or devices (see runs in --json): the "
                      f"best over all of them is reported")
+    doubted = [p for p in problems if p.unconfirmed is not None]
+    if doubted:
+        notes.append(f"{len(doubted)} problem(s) have a correct kernel faster than their best confirmed one that is "
+                     f"not confirmed (the 'not confirmed' column: why): it is left out of every figure above "
+                     f"(docs/evaluation.md#confirmed-evaluations): {', '.join(p.name for p in doubted)}")
     flagged = [p.name for p in problems if p.best and p.best["flags"]]
     if flagged:
         notes.append(f"the best kernel of {', '.join(flagged)} carries integrity flags (see status; "
@@ -331,7 +370,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
 def _metrics_lines(name: str, metrics: Metrics, timed: Sequence[str]) -> List[str]:
     if not metrics.attempted:
         return [f"metrics ({name}): no problem attempted"]
-    lines = [f"metrics ({name}): {metrics.attempted} problem(s) attempted, {metrics.correct} with a correct kernel"]
+    lines = [f"metrics ({name}, confirmed evaluations only): {metrics.attempted} problem(s) attempted, "
+             f"{metrics.correct} with a confirmed kernel"]
     header = ["", *(BASELINE_LABELS[b] for b in timed)]
     rows = [[fast_p_name(p), *(_percent(metrics.baselines[b].fast_p[p]) for b in timed)] for p in FAST_P]
     rows.append(["geomean speedup", *(
@@ -340,9 +380,17 @@ def _metrics_lines(name: str, metrics: Metrics, timed: Sequence[str]) -> List[st
         for b in timed)])
     lines += ["  " + line for line in _table(header, rows, [False, *(True for _ in timed)])]
     lines.append(f"  correctness rate: {_percent(metrics.correctness_rate)}")
-    lines.append(f"  amsr (mean best speedup over eager, 0 without a correct kernel): "
+    lines.append(f"  amsr (mean best confirmed speedup over eager, 0 without a confirmed kernel): "
                  + ("-" if metrics.amsr is None else f"{metrics.amsr:.3f}"))
     return lines
+
+
+def _unconfirmed_cell(entry: Optional[dict]) -> str:
+    """'92.300x over eager [screen mode, speedup_unconfirmed]', or '-'."""
+    if entry is None:
+        return "-"
+    over = "eager" if entry["speedup_baseline"] == EAGER else "ref"
+    return f"{_speedup(entry['speedups']['eager'])} over {over} [{', '.join(entry['reasons'])}]"
 
 
 def format_report(report: Report) -> str:
@@ -351,14 +399,16 @@ def format_report(report: Report) -> str:
     lines = [f"KernelBench report ({scope}) from {', '.join(report.stores)}: {len(report.problems)} problem(s)"]
     if report.problems:
         others = [b for b in report.baselines if b != EAGER]
-        header = ["problem", "runs", "evals", "correct", "over eager", *(_COLUMN_NAMES[b] for b in others), "status"]
+        header = ["problem", "runs", "evals", "correct", "confirmed", "over eager",
+                  *(_COLUMN_NAMES[b] for b in others), "status", "not confirmed (not counted)"]
         rows = []
         for p in report.problems:
             eager = _speedup(p.result.eager) + (" (ref)" if p.baseline == REFERENCE else "")
             status = p.status if len(p.status) <= _STATUS_WIDTH else p.status[:_STATUS_WIDTH - 3] + "..."
-            rows.append([p.name, str(len(p.runs)), str(p.evaluations), str(p.correct_evaluations), eager,
-                         *(_speedup(p.result.speedup(b)) for b in others), status])
-        lines += _table(header, rows, [False, True, True, True, True, *(True for _ in others), False])
+            rows.append([p.name, str(len(p.runs)), str(p.evaluations), str(p.correct_evaluations),
+                         str(p.confirmed_evaluations), eager, *(_speedup(p.result.speedup(b)) for b in others),
+                         status, _unconfirmed_cell(p.unconfirmed)])
+        lines += _table(header, rows, [False, True, True, True, True, True, *(True for _ in others), False, False])
         if any(p.baseline == REFERENCE for p in report.problems):
             lines.append("(ref): the speedup over the task's reference kernel, standing in for eager (see notes)")
     for name, metrics in report.metrics.items():

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from kernelsmith import _inputs
 from kernelsmith.kernelbench.report import build_report, format_json, format_report, problem_id
 
 #: How to go on after a Ctrl-C, for the messages.
@@ -100,6 +101,11 @@ def add_seed_from(ks, task, language: str, seeds_dir: Optional[Path]) -> Optiona
         return None
     for extension in ks.kernel_language(language).extensions:
         path = seeds_dir / task.name / f"seed{extension}"
+        # The task's name comes from its manifest: neither ".." nor a symbolic link may lead out of seeds_dir.
+        try:
+            _inputs.path_inside(seeds_dir, path.relative_to(seeds_dir))
+        except _inputs.OutsideFolder as error:
+            raise ks.ValidationError(f"the seed of task {task.name}: {error}") from None
         if path.is_file():
             seeds = dict(task.seeds)
             seeds[language] = ks.KernelSource(language, path.read_text(), str(path))
@@ -219,7 +225,7 @@ def run_problems(args: argparse.Namespace) -> int:
                 skipped.append((name, f"the run could not start: {error}"))
                 print(f"{name}: skipped: the run could not start: {error}", file=log, flush=True)
             continue
-        best = f"best {result.best_speedup:.3f}x" if result.best else "no correct kernel"
+        best = cli._confirmed_best_text(cli._confirmed_best(args.db, result.run_id), separator="; ")
         print(f"{name}: {result.stop_reason} after {result.evaluations} evaluations in "
               f"{time.monotonic() - started:.1f} s, {best} (run {result.run_id})", file=log, flush=True)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import re
 import time
 from typing import Any, Dict, Optional, Sequence
 from urllib.parse import urlencode
@@ -32,6 +33,12 @@ _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'
         "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
 LOOPBACK_NAMES = ["localhost", "127.0.0.1", "::1", "[::1]"]
+
+#: The largest integer SQLite holds: a query value beyond it is refused with a 400, never passed to a query.
+SQLITE_MAX = 2**63 - 1
+#: What an integer query value may look like: ASCII digits with an optional minus sign (not int()'s wider syntax:
+#: other scripts' digits, underscores, spaces).
+_DECIMAL = re.compile(r"-?[0-9]+")
 
 
 def _is_loopback(host: str) -> bool:
@@ -130,14 +137,23 @@ def create_app(paths: Sequence[str], loopback_only: bool = True) -> Flask:
     def fragment() -> bool:
         return request.args.get("fragment") == "1"
 
-    def int_argument(name: str, default: Optional[int]) -> Optional[int]:
+    def int_argument(name: str, default: Optional[int], minimum: int = 0, maximum: int = SQLITE_MAX) -> Optional[int]:
+        """The query parameter `name` as an integer from minimum to maximum (default when absent or empty); anything
+        else (not plain decimal digits, out of range: a number SQLite cannot hold) answers 400 saying so."""
         text = request.args.get(name)
         if text is None or text == "":
             return default
-        try:
-            return int(text)
-        except ValueError:
-            abort(400, description=f"the parameter {name}={text!r} must be an integer")
+        value = int(text) if _DECIMAL.fullmatch(text) and len(text) <= 20 else None
+        if value is None or not minimum <= value <= maximum:
+            abort(400, description=f"the parameter {name}={text[:40]!r} must be an integer from {minimum} to {maximum}")
+        return value
+
+    @app.before_request
+    def _check_path_numbers():
+        # A store or run number in the path beyond what SQLite holds would fail in the query: refuse it here.
+        for name, value in (request.view_args or {}).items():
+            if isinstance(value, int) and not 0 <= value <= SQLITE_MAX:
+                abort(400, description=f"{name} {str(value)[:40]} is out of range (0 to {SQLITE_MAX})")
 
     def run_context(store: int, run: int) -> Dict[str, Any]:
         row = stores.run_row(store, run)
@@ -165,7 +181,7 @@ def create_app(paths: Sequence[str], loopback_only: bool = True) -> Flask:
     @app.route("/store/<int:store>/run/<int:run>/evaluations")
     def evaluations_page(store: int, run: int):
         context = run_context(store, run)
-        before = int_argument("before", None)
+        before = int_argument("before", None)  # keyset paging: the sequence numbers are 0 and up
         rows = stores.evaluations(store, run, before)
         context.update(evaluations=rows, before=before,
                        next_before=rows[-1]["sequence"] if len(rows) == views.PAGE_ROWS else None)
@@ -174,14 +190,17 @@ def create_app(paths: Sequence[str], loopback_only: bool = True) -> Flask:
     @app.route("/store/<int:store>/run/<int:run>/archive")
     def archive_page(store: int, run: int):
         context = run_context(store, run)
+        # Checked before the grid is ready too: a value that is not a count is wrong whatever the run holds.
+        for name in ("x", "y", "island"):
+            int_argument(name, None)
         replay, job = stores.archive(store, run)
         context.update(job=job.status(), replay=replay, grids=[])
         if replay is not None:
             with job.lock:  # the worker adds programs while we read
                 features = replay.features
-                x = int_argument("x", 0)
-                y = int_argument("y", len(features) - 1)
-                island = int_argument("island", None)
+                x = int_argument("x", 0, 0, max(len(features) - 1, 0))
+                y = int_argument("y", len(features) - 1, 0, max(len(features) - 1, 0))
+                island = int_argument("island", None, 0, max(replay.config.islands - 1, 0))
                 if island is not None and not 0 <= island < replay.config.islands:
                     abort(400, description=f"island={island}: the run has islands 0 to {replay.config.islands - 1}")
                 try:
@@ -205,7 +224,7 @@ def create_app(paths: Sequence[str], loopback_only: bool = True) -> Flask:
     def lineage_page(store: int, run: int):
         context = run_context(store, run)
         program_id = request.args.get("program") or None
-        limit = int_argument("limit", views.LINEAGE_NODES)
+        limit = int_argument("limit", views.LINEAGE_NODES, 1, views.LINEAGE_MAX)
         lineage = stores.lineage(store, run, program_id, limit)
         selected = request.args.get("selected") or lineage["root"]
         context.update(lineage=lineage, program_arg=program_id, selected=selected,
@@ -231,7 +250,7 @@ def create_app(paths: Sequence[str], loopback_only: bool = True) -> Flask:
         if kind not in ("sft", "rl"):
             abort(400, description=f"kind={kind!r}: the training view shows 'sft' or 'rl'")
         shown = request.args.get("decision", "")
-        page = max(0, int_argument("page", 0) or 0)
+        page = int_argument("page", 0)
         view, job = stores.training(store, run)
         reasons = training.SFT_DROP_REASON_TEXT if kind == "sft" else training.RL_DROP_REASON_TEXT
         if shown and shown != "kept" and shown not in reasons:
@@ -262,7 +281,7 @@ def create_app(paths: Sequence[str], loopback_only: bool = True) -> Flask:
     @app.route("/store/<int:store>/run/<int:run>/api/progress")
     def progress_api(store: int, run: int):
         stores.run_row(store, run)
-        return jsonify(stores.progress(store, run, int_argument("since", -1)))
+        return jsonify(stores.progress(store, run, int_argument("since", -1, -1)))
 
     @app.route("/favicon.ico")
     def favicon():

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kernelsmith import _core as core
+from kernelsmith import _inputs
 from kernelsmith.replay import ArchiveReplay, ProgressReplay, config_json_of
 from kernelsmith.store import RunStoreReader, connect_read_only, distinct_store_paths, read_runs
 
@@ -39,6 +40,14 @@ class ProgressSeries:
 
     speedup: Dict[str, List[Tuple[int, float]]] = field(default_factory=dict)
     fraction: Dict[str, List[Tuple[int, float]]] = field(default_factory=dict)
+    #: Correct evaluations that are not confirmed and beat the confirmed best (and every such one before them) when
+    #: they came: [sequence, speedup] pairs, shown apart from the curves, which only confirmed evaluations raise.
+    unconfirmed: List[Tuple[int, float]] = field(default_factory=list)
+
+    def add_unconfirmed(self, sequence: int, speedup: float, confirmed_best: float) -> None:
+        """Records a correct evaluation that is not confirmed when it beats the confirmed best and the last one."""
+        if speedup > confirmed_best and (not self.unconfirmed or speedup > self.unconfirmed[-1][1]):
+            self.unconfirmed.append((sequence, speedup))
 
     def add(self, series: Dict[str, List[Tuple[int, float]]], key: str, sequence: int, value: float) -> None:
         """Records (sequence, value) on the curve `key` of `series` when the value rises above its last point."""
@@ -52,7 +61,8 @@ class ProgressSeries:
         def after(series: Dict[str, List[Tuple[int, float]]]) -> Dict[str, List[Tuple[int, float]]]:
             return {key: [p for p in points if p[0] > sequence] for key, points in series.items()}
 
-        return {"speedup": after(self.speedup), "fraction": after(self.fraction)}
+        return {"speedup": after(self.speedup), "fraction": after(self.fraction),
+                "unconfirmed": [p for p in self.unconfirmed if p[0] > sequence]}
 
 
 class Job:
@@ -206,6 +216,8 @@ class Stores:
                     cache.series.add(cache.series.speedup, island, point.sequence, point.island_best_speedup)
                     cache.series.add(cache.series.fraction, "all", point.sequence, point.best_sol_fraction)
                     cache.series.add(cache.series.fraction, island, point.sequence, point.island_best_sol_fraction)
+                    if point.status == "ok" and not point.confirmed:
+                        cache.series.add_unconfirmed(point.sequence, point.speedup, point.best_speedup)
                 job.done += len(rows)
                 job.total = max(job.total, job.done)
 
@@ -262,13 +274,16 @@ class Stores:
                 "running": any(run["status"] == "running" for store in stores for run in store["runs"])}
 
     def state(self, store: int, run: int) -> Dict[str, Any]:
-        """What changes while the run goes on: status, counts, the best program so far, and how far the views
+        """What changes while the run goes on: status, counts, the best confirmed program so far (``best``) and the
+        fastest correct one that is not confirmed and beats it (``unconfirmed``, with its reasons), and how far the views
         computed in the background have come (they change the signature too, so that a page shows them when
         ready)."""
         counts = self.reader(store).run_counts(run)
         if counts is None:
             raise NotFound(f"the store '{self.paths[store]}' has no run {run}")
-        counts["best"] = self.reader(store).best_evaluation(run)
+        counts["best"] = self.reader(store).best_evaluation(run)  # the best confirmed one
+        above = self.reader(store).unconfirmed_above(run, counts["best"]["speedup"] if counts["best"] else 0.0, 1)
+        counts["unconfirmed"] = above[0] if above else None  # faster, not confirmed: shown apart, with why
         cache = self._cache(store, run)
         counts["views"] = {name: job.status() for name, job in sorted(cache.jobs.items())}
         views = ",".join(f"{name}:{'busy' if job.busy else 'idle'}:{job.done}" for name, job in sorted(cache.jobs.items()))
@@ -276,8 +291,9 @@ class Stores:
         return counts
 
     def progress(self, store: int, run: int, since: int = -1) -> Dict[str, Any]:
-        """The best-so-far curves' change points after evaluation `since`, the last evaluation taken in, and how far
-        the worker has come."""
+        """The confirmed best-so-far curves' change points after evaluation `since`, the correct evaluations that are
+        not confirmed and beat them (``unconfirmed``, apart), the last evaluation taken in, and how far the worker
+        has come."""
         cache = self._cache(store, run)
         job = self._job(store, run, "progress")
         job.ensure(JOB_WAIT_SECONDS)
@@ -308,20 +324,22 @@ class Stores:
         return cache.training, job
 
     def lineage(self, store: int, run: int, program_id: Optional[str], limit: int) -> Dict[str, Any]:
-        """The lineage of a program (default: the best) laid out for the page: at most `limit` nodes, nearest first,
+        """The lineage of a program (default: the best confirmed one) laid out for the page: at most `limit` nodes, nearest first,
         each with a lane (column of the graph) and row, and edges from each child to its parents that are shown."""
         reader = self.reader(store)
         limit = max(1, min(int(limit), LINEAGE_MAX))
         if program_id is None:
             best = reader.best_evaluation(run)
             if best is None:
-                return {"root": None, "nodes": [], "edges": [], "lanes": 0, "more": False, "limit": limit}
+                return {"root": None, "nodes": [], "edges": [], "lanes": 0, "more": False, "limit": limit,
+                        "more_limit": limit}
             program_id = best["program_id"]
         nodes = reader.ancestors(run, program_id, limit + 1)
         if not nodes:
             raise NotFound(f"run {run} of '{self.paths[store]}' has no program '{program_id}'")
         more = len(nodes) > limit
-        return dict(lineage_layout(nodes[:limit], program_id), more=more, limit=limit)
+        return dict(lineage_layout(nodes[:limit], program_id), more=more and limit < LINEAGE_MAX, limit=limit,
+                    more_limit=min(4 * limit, LINEAGE_MAX))
 
     def program(self, store: int, run: int, program_id: str) -> Dict[str, Any]:
         """One program for its page: the row, the Evaluation document, the diff to each parent and the steps that
@@ -333,7 +351,7 @@ class Stores:
         evaluation = None
         if program["json"]:
             try:
-                evaluation = json.loads(program["json"])
+                evaluation = _inputs.loads(program["json"], f"the evaluation of program {program_id}")
             except json.JSONDecodeError:
                 evaluation = None
         parents = reader.program_sources(run, program["parent_ids"])
