@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "detail/base64.hpp"
+#include "detail/contained_path.hpp"
 #include "detail/file_cache.hpp"
 #include "detail/text.hpp"
 #include "kernelsmith/error.hpp"
@@ -206,8 +207,8 @@ std::string compiled_program_to_text(const CompiledProgram& program) {
 
 CompiledProgram compiled_program_from_text(const std::string& text) {
   try {
-    return compiled_program_from_json(Json::parse(text));
-  } catch (const nlohmann::json::exception& e) {
+    return compiled_program_from_json(parse_json(text, "<compiled program>"));
+  } catch (const std::exception& e) {
     throw ValidationError(fmt::format("not a compiled-program document: {}", e.what()));
   }
 }
@@ -652,10 +653,16 @@ KernelSource read_source(const JsonField& field, const std::string& language, co
                              file));
     }
     const fs::path path = folder / file;
-    if (!fs::is_regular_file(path)) {
+    fs::path resolved;
+    try {
+      resolved = path_inside(folder, file);
+    } catch (const ValidationError& error) {
+      field.fail(error.what());
+    }
+    if (!fs::is_regular_file(resolved)) {
       field.fail(fmt::format("the file \"{}\" does not exist in {}", file, folder.string()));
     }
-    const auto text = read_whole_file(path.string());
+    const auto text = read_whole_file(resolved.string());
     if (!text) field.fail(fmt::format("cannot read the file \"{}\"", path.string()));
     if (const auto binary = binary_content(*text)) {
       field.fail(fmt::format("the file \"{}\" is not a text file ({}): name the kernel's source file", file, *binary));

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "detail/json_util.hpp"
 #include "detail/text.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/device_attributes.hpp"
@@ -191,12 +192,7 @@ std::string messages_to_json(const std::vector<ChatMessage>& messages) {
 }
 
 std::vector<ChatMessage> messages_from_json(const std::string& json_text, const std::string& origin) {
-  nlohmann::json array;
-  try {
-    array = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {
-    throw ValidationError(fmt::format("{}: not valid JSON: {}", origin, e.what()));
-  }
+  const nlohmann::json array = detail::parse_plain_json(json_text, origin);
   if (!array.is_array()) throw ValidationError(origin + ": expected a JSON array of messages");
   std::vector<ChatMessage> messages;
   for (std::size_t i = 0; i < array.size(); ++i) {

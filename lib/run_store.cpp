@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <nlohmann/json.hpp>
 
+#include "detail/json_util.hpp"
 #include "detail/sqlite.hpp"
 #include "memory/experience_rows.hpp"
 #include "kernelsmith/error.hpp"
@@ -170,7 +171,7 @@ std::string to_json_array(const std::vector<std::string>& values) { return nlohm
 std::vector<std::string> from_json_array(const std::string& text, const std::string& where) {
   if (text.empty()) return {};
   try {
-    return nlohmann::json::parse(text).get<std::vector<std::string>>();
+    return detail::parse_plain_json(text, where).get<std::vector<std::string>>();
   } catch (const std::exception& error) {
     throw StoreError(fmt::format("run store: {} holds '{}', not a JSON array of strings: {}", where,
                                  text.substr(0, 80), error.what()));
@@ -296,7 +297,7 @@ std::vector<Retrieval> retrievals_from_json(const std::string& text, std::int64_
   std::vector<Retrieval> retrieved;
   if (text.empty()) return retrieved;
   try {
-    for (const auto& entry : nlohmann::json::parse(text)) {
+    for (const auto& entry : detail::parse_plain_json(text, fmt::format("steps.retrieved of step {}", step))) {
       Retrieval r;
       r.item = entry.at("item").get<std::int64_t>();
       r.skill = entry.value("skill", std::string());

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <set>
 #include <utility>
 
 namespace kernelsmith::detail {
@@ -22,7 +23,7 @@ struct Token {
 };
 
 [[noreturn]] void fail(const std::string& expression, const std::string& what) {
-  throw PlanError(fmt::format("expression \"{}\": {}", expression, what), 0);
+  throw PlanError(fmt::format("expression \"{}\": {}", quote_for_message(expression), what), 0);
 }
 
 std::string describe(const Token& token) {
@@ -136,6 +137,7 @@ class Parser {
   }
 
   int add(Expression::Node node) {
+    nesting_.add_node(node.children, node.column);
     nodes_.push_back(std::move(node));
     return static_cast<int>(nodes_.size()) - 1;
   }
@@ -163,6 +165,7 @@ class Parser {
   int parse_unary() {
     if (peek_op("-") || peek_op("+") || peek_op("!")) {
       Token op = next();
+      const auto level = nesting_.nest(op.column);
       int operand = parse_unary();
       Expression::Node node;
       node.kind = Expression::Node::Kind::unary;
@@ -201,6 +204,7 @@ class Parser {
                                 token.text, token.column));
       }
       ++position_;  // "("
+      const auto level = nesting_.nest(token.column);
       std::vector<int> arguments;
       if (!peek_op(")")) {
         arguments.push_back(parse_level(0));
@@ -222,6 +226,7 @@ class Parser {
       return add(std::move(node));
     }
     if (token.kind == Token::Kind::op && token.text == "(") {
+      const auto level = nesting_.nest(token.column);
       int inner = parse_level(0);
       expect_op(")", "to close the parenthesis");
       return inner;
@@ -234,6 +239,7 @@ class Parser {
   std::vector<Token> tokens_;
   std::size_t position_ = 0;
   std::vector<Expression::Node>& nodes_;
+  NestingCounter nesting_;
 };
 
 std::int64_t floor_div(std::int64_t a, std::int64_t b) {
@@ -259,21 +265,19 @@ std::int64_t ceil_div_of(std::int64_t a, std::int64_t b) {
 
 Expression::Expression(std::string text) : text_(std::move(text)) {
   Parser parser(text_, nodes_);
-  root_ = parser.parse();
+  try {
+    root_ = parser.parse();
+  } catch (const NestingCounter::TooDeep& error) {
+    fail(text_, fmt::format("at column {}: {}", error.column, too_deep_message()));
+  }
 }
 
 std::vector<std::string> Expression::identifiers() const {
-  std::vector<std::string> names;
-  // Nodes are appended as they are parsed, so their order is left to right within each operand.
   std::vector<std::pair<int, std::string>> found;
   for (const auto& node : nodes_) {
     if (node.kind == Node::Kind::identifier) found.emplace_back(node.column, node.name);
   }
-  std::sort(found.begin(), found.end());
-  for (const auto& [column, name] : found) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  }
-  return names;
+  return names_in_order(std::move(found));
 }
 
 std::int64_t Expression::evaluate(const Bindings& bindings) const { return evaluate_node(root_, bindings); }
@@ -368,6 +372,42 @@ std::int64_t Expression::evaluate_node(int index, const Bindings& bindings) cons
     }
   }
   fail(text_, "internal error: bad expression node");
+}
+
+NestingCounter::Level NestingCounter::nest(int column) {
+  if (depth_ >= kMaxExpressionDepth) throw TooDeep{column};
+  ++depth_;
+  return Level(depth_);
+}
+
+void NestingCounter::add_node(const std::vector<int>& children, int column) {
+  int height = 1;
+  for (const int child : children) height = std::max(height, heights_.at(static_cast<std::size_t>(child)) + 1);
+  if (height > kMaxExpressionDepth) throw TooDeep{column};
+  heights_.push_back(height);
+}
+
+std::string too_deep_message() {
+  return fmt::format("nested deeper than {} levels (parentheses, calls and unary operators within each other, and "
+                     "chains of binary operators, count as levels); write it with fewer levels",
+                     kMaxExpressionDepth);
+}
+
+std::string quote_for_message(const std::string& text) {
+  constexpr std::size_t kShown = 120;
+  if (text.size() <= kShown) return text;
+  return fmt::format("{}... ({} characters)", text.substr(0, kShown), text.size());
+}
+
+std::vector<std::string> names_in_order(std::vector<std::pair<int, std::string>> found) {
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> names;
+  // A set beside the list: a long expression may name many thousands of distinct identifiers.
+  std::set<std::string> seen;
+  for (auto& [column, name] : found) {
+    if (seen.insert(name).second) names.push_back(std::move(name));
+  }
+  return names;
 }
 
 std::size_t identifier_end(const std::string& text, std::size_t start) {

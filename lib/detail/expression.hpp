@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernelsmith/error.hpp"
@@ -45,6 +46,52 @@ class Expression {
   std::vector<Node> nodes_;
   int root_ = -1;
 };
+
+/// How deep an expression (and a skill predicate) may nest: parentheses, calls and unary operators within each
+/// other, and the length of a chain of binary operators (`a + b + c + ...` is a chain as deep as it is long).
+/// Parsing and evaluating recurse once per level, so without a bound a long enough line (5,000 parentheses,
+/// a million '-') overflows the stack. Written expressions stay under 20.
+constexpr int kMaxExpressionDepth = 256;
+
+/// Bounds a recursive-descent parser of expressions (and of predicates) by kMaxExpressionDepth, both ways it
+/// can recurse: nest() counts the parser's own recursion on the way down, add_node() the height of the tree
+/// it builds (which the evaluator walks recursively; a loop builds `a + b + c + ...` as deep as it is long).
+/// Both throw TooDeep, which the parser turns into its own error with too_deep_message().
+class NestingCounter {
+ public:
+  struct TooDeep {
+    int column;  ///< 1-based, where the limit was passed
+  };
+  /// One level of recursion, left when it is destroyed.
+  class Level {
+   public:
+    explicit Level(int& depth) : depth_(depth) {}
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+    ~Level() { --depth_; }
+
+   private:
+    int& depth_;
+  };
+
+  [[nodiscard]] Level nest(int column);
+  /// Records the node appended next to the parser's node list (nodes are recorded in the order they are
+  /// appended, so its index is the number recorded before it), with the indices of its children.
+  void add_node(const std::vector<int>& children, int column);
+
+ private:
+  int depth_ = 0;
+  std::vector<int> heights_;
+};
+
+/// "nested deeper than 256 levels (...)": what a TooDeep says, in both parsers' messages.
+std::string too_deep_message();
+
+/// `text` for an error message: a long expression is cut (the message gives the column).
+std::string quote_for_message(const std::string& text);
+
+/// The names of (column, name) pairs, each once, ordered by the column of its first appearance.
+std::vector<std::string> names_in_order(std::vector<std::pair<int, std::string>> found);
 
 /// True for a C identifier: [A-Za-z_][A-Za-z0-9_]*.
 bool is_identifier(const std::string& text);

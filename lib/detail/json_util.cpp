@@ -10,16 +10,61 @@
 
 namespace kernelsmith::detail {
 
-Json parse_json(const std::string& text, const std::string& origin) {
+void check_json_depth(std::string_view text, const std::string& origin) {
+  // A scan of its own rather than nlohmann's parser callback: it knows where the limit was passed (the line
+  // and column for the message), and the parse that follows keeps the fast path without callbacks.
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // an escaped character, '"' included
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        const std::size_t line_start = text.rfind('\n', i);
+        const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + i, '\n'));
+        const std::size_t column = line_start == std::string_view::npos ? i + 1 : i - line_start;
+        throw ValidationError(fmt::format("{}: line {}, column {}: JSON nested deeper than {} levels (arrays and "
+                                          "objects within each other); no document kernelsmith reads is nested "
+                                          "that deep, so this one is damaged or hostile",
+                                          origin, line, column, kMaxJsonDepth));
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+namespace {
+
+template <typename Document>
+Document parse_bounded(const std::string& text, const std::string& origin) {
+  check_json_depth(text, origin);
   try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& error) {
+    return Document::parse(text);
+  } catch (const nlohmann::json::parse_error& error) {
     // nlohmann's message carries the line and column ("at line 3, column 7").
     std::string what = error.what();
     const auto colon = what.find("]: ");
     throw ValidationError(fmt::format("{}: not valid JSON: {}", origin,
                                       colon == std::string::npos ? what : what.substr(colon + 3)));
   }
+}
+
+}  // namespace
+
+Json parse_json(const std::string& text, const std::string& origin) { return parse_bounded<Json>(text, origin); }
+
+nlohmann::json parse_plain_json(const std::string& text, const std::string& origin) {
+  return parse_bounded<nlohmann::json>(text, origin);
 }
 
 std::string describe_json(const Json& value) {

@@ -17,8 +17,22 @@ namespace kernelsmith::detail {
 /// Field order is kept, so written documents read in the order the schema documents them.
 using Json = nlohmann::ordered_json;
 
-/// Parses text; throws ValidationError "<origin>: not valid JSON: ..." on a syntax error.
+/// The deepest nesting of arrays and objects in a document the library reads. Every document it writes is a
+/// few levels deep; the bound is far above them and far below what the recursive readers of a parsed
+/// document (copies, dump(), the schema readers) can take on a thread's stack.
+constexpr std::size_t kMaxJsonDepth = 128;
+
+/// Throws ValidationError "<origin>: line L, column C: JSON nested deeper than 128 levels ..." for text
+/// whose arrays and objects nest deeper than kMaxJsonDepth. Text that is not JSON may pass: the parser
+/// rejects it.
+void check_json_depth(std::string_view text, const std::string& origin);
+
+/// The one way the library reads JSON (files, stored rows, caches, replies of helpers and workers):
+/// check_json_depth, then the parse. Throws ValidationError "<origin>: not valid JSON: ..." on a syntax
+/// error (nlohmann's message carries the line and column).
 Json parse_json(const std::string& text, const std::string& origin);
+/// The same, for readers that want nlohmann::json (keys sorted) rather than Json (keys in document order).
+nlohmann::json parse_plain_json(const std::string& text, const std::string& origin);
 
 /// A short rendering of a value for messages (long values are cut).
 std::string describe_json(const Json& value);

@@ -165,9 +165,10 @@ Json PythonHelper::round_trip(const Json& request, double timeout_seconds) {
       const std::string reply = buffer_.substr(0, newline);
       buffer_.erase(0, newline + 1);
       try {
-        return Json::parse(reply);
-      } catch (const nlohmann::json::exception&) {
-        throw Error(fmt::format("{} answered with something that is not JSON: {}", kind_.label, reply.substr(0, 200)));
+        return parse_json(reply, fmt::format("the reply of the {}", kind_.label));
+      } catch (const ValidationError& error) {
+        throw Error(fmt::format("{} answered with something that is not JSON ({}): {}", kind_.label, error.what(),
+                                reply.substr(0, 200)));
       }
     }
     if (!wait_for(POLLIN, deadline)) fail_timeout(timeout_seconds);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "detail/file_cache.hpp"
+#include "detail/json_util.hpp"
 #include "detail/sha256.hpp"
 #include "device_guard.hpp"
 #include "evaluate/timing.hpp"
@@ -91,7 +92,7 @@ std::optional<DevicePeaks> load_cached_peaks(const std::string& cache_dir, const
   const auto text = read_whole_file(peaks_cache_path(cache_dir, backend, device));
   if (!text) return std::nullopt;
   try {
-    const auto json = nlohmann::json::parse(*text);
+    const auto json = detail::parse_plain_json(*text, "<device peaks cache>");
     if (json.value("schema", "") != kPeaksSchema || json.value("key", "") != cache_key(backend, device)) {
       return std::nullopt;
     }

@@ -181,7 +181,7 @@ std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceS
     bool from_disk = false;
     if (const auto text = oracle_cache().find_text(disk_key)) {
       try {
-        const Json document = Json::parse(*text);
+        const Json document = parse_json(*text, "<oracle baseline cache>");
         if (document.at("timing").is_null()) {
           baseline.error = document.at("error").get<std::string>();
         } else {

@@ -162,7 +162,7 @@ void WorkerClient::start() {
                                               settings_.startup_seconds, describe_exit(status, "the worker"),
                                               tail.empty() ? "" : "; it printed:\n" + tail));
   }
-  const Json message = Json::parse(*hello);
+  const Json message = parse_json(*hello, "the worker's first message");
   if (message.at("type") == "error") {
     reap_child(pid, 2.0);
     ::unlink(log_path.c_str());
@@ -207,7 +207,7 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
       if (!process_->channel->send(payload, deadline)) {
         timed_out = true;
       } else if (auto reply = process_->channel->receive(deadline)) {
-        return Json::parse(*reply);
+        return parse_json(*reply, "the worker's reply");
       } else {
         timed_out = true;
       }

@@ -220,7 +220,7 @@ int worker_main(int argc, char** argv) {
       std::optional<Task> task_copy;
       std::optional<Candidate> candidate;
       try {
-        const Json request = Json::parse(*payload);
+        const Json request = parse_json(*payload, "the evaluator's request");
         type = request.at("type").get<std::string>();
         if (type == "peaks") {
           const DevicePeaks peaks = harness.peaks(true);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "detail/json_util.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/language.hpp"
 #include "kernelsmith/mutator.hpp"
@@ -43,12 +44,7 @@ std::string Features::to_json() const {
 }
 
 Features Features::from_json(const std::string& json_text, const std::string& origin) {
-  nlohmann::json object;
-  try {
-    object = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& error) {
-    throw ValidationError(fmt::format("{}: not valid JSON: {}", origin, error.what()));
-  }
+  const nlohmann::json object = detail::parse_plain_json(json_text, origin);
   if (!object.is_object()) throw ValidationError(origin + ": features must be a JSON object of numbers and strings");
   Features features;
   for (const auto& [name, value] : object.items()) {

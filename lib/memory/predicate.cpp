@@ -56,7 +56,7 @@ struct Predicate::Impl {
 namespace {
 
 [[noreturn]] void fail(const std::string& text, int column, const std::string& what) {
-  throw ValidationError(fmt::format("predicate \"{}\": column {}: {}", text, column, what));
+  throw ValidationError(fmt::format("predicate \"{}\": column {}: {}", detail::quote_for_message(text), column, what));
 }
 
 std::string describe(const Token& token) {
@@ -168,6 +168,7 @@ class Parser {
   bool peek_word(const char* word) const { return peek().kind == Token::Kind::name && peek().text == word; }
 
   int add(Node node) {
+    nesting_.add_node(node.children, node.column);
     nodes_.push_back(std::move(node));
     return static_cast<int>(nodes_.size()) - 1;
   }
@@ -201,6 +202,7 @@ class Parser {
   int parse_not() {
     if (peek_word("not") || peek_op("!")) {
       const Token op = next();
+      const auto level = nesting_.nest(op.column);
       const int operand = parse_not();
       condition(operand, fmt::format("the operand of '{}'", op.text));
       return add({Node::Kind::logical_not, Type::condition, "not", 0.0, op.column, {operand}});
@@ -267,6 +269,7 @@ class Parser {
   int parse_unary() {
     if (peek_op("-")) {
       const Token op = next();
+      const auto level = nesting_.nest(op.column);
       const int operand = parse_unary();
       if (node(operand).type != Type::number) {
         fail(text_, op.column, fmt::format("'-' needs a number; got {}", type_name(node(operand).type)));
@@ -299,6 +302,7 @@ class Parser {
       }
       case Token::Kind::op:
         if (token.text == "(") {
+          const auto level = nesting_.nest(token.column);
           const int inner = parse_or();
           if (!peek_op(")")) {
             fail(text_, peek().column,
@@ -317,6 +321,7 @@ class Parser {
   std::vector<Token> tokens_;
   std::size_t position_ = 0;
   std::vector<Node>& nodes_;
+  detail::NestingCounter nesting_;
 };
 
 // A value during evaluation; `known` false when a feature it needs is missing.
@@ -396,7 +401,11 @@ Predicate::Predicate(std::string text) {
   auto impl = std::make_shared<Impl>();
   impl->text = std::move(text);
   Parser parser(impl->text, impl->nodes);
-  impl->root = parser.parse();
+  try {
+    impl->root = parser.parse();
+  } catch (const detail::NestingCounter::TooDeep& error) {
+    fail(impl->text, error.column, detail::too_deep_message());
+  }
   impl_ = std::move(impl);
 }
 
@@ -413,12 +422,7 @@ std::vector<std::string> Predicate::features() const {
   for (const Node& node : impl_->nodes) {
     if (node.kind == Node::Kind::feature) found.emplace_back(node.column, node.name);
   }
-  std::sort(found.begin(), found.end());
-  std::vector<std::string> names;
-  for (const auto& entry : found) {
-    if (std::find(names.begin(), names.end(), entry.second) == names.end()) names.push_back(entry.second);
-  }
-  return names;
+  return detail::names_in_order(std::move(found));
 }
 
 const std::string& Predicate::text() const { return impl_->text; }

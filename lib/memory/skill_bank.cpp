@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "detail/contained_path.hpp"
 #include "detail/data_path.hpp"
 #include "detail/file_cache.hpp"
 #include "detail/json_util.hpp"
@@ -57,8 +58,14 @@ Skill read_skill(const detail::JsonField& field, const fs::path& folder) {
           example.fail("an example file needs a bank loaded from a file; give the code inline as {\"code\": \"...\"}");
         }
         const fs::path path = folder / example.string();
+        fs::path resolved;
         try {
-          skill.examples[language] = read_text_file(path, example.origin() + ": " + example.path());
+          resolved = detail::path_inside(folder, example.string());
+        } catch (const ValidationError& error) {
+          example.fail(error.what());
+        }
+        try {
+          skill.examples[language] = read_text_file(resolved, example.origin() + ": " + example.path());
         } catch (const NotFoundError&) {
           example.fail(fmt::format("the example file {} does not exist", path.lexically_normal().string()));
         }
