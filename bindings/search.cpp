@@ -706,6 +706,9 @@ void bind_run_store(py::module_& m) {
            "One program of the run as a ProgramRecord, or None.")
       .def("evaluations", &RunStore::evaluations, py::arg("run"), release(),
            "The run's evaluations in evaluation order, a list of EvaluationRecord.")
+      .def("screenings", &RunStore::screenings, py::arg("run"), release(),
+           "The screen-mode evaluations that strict confirmations superseded, in sequence order, a list of "
+           "EvaluationRecord (the program's standing is its record in evaluations()).")
       .def("evaluation_of", &RunStore::evaluation_of, py::arg("run"), py::arg("program_id"), release(),
            "The EvaluationRecord of a program, or None when it is not evaluated.")
       .def("steps", &RunStore::steps, py::arg("run"), release(),
@@ -807,7 +810,11 @@ void bind_evolution(py::module_& m) {
       .def_readonly("status", &Progress::status, "The child's evaluation Status.")
       .def_readonly("speedup", &Progress::speedup, "The child's speedup over the baseline.")
       .def_readonly("message", &Progress::message, "The evaluation's message, or why there was no candidate.")
-      .def_readonly("improved", &Progress::improved, "True when this step found a new best program.");
+      .def_readonly("confirmation", &Progress::confirmation,
+                    "'confirmed' or 'refuted' when the child would have led the run and was evaluated again in strict "
+                    "mode first (its standing is that evaluation now); '' when it needed no confirmation.")
+      .def_readonly("improved", &Progress::improved,
+                    "True when this step found a new best program (always a confirmed one).");
 
   py::class_<EvolutionResult>(m, "EvolutionResult",
                               "What run() returns: why it stopped, the best program and counts and times.")
@@ -818,10 +825,19 @@ void bind_evolution(py::module_& m) {
       .def_readonly("stop_detail", &EvolutionResult::stop_detail,
                     "The stop reason in words where it needs some (for 'no_new_candidates': failed proposals in a row, "
                     "or no program left that the mutator can work from, and why); empty otherwise.")
-      .def_readonly("best", &EvolutionResult::best, "The best correct Program, or None.")
+      .def_readonly("best", &EvolutionResult::best,
+                    "The best confirmed Program (never one whose standing is a screening or a doubt-flagged "
+                    "evaluation), or None.")
       .def_readonly("best_speedup", &EvolutionResult::best_speedup, "Its speedup over the baseline.")
       .def_readonly("evaluations", &EvolutionResult::evaluations, "Evaluations in the run, earlier sessions included.")
       .def_readonly("session_evaluations", &EvolutionResult::session_evaluations, "Evaluations in this call to run().")
+      .def_readonly("confirmations", &EvolutionResult::confirmations,
+                    "Strict confirmations of would-be leaders in this call to run() (not counted in the budget).")
+      .def_readonly("refuted", &EvolutionResult::refuted,
+                    "Confirmations that refuted their screening: those programs do not lead.")
+      .def_readonly("crashed_on_resume", &EvolutionResult::crashed_on_resume,
+                    "Pending children recorded crashed instead of evaluated again: their evaluation had started in an "
+                    "earlier session and never finished.")
       .def_readonly("steps", &EvolutionResult::steps, "Steps taken in this call to run().")
       .def_readonly("failed_proposals", &EvolutionResult::failed_proposals, "Proposals that yielded no candidate.")
       .def_readonly("duplicates", &EvolutionResult::duplicates, "Exact duplicates rejected.")
@@ -858,6 +874,11 @@ void bind_evolution(py::module_& m) {
            py::arg("memory") = nullptr,
            "An evolution of the task; `memory`, an ExperienceMemory, is the one it learns into and retrieves from "
            "(default: config.memory_path's, else one in the process).")
+      .def("set_confirmer", &Evolution::set_confirmer, py::arg("confirmer"),
+           "The Evaluator that confirms, in strict mode, a candidate about to lead the run whose evaluation was a "
+           "screening or is flagged with doubt (docs/search.md, 'Confirmation'). None (the default): the run's "
+           "evaluator, which for the built-in evaluator in screen mode confirms with a strict twin of itself. Set "
+           "it before run().")
       .def_property(
           "memory", &Evolution::memory,
           [](Evolution& evolution, std::shared_ptr<ExperienceMemory> memory) { evolution.set_memory(std::move(memory)); },

@@ -341,7 +341,30 @@ struct Pending {
   std::string skill;
   /// The step's context for the experience memory; none for the reference and the seeds (no parent).
   std::optional<detail::StepContext> context;
+  /// Times an earlier session started this child's evaluation and never finished it (evaluation_starts).
+  std::int64_t unfinished_attempts = 0;
+  /// Resume records it crashed instead of evaluating it: it was evaluated alone, or again, when its process
+  /// ended (docs/search.md, "Resume").
+  bool record_crashed = false;
 };
+
+// Integrity flags that cast doubt on an evaluation's speed or correctness (docs/evaluation.md, "Integrity"); the
+// same list as kernelsmith.store.DOUBT_FLAGS, which the reports use.
+constexpr const char* kDoubtFlags[] = {"speedup_unconfirmed", "host_timer_mismatch", "race",
+                                       "schedule_check_unavailable"};
+
+// Why a correct evaluation's figures may not lead a run as they are: measured in screen mode, or flagged with
+// doubt. Empty when they may (strict mode, or an evaluator that does not say its mode, and no such flag).
+std::string doubt_about(const Evaluation& evaluation) {
+  std::vector<std::string> reasons;
+  if (evaluation.timing && evaluation.timing->mode == "screen") reasons.emplace_back("measured in screen mode");
+  for (const std::string& flag : evaluation.integrity.flags) {
+    for (const char* doubt : kDoubtFlags) {
+      if (flag == doubt) reasons.push_back("flagged " + flag);
+    }
+  }
+  return fmt::format("{}", fmt::join(reasons, ", "));
+}
 
 }  // namespace
 
@@ -352,6 +375,7 @@ struct Evolution::Impl {
   std::shared_ptr<Mutator> mutator;
   EvolutionConfig config;
   ProgressCallback progress_callback;
+  std::shared_ptr<Evaluator> confirmer;             // set_confirmer(); null: evaluator->confirm_batch()
   std::shared_ptr<ExperienceMemory> given_memory;  // set_memory()
   std::shared_ptr<ExperienceMemory> memory;        // what the current or last run() uses
   std::unique_ptr<detail::ExperienceLedger> ledger;
@@ -497,12 +521,43 @@ struct Evolution::Impl {
 
   // ---- incorporating an evaluated program
 
+  // True when a correct program would lead the run if it entered the search now: become the run's best, enter
+  // the elite set, or rank among its island's exploitation_top (at least its best). The thresholds only rise as
+  // the run goes on, so a program that does not lead when it enters never does later.
+  bool would_lead(const Program& program) const {
+    if (!program.correct()) return false;
+    if (!best || program.fitness() > best->fitness()) return true;
+    if (config.elite_count > 0) {
+      const std::vector<const Program*> elites = archive->elites(static_cast<int>(config.elite_count));
+      if (elites.size() < config.elite_count || program.fitness() > elites.back()->fitness()) return true;
+    }
+    const auto top = static_cast<std::size_t>(std::max(1, config.selection.exploitation_top));
+    std::size_t ahead = 0;
+    for (const Program* other : population->island_programs(program.island)) {
+      if (other->correct() && other->id() != program.id() && other->fitness() >= program.fitness()) ++ahead;
+    }
+    return ahead < top;
+  }
+
+  // Whether a program may lead with the standing it has: its evaluation needs no confirmation, or it leads
+  // nothing. A candidate whose confirmation was refuted (a strict evaluation still in doubt) and would lead stays
+  // out of the population and the archive: known and recorded, never a leader or a parent. The task's own
+  // reference and seed stay in (the run starts from them), but never become the best.
+  enum class Standing { leads, kept_out, no_best };
+  Standing standing_of(const Program& program) const {
+    if (!program.correct() || doubt_about(program.evaluation).empty() || !would_lead(program)) return Standing::leads;
+    return is_initial_origin(program.candidate().lineage.origin) ? Standing::no_best : Standing::kept_out;
+  }
+
   void incorporate(Program program, const std::string& parent_id, const std::string& mutation, bool report,
-                   const std::string& skill = "") {
+                   const std::string& skill = "", const std::string& confirmation = "") {
     const bool initial = is_initial_origin(program.candidate().lineage.origin);
+    const Standing standing = standing_of(program);
     if (program.candidate().language == language && evaluated.count(program.id()) == 0) ++programs_in_language;
     evaluated.insert_or_assign(program.id(), program);
-    if (initial) {
+    if (standing == Standing::kept_out) {
+      // Known to the novelty filter already (remembered when it was stored); nothing else holds it.
+    } else if (initial) {
       for (int island = 0; island < config.islands; ++island) {
         Program copy = program;
         copy.island = island;
@@ -527,7 +582,7 @@ struct Evolution::Impl {
       while (static_cast<int>(recent.size()) > config.memory) recent.pop_front();
     }
     bool improved = false;
-    if (program.correct() && (!best || program.fitness() > best->fitness())) {
+    if (standing == Standing::leads && program.correct() && (!best || program.fitness() > best->fitness())) {
       best = program;
       improved = true;
       since_improvement = 0;
@@ -543,6 +598,17 @@ struct Evolution::Impl {
       progress.status = program.evaluation.status;
       progress.speedup = program.evaluation.speedup;
       progress.message = program.evaluation.message;
+      progress.confirmation = confirmation;
+      if (confirmation == "refuted") {
+        const std::string doubt = doubt_about(program.evaluation);
+        progress.message = fmt::format("not confirmed in strict mode ({}): {}",
+                                       doubt.empty() ? to_string(program.evaluation.status) : doubt,
+                                       program.evaluation.message);
+        if (program.evaluation.timing && program.evaluation.timing->mode == "screen") {
+          progress.message += "; the confirming evaluator screens too: give the run a strict one "
+                              "(Evolution::set_confirmer)";
+        }
+      }
       progress.improved = improved;
       notify(progress);
     }
@@ -594,30 +660,106 @@ struct Evolution::Impl {
     std::vector<Candidate> candidates;
     candidates.reserve(batch.size());
     for (const Pending& pending : batch) candidates.push_back(pending.candidate);
-    const auto begin = Clock::now();
-    std::vector<Evaluation> results = evaluator->evaluate_batch(task, candidates);
-    const double seconds = seconds_since(begin);
-    result.evaluator_seconds += seconds;
-    if (results.size() != candidates.size()) {
-      throw Error(fmt::format("the evaluator returned {} evaluations for {} candidates", results.size(),
-                              candidates.size()));
-    }
-    const double each = seconds / static_cast<double>(batch.size());
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (results[i].task.empty()) results[i].task = task.name;
-      const Lineage& lineage = batch[i].candidate.lineage;
-      const int island = std::clamp(lineage.island, 0, config.islands - 1);
-      const int generation = lineage.generation;
-      Program program(std::move(batch[i].candidate), std::move(results[i]), island, generation, evaluations);
+    // Each start is committed before the evaluator sees the child: should the candidate take the process down
+    // with it, a resume records it crashed instead of evaluating it again (docs/search.md, "Resume").
+    for (const Pending& pending : batch) {
+      if (!pending.step_id) continue;
       timed_store([&] {
-        return store->add_evaluation(run_id, program.id(), program.sequence, program.evaluation, batch[i].step_id,
-                                     each);
+        store->start_evaluation(run_id, *pending.step_id, pending.id, static_cast<std::int64_t>(batch.size()));
       });
-      ++evaluations;
-      ++session_evaluations;
-      learn(batch[i], program);
-      incorporate(std::move(program), batch[i].parent_id, batch[i].mutation, true, batch[i].skill);
     }
+    // From here, an exception (a broken backend, a failing store) judged none of the children still unrecorded:
+    // their starts are taken back, so that a resume evaluates them as usual.
+    std::size_t recorded = 0;
+    try {
+      const auto begin = Clock::now();
+      std::vector<Evaluation> results = evaluator->evaluate_batch(task, candidates);
+      const double seconds = seconds_since(begin);
+      result.evaluator_seconds += seconds;
+      if (results.size() != candidates.size()) {
+        throw Error(fmt::format("the evaluator returned {} evaluations for {} candidates", results.size(),
+                                candidates.size()));
+      }
+      const double each = seconds / static_cast<double>(batch.size());
+      for (; recorded < batch.size(); ++recorded) {
+        Pending& pending = batch[recorded];
+        if (results[recorded].task.empty()) results[recorded].task = task.name;
+        const Lineage& lineage = pending.candidate.lineage;
+        const int island = std::clamp(lineage.island, 0, config.islands - 1);
+        const int generation = lineage.generation;
+        Program program(std::move(pending.candidate), std::move(results[recorded]), island, generation, evaluations);
+        const std::string confirmation = confirm_if_leading(program, pending.step_id);
+        timed_store([&] {
+          return store->add_evaluation(run_id, program.id(), program.sequence, program.evaluation, pending.step_id,
+                                       each);
+        });
+        ++evaluations;
+        ++session_evaluations;
+        learn(pending, program);
+        incorporate(std::move(program), pending.parent_id, pending.mutation, true, pending.skill, confirmation);
+      }
+    } catch (...) {
+      for (std::size_t i = recorded; i < batch.size(); ++i) {
+        if (!batch[i].step_id) continue;
+        try {
+          store->forget_evaluation_start(*batch[i].step_id);
+        } catch (...) {
+          // The store failing too: the first error is the one to report; the child may be recorded crashed later.
+        }
+      }
+      throw;
+    }
+  }
+
+  // Confirmation before leadership (docs/search.md, "Confirmation"): a correct program whose evaluation is a
+  // screening or carries a doubt flag, and which would lead the run, is evaluated again in strict mode first. Its
+  // screening is kept (table screenings) and the strict evaluation becomes its standing, the one stored in
+  // `evaluations`. Returns "confirmed", "refuted", or "" when no confirmation was needed.
+  std::string confirm_if_leading(Program& program, const std::optional<std::int64_t>& step_id) {
+    if (!program.correct() || doubt_about(program.evaluation).empty() || !would_lead(program)) return "";
+    timed_store([&] { return store->add_screening(run_id, program.id(), program.sequence, program.evaluation, step_id); });
+    const auto begin = Clock::now();
+    const std::vector<Candidate> candidates{program.candidate()};
+    std::vector<Evaluation> strict =
+        confirmer ? confirmer->evaluate_batch(task, candidates) : evaluator->confirm_batch(task, candidates);
+    result.evaluator_seconds += seconds_since(begin);
+    if (strict.size() != 1) {
+      throw Error(fmt::format("the confirming evaluator returned {} evaluations for 1 candidate", strict.size()));
+    }
+    if (strict.front().task.empty()) strict.front().task = task.name;
+    strict.front().candidate_id = program.id();
+    program.evaluation = std::move(strict.front());
+    ++result.confirmations;
+    const bool holds = program.correct() && doubt_about(program.evaluation).empty();
+    if (!holds) ++result.refuted;
+    return holds ? "confirmed" : "refuted";
+  }
+
+  // A pending child whose evaluation an earlier session started and never finished, recorded crashed instead of
+  // evaluated again: the candidate may be what ended that session's process, and would end every resume's.
+  void record_crashed(Pending pending) {
+    if (evaluations >= config.budget) return;
+    Evaluation evaluation;
+    evaluation.task = task.name;
+    evaluation.backend = evaluator->backend_name();
+    evaluation.device = evaluator->device_name();
+    evaluation.status = Status::crashed;
+    evaluation.fitness = failure_fitness(Status::crashed);
+    evaluation.message = fmt::format(
+        "crashed: its evaluation started {} time(s) in an earlier session and never finished (the process evaluating "
+        "it ended: the candidate may have crashed it); a resume records it crashed instead of evaluating it again",
+        pending.unfinished_attempts);
+    const Lineage& lineage = pending.candidate.lineage;
+    Program program(std::move(pending.candidate), std::move(evaluation), std::clamp(lineage.island, 0, config.islands - 1),
+                    lineage.generation, evaluations);
+    timed_store([&] {
+      return store->add_evaluation(run_id, program.id(), program.sequence, program.evaluation, pending.step_id, 0.0);
+    });
+    ++evaluations;
+    ++session_evaluations;
+    ++result.crashed_on_resume;
+    learn(pending, program);
+    incorporate(std::move(program), pending.parent_id, pending.mutation, true, pending.skill);
   }
 
   // What the step taught, into the experience memory and the store (a step with a parent only).
@@ -801,7 +943,10 @@ struct Evolution::Impl {
     // memory does not hold them (one in the process).
     ledger->restore(steps, store->experience(run_id));
 
-    // Stored candidates whose evaluation never committed: evaluate them first.
+    // Stored candidates whose evaluation never committed: evaluate them first; those whose evaluation had
+    // started are recorded crashed when they were evaluated alone or already once again, else evaluated alone.
+    std::unordered_map<std::int64_t, EvaluationStart> starts;
+    for (EvaluationStart& start : store->evaluation_starts(run_id)) starts.emplace(start.step, std::move(start));
     std::vector<Pending> pending;
     for (const StepRecord& step : store->pending_steps(run_id)) {
       auto found = programs.find(step.child_id);
@@ -813,6 +958,10 @@ struct Evolution::Impl {
       item.parent_id = step.parent_ids.empty() ? std::string() : step.parent_ids.front();
       item.mutation = step.mutation;
       item.skill = step.skill;
+      if (auto start = starts.find(step.id); start != starts.end()) {
+        item.unfinished_attempts = start->second.attempts;
+        item.record_crashed = start->second.batch <= 1 || start->second.attempts >= 2;
+      }
       if (auto parent = evaluated.find(item.parent_id); parent != evaluated.end()) {
         // The request as it was made, as far as the memory needs it: the parent's evaluation, language, device.
         MutationRequest request;
@@ -1152,13 +1301,26 @@ struct Evolution::Impl {
                                                          : std::clamp(2 * evaluator->concurrency(), 1, 1024);
     try {
       if (!stop_requested.load() && (!previous || store->programs(run_id).empty())) seed_population();
-      // Pending candidates from an interrupted session, in batches as wide as the mutations in flight.
+      // Pending candidates from an interrupted session, in batches as wide as the mutations in flight; one whose
+      // evaluation had started is recorded crashed, or evaluated alone when it shared its batch (restore()).
       const auto width = static_cast<std::size_t>(in_flight);
-      for (std::size_t begin = 0; begin < pending.size() && stop_reason().empty(); begin += width) {
-        std::vector<Pending> batch(pending.begin() + static_cast<std::ptrdiff_t>(begin),
-                                   pending.begin() + static_cast<std::ptrdiff_t>(std::min(pending.size(), begin + width)));
-        evaluate(std::move(batch));
+      std::vector<Pending> batch;
+      auto flush = [&] {
+        if (!batch.empty() && stop_reason().empty()) evaluate(std::move(batch));
+        batch.clear();
+      };
+      for (Pending& item : pending) {
+        if (!stop_reason().empty()) break;
+        if (item.record_crashed) {
+          record_crashed(std::move(item));
+        } else if (item.unfinished_attempts > 0) {
+          evaluate({std::move(item)});
+        } else {
+          batch.push_back(std::move(item));
+          if (batch.size() >= width) flush();
+        }
       }
+      flush();
       if (population->size() == 0 && stop_reason().empty()) {
         throw Error(fmt::format("run {} has no evaluated program to start from (the budget of {} evaluations may be "
                                 "spent on pending candidates)",
@@ -1286,6 +1448,11 @@ void Evolution::stop() {
   impl_->stop_requested.store(true);
   std::lock_guard<std::mutex> lock(impl_->pool_mutex);
   if (impl_->pool != nullptr) impl_->pool->wake();
+}
+
+void Evolution::set_confirmer(std::shared_ptr<Evaluator> confirmer) {
+  if (impl_->running.load()) throw Error("set_confirmer: the run is in progress; set the confirmer before run()");
+  impl_->confirmer = std::move(confirmer);
 }
 
 void Evolution::set_memory(std::shared_ptr<ExperienceMemory> memory) {

@@ -60,6 +60,41 @@ const char* const kReaderIndexes = R"sql(
 CREATE INDEX IF NOT EXISTS evaluations_by_fitness ON evaluations(run, status, fitness);
 )sql";
 
+// Tables the search's safety rules need, added beside version 4's without changing any of its tables, so no new
+// version: an earlier build reads and writes such a store as before and ignores them; a store written by an
+// earlier build gains them the first time it is opened for writing (docs/run-store.md, "Added tables").
+// evaluation_starts: each child's evaluation, marked (committed) before it starts, with the size of the batch
+// it went in; a resume finds a pending child that was marked and does not evaluate it again blindly
+// (docs/search.md, "Resume"). screenings: a screen-mode evaluation that would have made its program lead the
+// run, kept when the program's strict confirming evaluation takes its place in `evaluations`.
+const char* const kAddedTables = R"sql(
+CREATE TABLE IF NOT EXISTS evaluation_starts (
+  run INTEGER NOT NULL REFERENCES runs(id),
+  step INTEGER NOT NULL REFERENCES steps(id),
+  program_id TEXT NOT NULL,
+  batch INTEGER NOT NULL,
+  attempts INTEGER NOT NULL,
+  started REAL NOT NULL,
+  PRIMARY KEY (step)
+);
+CREATE INDEX IF NOT EXISTS evaluation_starts_by_run ON evaluation_starts(run);
+CREATE TABLE IF NOT EXISTS screenings (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run INTEGER NOT NULL REFERENCES runs(id),
+  program_id TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  step INTEGER REFERENCES steps(id),
+  status TEXT NOT NULL,
+  fitness REAL NOT NULL,
+  speedup REAL NOT NULL,
+  message TEXT NOT NULL,
+  json TEXT NOT NULL,
+  created REAL NOT NULL,
+  UNIQUE (run, program_id),
+  FOREIGN KEY (run, program_id) REFERENCES programs(run, id)
+);
+)sql";
+
 // Version 4 (with kLlmAttemptsTable and experience_table()). Changing a table means a new version and an
 // upgrade in open_schema() (see upgrade()).
 const char* const kSchema = R"sql(
@@ -411,7 +446,17 @@ struct RunStore::Impl {
           db.path(), version, kRunStoreSchemaVersion));
     }
     if (version < kRunStoreSchemaVersion && !read_only) upgrade();
-    if (!read_only) db.execute(kReaderIndexes);
+    if (!read_only) {
+      db.execute(kReaderIndexes);
+      db.execute(kAddedTables);
+    }
+  }
+
+  bool has_table(const char* name) {
+    auto statement = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
+    statement.bind(1, name);
+    statement.step();
+    return statement.int64(0) > 0;
   }
 
   // Brings an older file to the current version in one transaction, so that a reader sees either the
@@ -682,6 +727,75 @@ std::int64_t RunStore::add_evaluation(std::int64_t run, const std::string& progr
   touch.bind(1, unix_seconds()).bind(2, run).run();
   transaction.commit();
   return evaluation_id;
+}
+
+void RunStore::start_evaluation(std::int64_t run, std::int64_t step_id, const std::string& program_id,
+                                std::int64_t batch) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("mark an evaluation started");
+  auto statement = impl_->db.prepare(
+      "INSERT INTO evaluation_starts (run, step, program_id, batch, attempts, started) VALUES (?, ?, ?, ?, 1, ?) "
+      "ON CONFLICT (step) DO UPDATE SET batch = excluded.batch, attempts = attempts + 1, started = excluded.started");
+  statement.bind(1, run).bind(2, step_id).bind(3, program_id).bind(4, batch).bind(5, unix_seconds()).run();
+}
+
+void RunStore::forget_evaluation_start(std::int64_t step_id) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("clear an evaluation's start");
+  auto statement = impl_->db.prepare(
+      "UPDATE evaluation_starts SET attempts = attempts - 1 WHERE step = ?");
+  statement.bind(1, step_id).run();
+  auto remove = impl_->db.prepare("DELETE FROM evaluation_starts WHERE step = ? AND attempts <= 0");
+  remove.bind(1, step_id).run();
+}
+
+std::vector<EvaluationStart> RunStore::evaluation_starts(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::vector<EvaluationStart> starts;
+  if (!impl_->has_table("evaluation_starts")) return starts;
+  auto statement = impl_->db.prepare(
+      "SELECT step, program_id, batch, attempts, started FROM evaluation_starts WHERE run = ? ORDER BY step");
+  statement.bind(1, run);
+  while (statement.step()) {
+    EvaluationStart start;
+    start.run = run;
+    start.step = statement.int64(0);
+    start.program_id = statement.text(1);
+    start.batch = statement.int64(2);
+    start.attempts = statement.int64(3);
+    start.started = statement.real(4);
+    starts.push_back(std::move(start));
+  }
+  return starts;
+}
+
+std::int64_t RunStore::add_screening(std::int64_t run, const std::string& program_id, std::int64_t sequence,
+                                     const Evaluation& evaluation, std::optional<std::int64_t> step_id) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->require_writable("add a screening");
+  auto statement = impl_->db.prepare(
+      "INSERT INTO screenings (run, program_id, sequence, step, status, fitness, speedup, message, json, created) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  statement.bind(1, run).bind(2, program_id).bind(3, sequence).bind(4, step_id);
+  statement.bind(5, to_string(evaluation.status))
+      .bind(6, evaluation.fitness)
+      .bind(7, evaluation.speedup)
+      .bind(8, evaluation.message)
+      .bind(9, evaluation.to_json())
+      .bind(10, unix_seconds())
+      .run();
+  return impl_->db.last_insert_rowid();
+}
+
+std::vector<EvaluationRecord> RunStore::screenings(std::int64_t run) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::vector<EvaluationRecord> result;
+  if (!impl_->has_table("screenings")) return result;
+  auto statement = impl_->db.prepare(
+      fmt::format("SELECT {} FROM screenings WHERE run = ? ORDER BY sequence", kEvaluationColumns));
+  statement.bind(1, run);
+  while (statement.step()) result.push_back(read_evaluation(statement));
+  return result;
 }
 
 void RunStore::fail_step(std::int64_t step_id, const std::string& failure) {

@@ -26,6 +26,12 @@ class KERNELSMITH_API Evaluator {
   virtual std::vector<Evaluation> evaluate_batch(const Task& task,
                                                  const std::vector<Candidate>& candidates);
 
+  /// Evaluates candidates in strict mode (EvaluatorOptions::mode), to confirm those that would lead an
+  /// evolution (docs/search.md, "Confirmation"). The default calls evaluate_batch(): an evaluator with one
+  /// mode confirms by evaluating again. The built-in evaluator in screen mode evaluates them with a strict
+  /// twin of itself (its own worker processes, started on the first confirmation).
+  virtual std::vector<Evaluation> confirm_batch(const Task& task, const std::vector<Candidate>& candidates);
+
   /// Backend and device this evaluator measures on, for the record ("opencl", "NVIDIA H100 ..."). An
   /// evaluator over several devices of one kind names that kind.
   virtual std::string backend_name() const { return "custom"; }

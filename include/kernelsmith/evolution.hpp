@@ -56,7 +56,9 @@ struct KERNELSMITH_API EvolutionConfig {
   int mutations_in_flight = 1;
 
   // Stop rules (0 disables a rule; the budget is required).
-  /// Evaluations in the run, the reference and the seeds included; a resumed run counts its earlier ones.
+  /// Evaluations in the run, the reference and the seeds included; a resumed run counts its earlier ones. The
+  /// strict confirmations of would-be leaders are not counted (at most one per candidate: docs/search.md,
+  /// "Confirmation").
   std::int64_t budget = 100;
   double wall_seconds = 0.0;
   double target_speedup = 0.0;
@@ -111,6 +113,12 @@ struct Progress {
   Status status = Status::ok;
   double speedup = 0.0;
   std::string message;  ///< the evaluation's message, or why there was no candidate
+  /// The confirmation the step's program needed before it could lead the run (docs/search.md, "Confirmation"):
+  /// "confirmed" (its strict evaluation holds, and is the program's standing now), "refuted" (the strict
+  /// evaluation failed or is still in doubt: the program does not lead), or empty when none was needed.
+  std::string confirmation;
+  /// The best program is new. The best is always a confirmed program (or one whose evaluation needs no
+  /// confirmation).
   bool improved = false;
 };
 
@@ -124,9 +132,19 @@ struct EvolutionResult {
   /// whether the proposals kept failing or no program was left that the mutator could work from (and
   /// why). Empty otherwise.
   std::string stop_detail;
+  /// The best confirmed program (docs/search.md, "Confirmation"): never one whose standing is a screen-mode
+  /// or doubt-flagged evaluation.
   std::optional<Program> best;
   double best_speedup = 0.0;
-  std::int64_t evaluations = 0;          ///< in the run, earlier sessions included
+  /// Evaluations in the run, earlier sessions included: one per candidate (a confirmation is not counted here,
+  /// nor in the budget).
+  std::int64_t evaluations = 0;
+  /// Strict confirmations run in this session, and those that refuted their screening (the program does not lead).
+  std::int64_t confirmations = 0;
+  std::int64_t refuted = 0;
+  /// Pending children that a resume recorded `crashed` instead of evaluating them again: their evaluation had
+  /// started in an earlier session and never finished (docs/search.md, "Resume").
+  std::int64_t crashed_on_resume = 0;
   std::int64_t session_evaluations = 0;  ///< in this call to run()
   std::int64_t steps = 0;
   std::int64_t failed_proposals = 0;
@@ -163,6 +181,12 @@ class KERNELSMITH_API Evolution {
   /// Called on the thread that runs run(), after each step is stored. An exception from it ends the
   /// run (status "failed") and leaves run().
   void on_progress(ProgressCallback callback);
+
+  /// The evaluator that confirms, in strict mode, a candidate about to lead the run (become its best, enter the
+  /// elite set or its island's top programs) whose evaluation was a screening or carries a flag that casts doubt
+  /// on it (docs/search.md, "Confirmation"). Null (the default): the run's evaluator's confirm_batch(), which for
+  /// the built-in evaluator in screen mode is a strict twin of it. Set it before run() (Error while running).
+  void set_confirmer(std::shared_ptr<Evaluator> confirmer);
 
   /// The experience memory the run learns into and retrieves from (docs/memory.md); null: one opened from
   /// config.memory_path at run(), else one in the process. Set it before run() (Error while running). An

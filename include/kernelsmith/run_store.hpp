@@ -132,6 +132,19 @@ struct ExperienceRecord {
   ExperienceItem item;
 };
 
+/// A child's evaluation as it started (table evaluation_starts): committed before the evaluator sees the
+/// child, so that a resume knows which pending child was being evaluated when the process ended.
+struct EvaluationStart {
+  std::int64_t run = 0;
+  std::int64_t step = 0;
+  std::string program_id;
+  /// Candidates in the batch it was evaluated with (a crash of the process names none of them).
+  std::int64_t batch = 1;
+  /// Times its evaluation was started and never finished.
+  std::int64_t attempts = 1;
+  double started = 0.0;
+};
+
 /// One point of a run's history: an evaluation and the best speedup so far.
 struct HistoryPoint {
   std::int64_t sequence = 0;
@@ -180,6 +193,14 @@ class KERNELSMITH_API RunStore {
   std::int64_t add_evaluation(std::int64_t run, const std::string& program_id, std::int64_t sequence,
                               const Evaluation& evaluation, std::optional<std::int64_t> step_id = std::nullopt,
                               double evaluate_seconds = 0.0);
+  /// Marks the evaluation of a pending step's child as started (evaluation_starts; committed when it returns),
+  /// in a batch of `batch` candidates; marking it again counts another attempt.
+  void start_evaluation(std::int64_t run, std::int64_t step_id, const std::string& program_id, std::int64_t batch);
+  /// Takes back one start of the step's evaluation (the evaluator threw before it judged the child: no attempt).
+  void forget_evaluation_start(std::int64_t step_id);
+  /// Inserts a screen-mode evaluation superseded by its program's confirming evaluation (table screenings).
+  std::int64_t add_screening(std::int64_t run, const std::string& program_id, std::int64_t sequence,
+                             const Evaluation& evaluation, std::optional<std::int64_t> step_id = std::nullopt);
   /// Marks a pending step as not evaluated, with the reason.
   void fail_step(std::int64_t step_id, const std::string& failure);
   /// Records what a step taught the experience memory; returns the record's id.
@@ -193,6 +214,11 @@ class KERNELSMITH_API RunStore {
   /// In evaluation order.
   std::vector<EvaluationRecord> evaluations(std::int64_t run) const;
   std::optional<EvaluationRecord> evaluation_of(std::int64_t run, const std::string& program_id) const;
+  /// The run's screen-mode evaluations that confirmations superseded, in sequence order (none in a store
+  /// written before confirmations existed).
+  std::vector<EvaluationRecord> screenings(std::int64_t run) const;
+  /// The evaluations of the run's children marked started, in step order.
+  std::vector<EvaluationStart> evaluation_starts(std::int64_t run) const;
   /// In insertion order, each with its LLM attempts.
   std::vector<StepRecord> steps(std::int64_t run) const;
   /// Steps with a child and neither an evaluation nor a failure.

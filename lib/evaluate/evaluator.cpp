@@ -46,6 +46,10 @@ std::vector<Evaluation> Evaluator::evaluate_batch(const Task& task, const std::v
   return evaluations;
 }
 
+std::vector<Evaluation> Evaluator::confirm_batch(const Task& task, const std::vector<Candidate>& candidates) {
+  return evaluate_batch(task, candidates);
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -238,6 +242,16 @@ class BuiltinEvaluator final : public Evaluator {
     evaluations.reserve(candidates.size());
     for (auto& result : results) evaluations.push_back(std::move(*result));
     return evaluations;
+  }
+
+  std::vector<Evaluation> confirm_batch(const Task& task, const std::vector<Candidate>& candidates) override {
+    if (options_.mode == "strict") return evaluate_batch(task, candidates);
+    std::call_once(strict_once_, [this] {
+      EvaluatorOptions strict = options_;
+      strict.mode = "strict";
+      strict_ = create_evaluator(strict);
+    });
+    return strict_->evaluate_batch(task, candidates);
   }
 
   std::string backend_name() const override { return backend_; }
@@ -500,6 +514,8 @@ class BuiltinEvaluator final : public Evaluator {
   std::atomic<bool> offline_compiles_{true};
   std::once_flag pool_once_;
   std::unique_ptr<detail::ThreadPool> pool_;
+  std::once_flag strict_once_;
+  std::unique_ptr<Evaluator> strict_;  ///< confirm_batch()'s strict twin, in screen mode only
   std::mutex lanes_mutex_;
   std::condition_variable lane_freed_;
   std::vector<std::unique_ptr<DeviceLane>> lanes_;

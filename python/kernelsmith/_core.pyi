@@ -5268,6 +5268,10 @@ class RunStore:
         """
         Every run in the store, a list of RunInfo.
         """
+    def screenings(self, run: typing.SupportsInt | typing.SupportsIndex) -> list[EvaluationRecord]:
+        """
+        The screen-mode evaluations that strict confirmations superseded, in sequence order, a list of EvaluationRecord (the program's standing is its record in evaluations()).
+        """
     def set_run_status(self, run: typing.SupportsInt | typing.SupportsIndex, status: str, stop_reason: str = '', error: str = '') -> None:
         """
         Sets a run's status ('running', 'finished', 'stopped', 'failed') with the stop reason and error; the last three also set `finished`.
@@ -5519,6 +5523,11 @@ class Progress:
         The run's evaluation budget.
         """
     @property
+    def confirmation(self) -> str:
+        """
+        'confirmed' or 'refuted' when the child would have led the run and was evaluated again in strict mode first (its standing is that evaluation now); '' when it needed no confirmation.
+        """
+    @property
     def duplicates(self) -> int:
         """
         Exact and near duplicates rejected so far.
@@ -5541,7 +5550,7 @@ class Progress:
     @property
     def improved(self) -> bool:
         """
-        True when this step found a new best program.
+        True when this step found a new best program (always a confirmed one).
         """
     @property
     def island(self) -> int:
@@ -5595,12 +5604,22 @@ class EvolutionResult:
     @property
     def best(self) -> Program | None:
         """
-        The best correct Program, or None.
+        The best confirmed Program (never one whose standing is a screening or a doubt-flagged evaluation), or None.
         """
     @property
     def best_speedup(self) -> float:
         """
         Its speedup over the baseline.
+        """
+    @property
+    def confirmations(self) -> int:
+        """
+        Strict confirmations of would-be leaders in this call to run() (not counted in the budget).
+        """
+    @property
+    def crashed_on_resume(self) -> int:
+        """
+        Pending children recorded crashed instead of evaluated again: their evaluation had started in an earlier session and never finished.
         """
     @property
     def db_path(self) -> str:
@@ -5658,6 +5677,11 @@ class EvolutionResult:
         Stored candidates left unevaluated (a resume evaluates them).
         """
     @property
+    def refuted(self) -> int:
+        """
+        Confirmations that refuted their screening: those programs do not lead.
+        """
+    @property
     def run_id(self) -> int:
         """
         The run's id in the store.
@@ -5707,6 +5731,10 @@ class Evolution:
     def run(self) -> EvolutionResult:
         """
         Runs until a stop rule holds and returns an EvolutionResult; raises what the evaluator raises, StoreError, ValidationError, or Error when already running.
+        """
+    def set_confirmer(self, confirmer: Evaluator) -> None:
+        """
+        The Evaluator that confirms, in strict mode, a candidate about to lead the run whose evaluation was a screening or is flagged with doubt (docs/search.md, 'Confirmation'). None (the default): the run's evaluator, which for the built-in evaluator in screen mode confirms with a strict twin of itself. Set it before run().
         """
     def stop(self) -> None:
         """

@@ -9,6 +9,7 @@
 #include "catch.hpp"
 #include "gpu_test_support.hpp"
 #include "harness_test_support.hpp"
+#include "race_kernels.hpp"
 #include "kernelsmith/evaluator.hpp"
 
 using namespace kernelsmith;
@@ -21,28 +22,8 @@ struct Kernel {
 };
 
 const std::vector<Kernel> kOpenClRaces = {
-    {"a block reads the previous block's last output",
-     "// @launch chained<<<ceil_div(N, 64), 64>>>(a, b, y, N)\n"
-     "__kernel void chained(__global const float* a, __global const float* b, __global float* y, int N) {\n"
-     "  const int i = get_global_id(0);\n"
-     "  if (i < N) y[i] = 2.0f * a[i] + b[i];\n"
-     "  barrier(CLK_GLOBAL_MEM_FENCE);\n"
-     "  /* Takes the neighbour's value when it differs: wrong whenever the neighbour has not run yet. */\n"
-     "  if (get_local_id(0) == 0 && get_group_id(0) > 0 && i < N) {\n"
-     "    const float previous = y[i - 1];\n"
-     "    if (!(previous == 2.0f * a[i - 1] + b[i - 1])) y[i] = previous;\n"
-     "  }\n"
-     "}\n"},
-    {"every block reads a factor that block 0 writes",
-     "// @workspace factor: float32[1]\n"
-     "// @launch shared_factor<<<ceil_div(N, 64), 64>>>(a, b, y, factor, N)\n"
-     "__kernel void shared_factor(__global const float* a, __global const float* b, __global float* y,\n"
-     "                            __global volatile float* factor, int N) {\n"
-     "  const int i = get_global_id(0);\n"
-     "  if (i == 0) factor[0] = 2.0f;\n"
-     "  barrier(CLK_GLOBAL_MEM_FENCE);\n"
-     "  if (i < N) y[i] = factor[0] * a[i] + b[i];\n"
-     "}\n"},
+    {"a block reads the previous block's last output", test::kOpenClChainedRace},
+    {"every block reads a factor that block 0 writes", test::kOpenClSharedFactorRace},
 };
 
 const char* kOpenClHonest =

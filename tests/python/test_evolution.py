@@ -576,3 +576,59 @@ def test_the_triton_example_of_docs_triton_md_is_refused_on_another_backend(tmp_
     exec(compile(block, "docs/triton.md", "exec"), namespace)  # noqa: S102  (the documentation's own example)
     with pytest.raises(ks.ValidationError, match="^triton runs on the cuda backend; this run uses opencl"):
         namespace["evolution"].run()
+
+
+class ModeEvaluator(ScoringEvaluator):
+    """ScoringEvaluator's scores, measured in `mode`; in strict mode the fastest programs (BLOCK * ITEMS of 1024
+    or more) are incorrect: a race only strict mode's checks find."""
+
+    def __init__(self, mode: str):
+        super().__init__()
+        self.mode = mode
+
+    def evaluate(self, task, candidate):
+        evaluation = super().evaluate(task, candidate)
+        if evaluation.status == ks.Status.ok:
+            timing = ks.TimingReport()
+            timing.mode = self.mode
+            evaluation.timing = timing
+            values = ks.ParamMutator.values_of(candidate.source)
+            if self.mode == "strict" and values.get("BLOCK", 0) * values.get("ITEMS", 0) >= 1024:
+                evaluation.status = ks.Status.incorrect
+                evaluation.message = "incorrect: the outputs changed with the order of the blocks"
+                evaluation.fitness = 0.0
+                evaluation.speedup = 0.0
+        return evaluation
+
+
+def test_a_screened_leader_is_confirmed_by_the_strict_confirmer_before_it_leads(tmp_path, small_task):
+    config = ks.EvolutionConfig()
+    config.db_path = str(tmp_path / "confirm.db")
+    config.budget = 16
+    config.seed = 5
+    strict = ModeEvaluator("strict")
+    evolution = ks.Evolution(small_task, ModeEvaluator("screen"), ks.ParamMutator(), config)
+    evolution.set_confirmer(strict)
+    progress = []
+    evolution.on_progress(progress.append)
+    result = evolution.run()
+
+    assert result.evaluations == 16  # confirmations are not counted in the budget
+    assert result.confirmations == len(strict.seen) > 0
+    assert result.best is not None
+    assert result.best.evaluation.timing.mode == "strict"
+    store = ks.RunStore(config.db_path, read_only=True)
+    standing = {record.program_id: record.evaluation for record in store.evaluations(result.run_id)}
+    screenings = store.screenings(result.run_id)
+    assert len(screenings) == result.confirmations
+    for screening in screenings:
+        assert screening.evaluation.timing.mode == "screen"
+        assert standing[screening.program_id].timing is None or standing[screening.program_id].timing.mode == "strict"
+    for step in progress:
+        if step.best_program_id:
+            assert standing[step.best_program_id].timing.mode == "strict"
+            assert standing[step.best_program_id].status == ks.Status.ok
+    refuted = [step for step in progress if step.confirmation == "refuted"]
+    assert refuted and result.refuted == len(refuted)
+    assert all(step.program_id != result.best.id for step in refuted)
+    assert all(standing[step.program_id].status == ks.Status.incorrect for step in refuted)
