@@ -54,7 +54,11 @@ bool write_cache_file(const std::string& path, const std::vector<FilePart>& part
                                                      std::to_string(static_cast<long>(getpid())) + "." +
                                                      std::to_string(counter.fetch_add(1)));
   {
-    std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
+    // Unbuffered: each part goes to the file in one write, and no stream buffer keeps a copy of the last
+    // part (an expected output the harness holds sealed: lib/evaluate/sealed_bytes.hpp) in the heap.
+    std::ofstream stream;
+    stream.rdbuf()->pubsetbuf(nullptr, 0);
+    stream.open(temporary, std::ios::binary | std::ios::trunc);
     if (!stream) return false;
     for (const FilePart& part : parts) {
       stream.write(static_cast<const char*>(part.data), static_cast<std::streamsize>(part.size));

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "evaluate/host_tensors.hpp"
+
 namespace kernelsmith::detail {
 
 // `buffers` holds a device buffer per entry of the plan's buffers, in the same order.
@@ -41,6 +45,17 @@ void poison_outputs_and_workspaces(Backend& backend, const BoundPlan& plan, cons
   for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
     if (plan.buffers[i].role != BufferSpec::Role::input) backend.fill(buffers[i], byte, plan.buffers[i].bytes);
   }
+}
+
+void scrub_outputs_and_workspaces(Backend& backend, const BoundPlan& plan, const DeviceBuffers& buffers) {
+  constexpr std::size_t kStagingFlushBytes = std::size_t(64) << 20;
+  poison_outputs_and_workspaces(backend, plan, buffers, kPoisonFirst);
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+    if (plan.buffers[i].role != BufferSpec::Role::output) continue;
+    Bytes scratch(std::min(plan.buffers[i].bytes, kStagingFlushBytes));
+    backend.read(buffers[i], scratch.data(), scratch.size());
+  }
+  backend.synchronize();
 }
 
 void reset_plan_state(Backend& backend, const BoundPlan& plan) {

@@ -107,6 +107,11 @@ void launch_one(Backend& backend, const BoundLaunch& launch, const std::vector<s
 /// finds nothing an earlier run left there, and elements it never writes stay visible.
 void poison_outputs_and_workspaces(Backend& backend, const BoundPlan& plan, const DeviceBuffers& buffers,
                                    std::uint8_t byte);
+/// After the reference ran on `buffers` (they held the expected outputs): fills the outputs and workspaces
+/// with poison, then reads the outputs back once more (up to 64 MiB each) into a scratch host buffer, so
+/// that a driver's staging buffers for device-to-host copies (pinned host memory the device can address)
+/// hold poison rather than the last expected output read through them. Synchronizes.
+void scrub_outputs_and_workspaces(Backend& backend, const BoundPlan& plan, const DeviceBuffers& buffers);
 /// Puts the globals of the plan's modules back to their loaded values (Backend::reset_module_state):
 /// what a run leaves there is not seen by the next.
 void reset_plan_state(Backend& backend, const BoundPlan& plan);

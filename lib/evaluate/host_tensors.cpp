@@ -430,14 +430,14 @@ double spread_of(std::int64_t n, double sum_abs, double deviation_squares) {
 
 }  // namespace
 
-OutputComparison compare_output(const std::string& tensor, DType dtype, std::int64_t count, const Bytes& expected,
-                                const Bytes& first_run, const Bytes& second_run, const Tolerance& tolerance,
-                                ThreadPool& pool) {
+OutputComparison compare_output(const std::string& tensor, DType dtype, std::int64_t count, ByteView expected,
+                                ByteView first_run, ByteView second_run, const Tolerance& tolerance,
+                                ThreadPool& pool, PoisonPair poison) {
   const std::size_t element_size = dtype_size(dtype);
   const std::size_t bytes = static_cast<std::size_t>(count) * element_size;
-  if (expected.size() < bytes || first_run.size() < bytes || second_run.size() < bytes) {
+  if (expected.size < bytes || first_run.size < bytes || second_run.size < bytes) {
     throw Error(fmt::format("compare_output({}): buffers of {}, {}, {} bytes for {} elements", tensor,
-                            expected.size(), first_run.size(), second_run.size(), count));
+                            expected.size, first_run.size, second_run.size, count));
   }
   OutputComparison result;
   OutputCheck& check = result.check;
@@ -450,13 +450,13 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
   for_each_chunk(pool, count, [&](std::int64_t chunk, std::int64_t begin, std::int64_t end) {
     ChunkSums& part = sums[static_cast<std::size_t>(chunk)];
     for (std::int64_t i = begin; i < end; ++i) {
-      const double e = load_element(dtype, expected.data(), i);
+      const double e = load_element(dtype, expected.data, i);
       if (!std::isfinite(e)) continue;
       part.expected_squares += e * e;
       part.expected_sum += e;
       part.expected_abs += std::abs(e);
       ++part.expected_finite;
-      const double a = load_element(dtype, first_run.data(), i);
+      const double a = load_element(dtype, first_run.data, i);
       if (!std::isfinite(a)) continue;
       part.actual_sum += a;
       part.actual_abs += std::abs(a);
@@ -481,8 +481,8 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
   const double actual_mean =
       total.actual_finite > 0 ? total.actual_sum / static_cast<double>(total.actual_finite) : 0.0;
 
-  std::vector<std::uint8_t> poison_first(element_size, kPoisonFirst);
-  std::vector<std::uint8_t> poison_second(element_size, kPoisonSecond);
+  std::vector<std::uint8_t> poison_first(element_size, poison.first);
+  std::vector<std::uint8_t> poison_second(element_size, poison.second);
   // Bitwise equality of two elements; a memcmp of a constant size compiles to one comparison, where a call
   // per element of a variable size dominated the comparison of large outputs.
   auto same_bits = [element_size](const std::uint8_t* a, const std::uint8_t* b) {
@@ -506,10 +506,10 @@ OutputComparison compare_output(const std::string& tensor, DType dtype, std::int
     };
     for (std::int64_t i = begin; i < end; ++i) {
       const std::size_t offset = static_cast<std::size_t>(i) * element_size;
-      const std::uint8_t* one = first_run.data() + offset;
-      const std::uint8_t* two = second_run.data() + offset;
-      const double e = load_element(dtype, expected.data(), i);
-      const double a = load_element(dtype, first_run.data(), i);
+      const std::uint8_t* one = first_run.data + offset;
+      const std::uint8_t* two = second_run.data + offset;
+      const double e = load_element(dtype, expected.data, i);
+      const double a = load_element(dtype, first_run.data, i);
       if (!same_bits(one, two)) {
         if (same_bits(one, poison_first.data()) && same_bits(two, poison_second.data())) {
           ++part.unwritten;

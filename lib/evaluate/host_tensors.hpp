@@ -13,6 +13,7 @@
 
 #include "detail/thread_pool.hpp"
 #include "evaluate/host_blocks.hpp"
+#include "evaluate/sealed_bytes.hpp"
 #include "kernelsmith/dtype.hpp"
 #include "kernelsmith/evaluation.hpp"
 #include "kernelsmith/task.hpp"
@@ -94,9 +95,31 @@ Bytes generate_input(const TensorSpec& spec, const std::vector<std::int64_t>& sh
 Bytes nudge_inputs(DType dtype, const Bytes& data, std::uint64_t seed);
 
 /// Byte patterns that outputs and workspaces are filled with before the candidate's two runs: every
-/// byte differs between them, and both read as NaN or an absurd value for every float type.
+/// byte differs between them, and both read as NaN or an absurd value for every float type. The harness
+/// draws the patterns of each run at random from kPoisonBytes (docs/evaluation.md, "Poison"); these two are
+/// the defaults of compare_output and what the plan runner fills with.
 inline constexpr std::uint8_t kPoisonFirst = 0xFF;
 inline constexpr std::uint8_t kPoisonSecond = 0x7F;
+
+/// Bytes that, repeated, read as NaN (float16) or as a magnitude above 1e36 (float32, bfloat16, float64)
+/// or NaN: any of them marks an element no run wrote. The harness picks among them at random for every run,
+/// so a kernel cannot tell from the pattern in its outputs which run it is in.
+inline constexpr std::uint8_t kPoisonBytes[] = {0x7C, 0x7D, 0x7E, 0x7F, 0xFC, 0xFD, 0xFE, 0xFF};
+
+/// The patterns of the two runs of one correctness check (they differ).
+struct PoisonPair {
+  std::uint8_t first = kPoisonFirst;
+  std::uint8_t second = kPoisonSecond;
+};
+
+/// Bytes to compare: a host buffer, or an open view of sealed memory (the expected outputs).
+struct ByteView {
+  ByteView(const Bytes& bytes) : data(bytes.data()), size(bytes.size()) {}  // NOLINT(google-explicit-constructor)
+  ByteView(const Unsealed& open) : data(open.data()), size(open.size()) {}  // NOLINT(google-explicit-constructor)
+  ByteView(const std::uint8_t* bytes, std::size_t count) : data(bytes), size(count) {}
+  const std::uint8_t* data;
+  std::size_t size;
+};
 
 /// Below this relative spread (SpreadAccumulator) integer values are near-constant, and a candidate's output
 /// is compared for it below this at most (see near_constant_spread and compare_output).
@@ -147,9 +170,10 @@ struct OutputComparison {
 };
 /// The chunks of large outputs run on `pool` and the calling thread; the result does not depend on the
 /// number of threads.
-OutputComparison compare_output(const std::string& tensor, DType dtype, std::int64_t count, const Bytes& expected,
-                                const Bytes& first_run, const Bytes& second_run, const Tolerance& tolerance,
-                                ThreadPool& pool = ThreadPool::shared());
+/// `poison` holds the patterns the two runs started from.
+OutputComparison compare_output(const std::string& tensor, DType dtype, std::int64_t count, ByteView expected,
+                                ByteView first_run, ByteView second_run, const Tolerance& tolerance,
+                                ThreadPool& pool = ThreadPool::shared(), PoisonPair poison = {});
 
 /// What is wrong with an output that failed compare_output, in one sentence for the evaluation's
 /// message (the first of: unwritten, non-finite, near-constant, beyond the tolerance, relative L2).

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "detail/file_cache.hpp"
@@ -33,43 +34,81 @@ std::string OracleDiskCache::path(const std::string& key, const char* extension)
   return (fs::path(folder_) / key.substr(0, 2) / (key + extension)).string();
 }
 
-std::optional<std::vector<Bytes>> OracleDiskCache::find_outputs(const std::string& key,
-                                                                const std::vector<std::size_t>& sizes) {
-  if (folder_.empty()) return std::nullopt;
+bool OracleDiskCache::read_outputs(const std::string& key, const std::vector<std::size_t>& sizes,
+                                   const std::function<std::uint8_t*(std::size_t)>& destination) {
+  if (folder_.empty()) return false;
   const std::string file = path(key, ".bin");
-  std::ifstream stream(file, std::ios::binary);
-  if (!stream) return std::nullopt;
+  // Unbuffered: a stream buffer would keep the last kilobytes of an expected output in the heap after the
+  // stream is gone, where a kernel on a CPU device could read them (sealed_bytes.hpp).
+  std::ifstream stream;
+  stream.rdbuf()->pubsetbuf(nullptr, 0);
+  stream.open(file, std::ios::binary);
+  if (!stream) return false;
   std::string header;
-  if (!std::getline(stream, header)) return std::nullopt;
+  if (!std::getline(stream, header)) return false;
   std::ostringstream expected;
   expected << kOutputsFormat;
   for (const std::size_t size : sizes) expected << ' ' << size;
-  if (header != expected.str()) return std::nullopt;  // another layout: computed again and overwritten
-  std::vector<Bytes> outputs;
-  for (const std::size_t size : sizes) {
-    Bytes bytes(size);
-    if (size > 0 && !stream.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
-      return std::nullopt;
+  if (header != expected.str()) return false;  // another layout: computed again and overwritten
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] > 0 && !stream.read(reinterpret_cast<char*>(destination(i)), static_cast<std::streamsize>(sizes[i]))) {
+      return false;
     }
-    outputs.push_back(std::move(bytes));
   }
   mark_cache_file_used(file);
+  return true;
+}
+
+std::optional<std::vector<Bytes>> OracleDiskCache::find_outputs(const std::string& key,
+                                                                const std::vector<std::size_t>& sizes) {
+  std::vector<Bytes> outputs;
+  for (const std::size_t size : sizes) outputs.emplace_back(size);
+  if (!read_outputs(key, sizes, [&](std::size_t i) { return outputs[i].data(); })) return std::nullopt;
   return outputs;
 }
 
-void OracleDiskCache::store_outputs(const std::string& key, const std::vector<Bytes>& outputs) {
+std::optional<std::vector<SealedBytes>> OracleDiskCache::find_sealed_outputs(const std::string& key,
+                                                                             const std::vector<std::size_t>& sizes) {
+  std::vector<SealedBytes> outputs;
+  outputs.reserve(sizes.size());  // the views below refer to the elements: they must not move
+  std::vector<std::unique_ptr<Unsealed>> open;
+  for (const std::size_t size : sizes) {
+    outputs.emplace_back(size);
+    open.push_back(std::make_unique<Unsealed>(outputs.back(), true));
+  }
+  const bool found = read_outputs(key, sizes, [&](std::size_t i) { return open[i]->writable_data(); });
+  open.clear();  // sealed again
+  if (!found) return std::nullopt;
+  return outputs;
+}
+
+void OracleDiskCache::write_outputs(const std::string& key, const std::vector<ByteView>& outputs) {
   if (folder_.empty()) return;
   std::string header = kOutputsFormat;
   std::uintmax_t total = 0;
-  for (const Bytes& bytes : outputs) {
-    header += fmt::format(" {}", bytes.size());
-    total += bytes.size();
+  for (const ByteView& bytes : outputs) {
+    header += fmt::format(" {}", bytes.size);
+    total += bytes.size;
   }
   if (total > max_bytes_ / kLargestEntryShare) return;
   header += '\n';
   std::vector<FilePart> parts{{header.data(), header.size()}};
-  for (const Bytes& bytes : outputs) parts.push_back({bytes.data(), bytes.size()});
+  for (const ByteView& bytes : outputs) parts.push_back({bytes.data, bytes.size});
   if (write_cache_file(path(key, ".bin"), parts)) stored(total + header.size());
+}
+
+void OracleDiskCache::store_outputs(const std::string& key, const std::vector<Bytes>& outputs) {
+  write_outputs(key, std::vector<ByteView>(outputs.begin(), outputs.end()));
+}
+
+void OracleDiskCache::store_outputs(const std::string& key, const std::vector<SealedBytes>& outputs) {
+  std::vector<std::unique_ptr<Unsealed>> open;
+  std::vector<ByteView> views;
+  for (const SealedBytes& bytes : outputs) {
+    open.push_back(std::make_unique<Unsealed>(bytes));
+    views.emplace_back(*open.back());
+  }
+  write_outputs(key, views);
 }
 
 std::optional<std::string> OracleDiskCache::find_text(const std::string& key) {

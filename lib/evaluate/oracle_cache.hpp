@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ class OracleDiskCache {
   std::optional<std::vector<Bytes>> find_outputs(const std::string& key, const std::vector<std::size_t>& sizes);
   /// Stores the buffers under `key`, unless together they exceed a quarter of the bound (see above).
   void store_outputs(const std::string& key, const std::vector<Bytes>& outputs);
+  /// As find_outputs and store_outputs, for expected outputs: read straight into sealed memory (no copy
+  /// stays in the heap: the file is read unbuffered), and written from it.
+  std::optional<std::vector<SealedBytes>> find_sealed_outputs(const std::string& key,
+                                                              const std::vector<std::size_t>& sizes);
+  void store_outputs(const std::string& key, const std::vector<SealedBytes>& outputs);
 
   /// A small text entry (a baseline's timing).
   std::optional<std::string> find_text(const std::string& key);
@@ -38,6 +44,10 @@ class OracleDiskCache {
   const std::string& folder() const { return folder_; }
 
  private:
+  /// Reads the entry under `key` into the buffers `destination(i)` gives (each of sizes[i] bytes).
+  bool read_outputs(const std::string& key, const std::vector<std::size_t>& sizes,
+                    const std::function<std::uint8_t*(std::size_t)>& destination);
+  void write_outputs(const std::string& key, const std::vector<ByteView>& outputs);
   std::string path(const std::string& key, const char* extension) const;
   void stored(std::uintmax_t bytes);
 

@@ -100,8 +100,8 @@ ReferenceState& EvaluationRun::oracle_reference(const std::string& key) {
   return keep(std::move(state));
 }
 
-std::vector<Bytes> EvaluationRun::oracle_outputs(ReferenceState& reference, const SizeConfig& config,
-                                                 const std::string& case_key, const std::vector<Bytes>& inputs) {
+std::vector<SealedBytes> EvaluationRun::oracle_outputs(ReferenceState& reference, const SizeConfig& config,
+                                                       const std::string& case_key, const std::vector<Bytes>& inputs) {
   const BoundPlan& plan = reference.bound.at(config.name);
   std::vector<OracleTensor> input_specs;
   std::vector<const Bytes*> input_data;
@@ -127,7 +127,7 @@ std::vector<Bytes> EvaluationRun::oracle_outputs(ReferenceState& reference, cons
                               .field(version.device_name)
                               .field(version.torch)
                               .hex();
-  if (auto cached = oracle_cache().find_outputs(key, output_bytes)) return std::move(*cached);
+  if (auto cached = oracle_cache().find_sealed_outputs(key, output_bytes)) return std::move(*cached);
 
   // The helper writes the outputs in the oracle's order; the harness keeps them in the task's.
   std::vector<OracleTensor> output_specs;
@@ -142,9 +142,11 @@ std::vector<Bytes> EvaluationRun::oracle_outputs(ReferenceState& reference, cons
   } catch (const OracleFailure& e) {
     oracle_failed(e, fmt::format("computing the expected outputs on the sizes '{}'", config.name));
   }
-  std::vector<Bytes> outputs(output_bytes.size());
+  // Sealed (sealed_bytes.hpp), and the helper's copies wiped: no expected output stays in the heap.
+  std::vector<SealedBytes> outputs(output_bytes.size());
   for (std::size_t i = 0; i < output_specs.size(); ++i) {
-    outputs[output_index.at(output_specs[i].name)] = std::move(written[i]);
+    outputs[output_index.at(output_specs[i].name)] = SealedBytes::copy_of(written[i].data(), written[i].size());
+    wipe_bytes(written[i].data(), written[i].size());
   }
   oracle_cache().store_outputs(key, outputs);
   return outputs;

@@ -1,6 +1,7 @@
 #include "evaluate/protocol.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -143,7 +144,7 @@ std::shared_ptr<const CaseData> EvaluationRun::reference_case(ReferenceState& re
     if (buffer.role != BufferSpec::Role::output) continue;
     if (user->expected.count(buffer.name) > 0) {
       const auto& given = *user->expected.at(buffer.name);
-      data.expected[output].assign(given.begin(), given.end());
+      data.expected[output] = SealedBytes::copy_of(given.data(), given.size());
     }
     ++output;
   }
@@ -160,9 +161,9 @@ std::shared_ptr<const CaseData> EvaluationRun::reference_case_of(ReferenceState&
   return state_.cases.insert(key, std::move(data));
 }
 
-std::vector<Bytes> EvaluationRun::reference_outputs(ReferenceState& reference, const SizeConfig& config,
-                                                    const std::string& key, const std::vector<Bytes>& inputs,
-                                                    const std::string& inputs_label) {
+std::vector<SealedBytes> EvaluationRun::reference_outputs(ReferenceState& reference, const SizeConfig& config,
+                                                          const std::string& key, const std::vector<Bytes>& inputs,
+                                                          const std::string& inputs_label) {
   if (reference.oracle) return oracle_outputs(reference, config, key, inputs);
   const BoundPlan& plan = reference.bound.at(config.name);
   // A reference kernel's outputs are kept on disk like the oracle's, so the next run on this machine pays the
@@ -178,8 +179,8 @@ std::vector<Bytes> EvaluationRun::reference_outputs(ReferenceState& reference, c
                                    .field(backend_.name())
                                    .field(backend_.device().name)
                                    .hex();
-  if (auto cached = oracle_cache().find_outputs(disk_key, output_bytes)) return std::move(*cached);
-  std::vector<Bytes> expected;
+  if (auto cached = oracle_cache().find_sealed_outputs(disk_key, output_bytes)) return std::move(*cached);
+  std::vector<SealedBytes> expected;
   try {
     DeviceBuffers buffers(backend_, state_.pool, plan.buffers);
     std::size_t input = 0;
@@ -196,10 +197,16 @@ std::vector<Bytes> EvaluationRun::reference_outputs(ReferenceState& reference, c
     for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
       const BufferSpec& buffer = plan.buffers[i];
       if (buffer.role != BufferSpec::Role::output) continue;
-      Bytes out(buffer.bytes);
-      backend_.read(buffers[i], out.data(), buffer.bytes);
+      // Read straight into sealed pages: no copy of the expected output is left in the heap.
+      SealedBytes out(buffer.bytes);
+      {
+        const Unsealed open(out, true);
+        backend_.read(buffers[i], open.writable_data(), buffer.bytes);
+      }
       expected.push_back(std::move(out));
     }
+    // The buffers go back to the pool, which hands them to candidates: not with the answer in them.
+    scrub_outputs_and_workspaces(backend_, plan, buffers);
   } catch (const DeviceFault&) {
     throw;
   } catch (const std::exception& e) {
@@ -225,12 +232,14 @@ std::string EvaluationRun::ill_conditioned(ReferenceState& reference, const Size
     nudged.push_back(nudge_inputs(buffer.dtype, data.inputs[input++], mix_seed(seed, kNudgeSeedStream)));
   }
   const std::string key = fmt::format("{}|{}|{}|{}|nudged", reference.key, config.name, to_string(kind), seed);
-  const std::vector<Bytes> moved = reference_outputs(reference, config, key, nudged, to_string(kind));
+  const std::vector<SealedBytes> moved = reference_outputs(reference, config, key, nudged, to_string(kind));
   std::size_t output = 0;
   for (const BufferSpec& buffer : plan.buffers) {
     if (buffer.role != BufferSpec::Role::output) continue;
+    const Unsealed expected(data.expected[output]);
+    const Unsealed nudged_outputs(moved[output]);
     const OutputComparison comparison =
-        compare_output(buffer.name, buffer.dtype, buffer.count, data.expected[output], moved[output], moved[output],
+        compare_output(buffer.name, buffer.dtype, buffer.count, expected, nudged_outputs, nudged_outputs,
                        task_.tolerance_for(buffer.dtype));
     if (!comparison.check.passed) return describe_failure(comparison, buffer.count);
     ++output;
@@ -266,7 +275,8 @@ void EvaluationRun::check_reference_spread(ReferenceState& reference) {
   auto add_case = [&](const CaseData& data, bool checked_case) {
     for (OutputSpread& output : outputs) {
       if (checked_case && !output.single_value) continue;
-      output.spread.add(output.tensor->dtype, data.expected[output.index].data(), output.count);
+      const Unsealed expected(data.expected[output.index]);
+      output.spread.add(output.tensor->dtype, expected.data(), output.count);
       ++output.cases;
     }
   };
@@ -298,7 +308,174 @@ void EvaluationRun::check_reference_spread(ReferenceState& reference) {
           threshold));
     }
   }
+  check_trivial_programs(reference);
   reference.spread_checked = true;
+}
+
+std::mt19937_64 entropy_seeded_generator() {
+  std::random_device entropy;
+  std::seed_seq seed{entropy(), entropy(), entropy(), entropy(), entropy(), entropy(), entropy(), entropy()};
+  return std::mt19937_64(seed);
+}
+
+std::uint8_t EvaluationRun::random_poison() {
+  constexpr std::size_t kPatterns = sizeof(kPoisonBytes);
+  return kPoisonBytes[random_() % kPatterns];
+}
+
+PoisonPair EvaluationRun::random_poisons() {
+  constexpr std::size_t kPatterns = sizeof(kPoisonBytes);
+  const std::size_t first = random_() % kPatterns;
+  const std::size_t second = (first + 1 + random_() % (kPatterns - 1)) % kPatterns;
+  return {kPoisonBytes[first], kPoisonBytes[second]};
+}
+
+namespace {
+
+// One trivial program for one output: what it writes there, from a case's inputs (task order).
+struct TrivialProgram {
+  std::string name;         // "y = x", "y = -x", "y = 0", "y = 0.5 (a constant)"
+  std::string input;        // the input it copies or negates; "" for zeros and the constant
+  bool negate = false;
+  bool constant = false;
+  double value = 0.0;       // the constant
+  bool passed_every = true;  // no case of the group failed it yet
+};
+
+}  // namespace
+
+void EvaluationRun::check_trivial_programs(ReferenceState& reference) {
+  // Two groups of cases: the timing sizes (their correctness cases and the timed runs' input sets: a
+  // candidate specialized there would be timed trivial), and the check sizes together (the group the brief
+  // checks name as "the check sizes"). A trivial program that passes every case of a group means the task
+  // cannot tell a kernel that computes nothing from a right one.
+  struct Group {
+    std::string label;
+    std::vector<std::pair<const SizeConfig*, std::vector<std::pair<InputKind, int>>>> configs;
+    bool timing = false;
+  };
+  std::vector<Group> groups;
+  groups.push_back({fmt::format("the timing sizes '{}'", task_.timing_sizes.name),
+                    {{&task_.timing_sizes, correctness_cases(task_.timing_sizes, true, false)}},
+                    true});
+  if (!task_.check_sizes.empty()) {
+    Group checks;
+    std::vector<std::string> names;
+    for (const SizeConfig& config : task_.check_sizes) {
+      checks.configs.emplace_back(&config, correctness_cases(config, false, false));
+      names.push_back(fmt::format("'{}'", config.name));
+    }
+    checks.label = fmt::format("the check sizes {}", fmt::join(names, ", "));
+    groups.push_back(std::move(checks));
+  }
+
+  for (const Group& group : groups) {
+    // Per output (task order among the outputs), the programs still passing every case seen.
+    std::map<std::string, std::vector<TrivialProgram>> programs;
+    std::size_t case_count = 0;
+    auto try_case = [&](const SizeConfig& config, const CaseData& data) {
+      ++case_count;
+      const BoundPlan& plan = reference.bound.at(config.name);
+      std::map<std::string, const BufferSpec*> inputs;
+      std::map<std::string, std::size_t> input_index;
+      std::size_t input = 0;
+      for (const BufferSpec& buffer : plan.buffers) {
+        if (buffer.role != BufferSpec::Role::input) continue;
+        inputs[buffer.name] = &buffer;
+        input_index[buffer.name] = input++;
+      }
+      std::size_t output = 0;
+      for (const BufferSpec& buffer : plan.buffers) {
+        if (buffer.role != BufferSpec::Role::output) continue;
+        const Unsealed expected(data.expected[output++]);
+        auto found = programs.find(buffer.name);
+        if (found == programs.end()) {
+          // The first case names the programs: zeros, the mean of its expected output as a constant, and a
+          // copy and the negation of every input of the output's dtype and element count.
+          std::vector<TrivialProgram> made;
+          made.push_back({fmt::format("{} = 0", buffer.name), "", false, false, 0.0, true});
+          double sum = 0.0;
+          std::int64_t finite = 0;
+          for (std::int64_t i = 0; i < buffer.count; ++i) {
+            const double value = load_element(buffer.dtype, expected.data(), i);
+            if (std::isfinite(value)) {
+              sum += value;
+              ++finite;
+            }
+          }
+          const double mean = finite > 0 ? sum / static_cast<double>(finite) : 0.0;
+          // On the timing sizes alone a single-value output may legitimately stay near one value (a mean of
+          // many draws): the check sizes' scaled input kinds judge constants there, as the spread check does.
+          if (!group.timing) {
+            made.push_back({fmt::format("{} = {:.6g} (a constant: the mean of the expected output)", buffer.name,
+                                        mean),
+                            "", false, true, mean, true});
+          }
+          for (const auto& [name, spec] : inputs) {
+            if (spec->dtype != buffer.dtype || spec->count != buffer.count) continue;
+            made.push_back({fmt::format("{} = {} (a copy of the input)", buffer.name, name), name, false, false, 0.0,
+                            true});
+            made.push_back({fmt::format("{} = -{} (the input negated)", buffer.name, name), name, true, false, 0.0,
+                            true});
+          }
+          found = programs.emplace(buffer.name, std::move(made)).first;
+        }
+        for (TrivialProgram& program : found->second) {
+          if (!program.passed_every) continue;
+          Bytes written;
+          const Bytes* candidate = &written;
+          if (!program.input.empty()) {
+            const auto spec = inputs.find(program.input);
+            if (spec == inputs.end() || spec->second->dtype != buffer.dtype || spec->second->count != buffer.count) {
+              program.passed_every = false;  // the shapes differ on these sizes: the program cannot be written
+              continue;
+            }
+            const Bytes& source = data.inputs[input_index.at(program.input)];
+            if (program.negate) {
+              written.resize(source.size());
+              for (std::int64_t i = 0; i < buffer.count; ++i) {
+                store_element(buffer.dtype, written.data(), i, -load_element(buffer.dtype, source.data(), i));
+              }
+            } else {
+              candidate = &source;
+            }
+          } else {
+            written.resize(buffer.bytes);
+            for (std::int64_t i = 0; i < buffer.count; ++i) {
+              store_element(buffer.dtype, written.data(), i, program.constant ? program.value : 0.0);
+            }
+          }
+          const OutputComparison comparison = compare_output(buffer.name, buffer.dtype, buffer.count, expected,
+                                                             *candidate, *candidate, task_.tolerance_for(buffer.dtype));
+          if (!comparison.check.passed) program.passed_every = false;
+        }
+      }
+    };
+    for (const auto& [config, cases] : group.configs) {
+      for (const auto& [kind, trial] : cases) {
+        try_case(*config, *reference_case(reference, *config, kind, correctness_seed(*config, kind, trial)));
+      }
+    }
+    if (group.timing) {
+      for (const auto& data : timing_cases(reference)) try_case(task_.timing_sizes, *data);
+    }
+    for (const auto& [output, made] : programs) {
+      for (const TrivialProgram& program : made) {
+        if (!program.passed_every) continue;
+        std::string advice = "widen the input distributions in the task's manifest (task.json)";
+        if (!program.input.empty()) {
+          advice = fmt::format("widen the distribution of input {} in the task's manifest (task.json): a "
+                               "distribution symmetric around zero for an operation that keeps positive values, "
+                               "such as ReLU",
+                               program.input);
+        }
+        throw TaskError(fmt::format("task {}: the trivial program '{}' passes every check of output {} on {} ({} "
+                                    "cases): a kernel that does not compute the task would be ok; {}, so that it "
+                                    "fails",
+                                    task_.name, program.name, output, group.label, case_count, advice));
+      }
+    }
+  }
 }
 
 std::vector<std::pair<InputKind, int>> EvaluationRun::correctness_cases(const SizeConfig& config, bool timing_sizes,
@@ -391,14 +568,18 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
         if (restored) upload_inputs();
       };
 
+      // The two runs' patterns are drawn at random (they differ): a kernel cannot tell the first run from
+      // the second, or either from a timed run, by what its outputs and workspaces hold.
+      const PoisonPair poison = random_poisons();
       upload_inputs();
-      poison_outputs_and_workspaces(backend_, plan, buffers, kPoisonFirst);
+      poison_outputs_and_workspaces(backend_, plan, buffers, poison.first);
       run_plan(backend_, plan, buffers.handles());
       backend_.synchronize();
       const std::vector<Bytes> first = read_outputs();
-      // Inputs are checked once, after the second run: a write in the first run is still there then
-      // (and the second run's outputs then differ from the first's).
-      poison_outputs_and_workspaces(backend_, plan, buffers, kPoisonSecond);
+      // Inputs are checked after each run: a kernel that keeps state in its input during one run and puts
+      // the input back in the next is found after the first.
+      check_inputs();
+      poison_outputs_and_workspaces(backend_, plan, buffers, poison.second);
       run_plan(backend_, second_plan, buffers.handles());
       backend_.synchronize();
       const std::vector<Bytes> second = read_outputs();
@@ -411,16 +592,17 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
         const BufferSpec& buffer = plan.buffers[i];
         if (buffer.role != BufferSpec::Role::output) continue;
         const Tolerance tolerance = task_.tolerance_for(buffer.dtype);
-        OutputComparison comparison = compare_output(buffer.name, buffer.dtype, buffer.count, data.expected[output],
-                                                     first[output], second[output], tolerance);
+        // Opened now that both runs have ended (synchronized above); sealed again at the end of the scope.
+        const Unsealed expected(data.expected[output]);
+        OutputComparison comparison = compare_output(buffer.name, buffer.dtype, buffer.count, expected, first[output],
+                                                     second[output], tolerance, ThreadPool::shared(), poison);
         if (comparison.nondeterministic > 0) {
           integrity.deterministic = false;
           add_flag(integrity, "nondeterministic");
           if (reversed != nullptr && comparison.check.passed) {
             // The runs differ: the reversed schedule's outputs must be right as well.
-            const OutputComparison again = compare_output(buffer.name, buffer.dtype, buffer.count,
-                                                          data.expected[output], second[output], second[output],
-                                                          tolerance);
+            const OutputComparison again = compare_output(buffer.name, buffer.dtype, buffer.count, expected,
+                                                          second[output], second[output], tolerance);
             if (!again.check.passed) {
               add_flag(integrity, "race");
               comparison.check = again.check;
@@ -582,40 +764,44 @@ TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const TimingCases& 
   sequence.before_run = [&] {
     current = runs++ % handle_sets.size();
     reset_plan_state(backend_, plan);
-    poison_outputs_and_workspaces(backend_, plan, buffers, kPoisonFirst);
+    // A pattern of its own for every run: nothing in a run's outputs or workspaces says whether the
+    // correctness checks or the timing are running, or which run of either.
+    poison_outputs_and_workspaces(backend_, plan, buffers, random_poison());
   };
   // The outputs of the current run against the reference's for its input set; the first problem only.
-  std::size_t checked_runs = 0;
+  std::size_t drawn_checks = 0;
   // After a sampled timed run, a spread-out selection of kSampledElements elements is compared (a run
   // that skipped or shortened its work leaves poison across whole regions); the full comparison runs
   // after the last run, and again to describe a mismatch the selection found.
   constexpr std::size_t kSampledElements = std::size_t(1) << 16;
-  std::mt19937_64 pick(mix_seed(options_.seed, 0x636865636bULL));  // "check"
   auto check_outputs = [&](const std::string& which, bool whole) {
     if (timed_output_problem == nullptr || !timed_output_problem->empty()) return;
-    ++checked_runs;
+    // The expected outputs are opened below: nothing of the candidate's may still be running then.
+    backend_.synchronize();
     std::size_t output = 0;
     for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
       const BufferSpec& buffer = plan.buffers[i];
       if (buffer.role != BufferSpec::Role::output) continue;
       Bytes out(buffer.bytes);
       backend_.read(buffers[i], out.data(), out.size());
-      const Bytes& expected = cases[current]->expected[output];
+      const Unsealed expected(cases[current]->expected[output]);
       const Tolerance tolerance = task_.tolerance_for(buffer.dtype);
       const auto count = static_cast<std::size_t>(buffer.count);
       if (!whole && count > kSampledElements) {
         const std::size_t element = dtype_size(buffer.dtype);
         const std::size_t stride = count / kSampledElements;
-        const std::size_t start = pick() % count;
+        const std::size_t start = random_() % count;
         Bytes expected_part(kSampledElements * element);
         Bytes out_part(kSampledElements * element);
         for (std::size_t j = 0; j < kSampledElements; ++j) {
           const std::size_t at = (start + j * stride) % count * element;
-          std::memcpy(&expected_part[j * element], &expected[at], element);
+          std::memcpy(&expected_part[j * element], expected.data() + at, element);
           std::memcpy(&out_part[j * element], &out[at], element);
         }
         const OutputComparison part = compare_output(buffer.name, buffer.dtype, kSampledElements, expected_part,
                                                      out_part, out_part, tolerance);
+        // The selection of the expected output does not stay behind in the heap.
+        wipe_bytes(expected_part.data(), expected_part.size());
         if (part.check.passed) {
           ++output;
           continue;
@@ -630,21 +816,44 @@ TimingReport EvaluationRun::time_plan(const BoundPlan& plan, const TimingCases& 
       ++output;
     }
   };
-  // Small outputs are checked whole after every timed run; larger ones in part after a random quarter
-  // of them (at most kMaxCheckedSamples; which ones the candidate cannot know), and whole after the
-  // last run in any case.
+  // The inputs of input set `set` as they were uploaded: a kernel that keeps state in its inputs from one
+  // timed run to the next (and puts them back before the correctness checks read them) is incorrect.
+  auto check_inputs = [&](std::size_t set, const std::string& which) {
+    if (timed_output_problem == nullptr || !timed_output_problem->empty()) return;
+    for (std::size_t j = 0; j < input_slots.size(); ++j) {
+      const BufferSpec& buffer = plan.buffers[input_slots[j]];
+      Bytes now(buffer.bytes);
+      backend_.read(handle_sets[set][input_slots[j]], now.data(), now.size());
+      if (now != cases[set]->inputs[j]) {
+        *timed_output_problem = fmt::format("{}, the kernel wrote into its input {}; inputs must stay unchanged",
+                                            which, buffer.name);
+        return;
+      }
+    }
+  };
+  // Small outputs and inputs are checked whole after every timed run; larger ones after runs drawn at
+  // random (the k-th check after a run with probability 1/(4k), so checks fall early and late in the
+  // measurement alike, at most kMaxCheckedSamples), and whole after the last run in any case.
   constexpr std::size_t kCheckEverySampleBytes = std::size_t(1) << 20;
-  constexpr std::size_t kMaxCheckedSamples = 4;
+  constexpr std::size_t kMaxCheckedSamples = 8;
+  std::size_t input_bytes = 0;
+  for (const BufferSpec& spec : input_specs) input_bytes += spec.bytes;
   if (timed_output_problem != nullptr) {
     sequence.after_sample = [&](std::size_t sample) {
-      const bool every = output_bytes <= kCheckEverySampleBytes;
-      if (every || (checked_runs < kMaxCheckedSamples && pick() % 4 == 0)) {
-        check_outputs(fmt::format("in timed run {}", sample + 1), every);
-      }
+      const bool every_output = output_bytes <= kCheckEverySampleBytes;
+      const bool every_input = input_bytes <= kCheckEverySampleBytes;
+      const bool drawn = drawn_checks < kMaxCheckedSamples && random_() % (4 * (drawn_checks + 1)) == 0;
+      if (drawn) ++drawn_checks;
+      const std::string which = fmt::format("in timed run {}", sample + 1);
+      if (every_output || drawn) check_outputs(which, every_output);
+      if (every_input || drawn) check_inputs(current, which);
     };
   }
   const TimingReport report = measure_sequence(backend_, sequence, settings(mode));
   check_outputs("after the timed runs", true);
+  for (std::size_t set = 0; set < handle_sets.size(); ++set) check_inputs(set, "after the timed runs");
+  // The reference's timing leaves the expected outputs in buffers that the pool hands to candidates next.
+  if (timed_output_problem == nullptr) scrub_outputs_and_workspaces(backend_, plan, buffers);
   return report;
 }
 

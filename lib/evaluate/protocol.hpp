@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "evaluate/oracle_cache.hpp"
 #include "evaluate/plan_binding.hpp"
 #include "evaluate/pytorch_oracle.hpp"
+#include "evaluate/sealed_bytes.hpp"
 #include "evaluate/timing.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/candidate.hpp"
@@ -30,10 +32,11 @@
 
 namespace kernelsmith::detail {
 
-/// Inputs of one correctness case and the reference's outputs for them.
+/// Inputs of one correctness case and the reference's outputs for them. The expected outputs are sealed
+/// (sealed_bytes.hpp): open them with Unsealed to compare, and only while no candidate kernel runs.
 struct CaseData {
-  std::vector<Bytes> inputs;    ///< per input tensor, in task order
-  std::vector<Bytes> expected;  ///< per output tensor, in task order
+  std::vector<Bytes> inputs;          ///< per input tensor, in task order
+  std::vector<SealedBytes> expected;  ///< per output tensor, in task order
   std::size_t bytes() const {
     std::size_t total = 0;
     for (const auto& b : inputs) total += b.size();
@@ -72,6 +75,10 @@ class CaseCache {
   std::deque<std::string> order_;
   std::unordered_map<std::string, std::shared_ptr<const CaseData>> entries_;
 };
+
+/// A generator seeded from the system's entropy (several words of std::random_device): what it draws cannot
+/// be foreseen from the evaluation's seed or from earlier evaluations.
+std::mt19937_64 entropy_seeded_generator();
 
 /// Host memory the case cache may hold: an eighth of the machine's, between 1 and 16 GiB.
 std::size_t case_cache_bytes();
@@ -131,6 +138,8 @@ class EvaluationRun {
       : backend_(backend), state_(state), task_(task), candidate_(candidate), options_(options) {}
 
   ReferenceState& reference(const std::string& task_key);
+  /// Refuses a task (TaskError) whose reference's outputs barely vary, or that a trivial program passes
+  /// (check_trivial_programs); once per loaded reference.
   void check_reference_spread(ReferenceState& reference);
   /// With `user`, the inputs are the caller's data case and its expected outputs replace the reference's.
   std::shared_ptr<const CaseData> reference_case(ReferenceState& reference, const SizeConfig& config,
@@ -147,9 +156,11 @@ class EvaluationRun {
   CorrectnessReport check_candidate(ReferenceState& reference, const std::map<std::string, BoundPlan>& bound,
                                     const std::map<std::string, BoundPlan>* reversed, IntegrityReport& integrity);
   /// Times a plan, cycling through the cases' inputs; outputs and workspaces are poisoned before every
-  /// run, outside the timed region. With `timed_output_problem`, the outputs of timed runs are checked
-  /// too (every run's when they are small, else a random sample of runs and the last) and the first
-  /// problem is described there.
+  /// run (a pattern drawn at random each time), outside the timed region. With `timed_output_problem`, the
+  /// outputs and inputs of timed runs are checked too (every run's when they are small, else a random
+  /// sample of runs and the last; every input set after the last run) and the first problem is described
+  /// there. Without it (the reference's baseline) the buffers are scrubbed at the end: they held the
+  /// expected outputs.
   TimingReport time_plan(const BoundPlan& plan, const TimingCases& cases, const std::string& mode,
                          std::string* timed_output_problem);
   /// The baseline `speedup` is against: the reference's timing, or PyTorch eager's for an oracle task.
@@ -178,6 +189,14 @@ class EvaluationRun {
 
  private:
   CacheFlusher& flusher();
+  /// A trivial program (a copy of an input, its negation, zeros, a constant) that passes every case of the
+  /// timing sizes, or of the check sizes together, makes the task unable to tell a right kernel from one
+  /// that does not compute it: TaskError naming the program, the output and the sizes.
+  void check_trivial_programs(ReferenceState& reference);
+  /// A poison pattern for one run, and the two distinct patterns of a correctness check, drawn from a
+  /// generator seeded from the system's entropy: a kernel cannot learn which run it is in from them.
+  std::uint8_t random_poison();
+  PoisonPair random_poisons();
   /// The mode's sampling rules, without the cache flusher.
   TimingSettings timing_rules(const std::string& mode) const;
   TimingSettings settings(const std::string& mode);
@@ -190,14 +209,15 @@ class EvaluationRun {
   /// The oracle's expected outputs (task order) for one case's inputs (task order); `case_key` names the
   /// case among the task's (configuration, input kind, seed, or data case).
   // The reference's (or the oracle's) outputs for these inputs; `key` names the case in caches.
-  std::vector<Bytes> reference_outputs(ReferenceState& reference, const SizeConfig& config, const std::string& key,
-                                       const std::vector<Bytes>& inputs, const std::string& inputs_label);
+  std::vector<SealedBytes> reference_outputs(ReferenceState& reference, const SizeConfig& config,
+                                             const std::string& key, const std::vector<Bytes>& inputs,
+                                             const std::string& inputs_label);
   // Why the case cannot judge a candidate (its reference outputs move beyond the tolerance when the inputs
   // move by about 2^-17 of their magnitude: nudge_inputs), or "" when it can.
   std::string ill_conditioned(ReferenceState& reference, const SizeConfig& config, InputKind kind,
                               std::uint64_t seed, const CaseData& data);
-  std::vector<Bytes> oracle_outputs(ReferenceState& reference, const SizeConfig& config, const std::string& case_key,
-                                    const std::vector<Bytes>& inputs);
+  std::vector<SealedBytes> oracle_outputs(ReferenceState& reference, const SizeConfig& config,
+                                          const std::string& case_key, const std::vector<Bytes>& inputs);
   /// A TaskError naming the task for a failure the oracle reported.
   [[noreturn]] void oracle_failed(const OracleFailure& failure, const std::string& doing) const;
 
@@ -209,6 +229,8 @@ class EvaluationRun {
   /// The timing cases, once drawn, held for the rest of this run: preparing an oracle task draws them and
   /// then times the baselines on them, and the case cache may be too small to keep them in between.
   std::optional<TimingCases> timing_cases_;
+  /// Chooses poison patterns and the timed runs whose outputs are checked: not reproducible on purpose.
+  std::mt19937_64 random_ = entropy_seeded_generator();
 };
 
 /// The sampling rules that decide a measurement, as one document: part of the baselines' disk-cache keys

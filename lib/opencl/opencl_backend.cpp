@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -134,6 +135,80 @@ std::string name_source_in_log(const std::string& log) {
   return std::regex_replace(log, driver_file, "$1candidate.cl");
 }
 
+// Inline assembly in an OpenCL C program: on a CPU device (PoCL) the kernel runs as native code in the
+// evaluating process, and an asm block could make system calls (open a file, a socket) that OpenCL C cannot
+// express. Refused as defence in depth (docs/evaluation.md, "Where the expected outputs live"). Returns the
+// line and the word of the first use of asm, __asm or __asm__ outside comments and literals (lines joined
+// where a backslash ends them, as the preprocessor joins them), or a line of 0.
+std::pair<std::size_t, std::string> inline_assembly_use(const std::string& text) {
+  std::size_t line = 1;
+  std::size_t i = 0;
+  const std::size_t n = text.size();
+  // The next character after skipping line splices; counts the lines they cross.
+  auto at = [&](std::size_t& k) -> char {
+    while (k + 1 < n && text[k] == '\\' && (text[k + 1] == '\n' || (text[k + 1] == '\r' && k + 2 < n && text[k + 2] == '\n'))) {
+      k += text[k + 1] == '\r' ? 3 : 2;
+      ++line;
+    }
+    return k < n ? text[k] : '\0';
+  };
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  while (i < n) {
+    const char c = at(i);
+    if (i >= n) break;
+    std::size_t next = i + 1;
+    if (c == '\n') {
+      ++line;
+      ++i;
+    } else if (c == '/' && at(next) == '/') {
+      while (i < n && at(i) != '\n') ++i;
+    } else if (c == '/' && at(next) == '*') {
+      i = next + 1;
+      while (i < n) {
+        const char d = at(i);
+        std::size_t after = i + 1;
+        if (d == '*' && at(after) == '/') {
+          i = after + 1;
+          break;
+        }
+        if (d == '\n') ++line;
+        ++i;
+      }
+    } else if (c == '"' || c == '\'') {
+      ++i;
+      while (i < n) {
+        const char d = at(i);
+        if (d == '\\') {
+          i += 2;
+          continue;
+        }
+        ++i;
+        if (d == c || d == '\n') {
+          if (d == '\n') ++line;
+          break;
+        }
+      }
+    } else if (is_word(c)) {
+      const std::size_t word_line = line;
+      std::string word;
+      while (i < n && is_word(at(i))) word += text[i++];
+      if (word == "asm" || word == "__asm" || word == "__asm__") return {word_line, word};
+    } else {
+      ++i;
+    }
+  }
+  return {0, ""};
+}
+
+// Put in front of every OpenCL C program: a keyword of inline assembly that token pasting assembles
+// (a ## sm) is rescanned for macros, meets these and fails to compile. The words themselves are refused
+// in the text (inline_assembly_use), so a program can neither #undef nor redefine them.
+constexpr const char* kInlineAssemblyGuard =
+    "#define asm KERNELSMITH_REFUSES_INLINE_ASSEMBLY\n"
+    "#define __asm KERNELSMITH_REFUSES_INLINE_ASSEMBLY\n"
+    "#define __asm__ KERNELSMITH_REFUSES_INLINE_ASSEMBLY\n"
+    "#line 1\n";
+
 void check(cl_int status, const char* call) {
   if (status != CL_SUCCESS) throw DeviceError(fmt::format("{} failed: {}", call, error_name(status)));
 }
@@ -205,7 +280,16 @@ class OpenClBackend final : public Backend {
     if (program.language != "opencl") {
       throw ValidationError(fmt::format("the OpenCL backend cannot load a '{}' program", program.language));
     }
-    const std::string source(program.binary.begin(), program.binary.end());
+    const std::string given(program.binary.begin(), program.binary.end());
+    if (const auto [line, word] = inline_assembly_use(given); line > 0) {
+      throw BuildFailure(fmt::format("the OpenCL C program uses inline assembly ('{}' on line {}), which the "
+                                     "evaluator refuses: write the kernel in OpenCL C without asm blocks",
+                                     word, line),
+                         fmt::format("candidate.cl:{}: error: inline assembly ('{}') is refused: on a CPU device it "
+                                     "would run as native code in the evaluating process",
+                                     line, word));
+    }
+    const std::string source = kInlineAssemblyGuard + given;
     const char* text = source.c_str();
     const std::size_t length = source.size();
     cl_int status = CL_SUCCESS;
