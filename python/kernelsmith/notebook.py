@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 from kernelsmith import _core as core
+from kernelsmith import _inputs
 from kernelsmith.replay import ArchiveReplay, ProgressReplay, program_from_row
 from kernelsmith.store import ConfirmedBest, RunStoreReader
 
@@ -266,7 +267,7 @@ class Run:
         info = self._store().run_row(self.run_id)
         if info is None:
             raise LookupError(f"Run: the store '{self.db_path}' has no run {self.run_id}")
-        info["config"] = json.loads(info["config"])
+        info["config"] = _inputs.loads(info["config"], f"'{self.db_path}': run {self.run_id}: its config")
         info.pop("task", None)
         return info
 

@@ -29,6 +29,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from kernelsmith import _inputs
 from kernelsmith.training.rewards import Outcome, RewardShaping, outcome_from_evaluation
 
 __all__ = ["KernelReward", "RewardResult", "compute_score", "default_reward", "reward_func"]
@@ -79,9 +80,9 @@ def _completion_text(completion: Any) -> str:
 def _state_dict(value: Any, index: int, where: str) -> Dict[str, Any]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            raise ValueError(f"{where} of sample {index} is a string but not JSON: {value[:60]!r}") from None
+            value = _inputs.loads(value)  # the handler below names the sample
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{where} of sample {index} is a string but not JSON ({error}): {value[:60]!r}") from None
     if not isinstance(value, Mapping):
         raise ValueError(
             f"{where} of sample {index} must be a dict with the state (task, parent_source, ...), "

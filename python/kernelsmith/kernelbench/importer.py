@@ -21,6 +21,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
+from kernelsmith import _inputs
 from kernelsmith._core import BackendUnavailableError
 from kernelsmith.kernelbench import manifest as manifest_mod
 
@@ -127,10 +128,15 @@ class ProbeSession:
             self._process = None
             raise ProbeUnavailable(f"the KernelBench probe ({self.python} {PROBE_SCRIPT}) did not start"
                                    + (f": {tail}" if tail else f" within {self.startup_timeout:g} s"))
-        ready = json.loads(line)
-        if not ready.get("ready"):
+        try:
+            ready = _inputs.loads(line, "the KernelBench probe's first line")
+        except json.JSONDecodeError as error:
             self.close()
-            raise ProbeUnavailable(ready.get("reason", "the KernelBench probe did not start"))
+            raise ProbeUnavailable(f"the KernelBench probe did not start: {error}") from None
+        if not isinstance(ready, dict) or not ready.get("ready"):
+            self.close()
+            raise ProbeUnavailable(ready.get("reason", "the KernelBench probe did not start") if isinstance(ready, dict)
+                                   else f"the KernelBench probe did not start: it said {line[:200]!r}")
         self.torch_version = ready.get("torch", "")
         self.real_device = ready.get("device", "")
 
@@ -206,8 +212,12 @@ class ProbeSession:
             tail = self._stderr_tail(stderr_start)
             return {"ok": False, "reason": f"the problem crashed the helper process ({how})"
                                            + (f": {tail}" if tail else "")}
-        reply = json.loads(line)
-        if reply.get("id") != self._next_id:
+        try:
+            reply = _inputs.loads(line, "the KernelBench probe's reply")
+        except json.JSONDecodeError as error:
+            self.close()
+            return {"ok": False, "reason": f"{error} (restarted the helper)"}
+        if not isinstance(reply, dict) or reply.get("id") != self._next_id:
             self.close()
             return {"ok": False, "reason": "the helper's reply did not match the request (restarted it)"}
         return reply

@@ -22,6 +22,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from kernelsmith import _inputs
 from kernelsmith.llm.client import (
     HttpAttempt,
     LlmCancelledError,
@@ -298,7 +299,7 @@ class OpenAIChatClient:
                 f"connection to {self.endpoint} failed: {type(error).__name__}: {error}"
             ) from None
         try:
-            document = json.loads(raw.decode("utf-8"))
+            document = _inputs.loads(raw.decode("utf-8"))  # the handler below names the endpoint
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise LlmRequestError(
                 f"{self.endpoint} answered with a body that is not JSON ({error}): {raw[:200]!r}", status=status

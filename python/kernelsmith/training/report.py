@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
+from kernelsmith import _inputs
+
 
 @dataclass
 class ExportReport:
@@ -111,4 +113,4 @@ def write_jsonl(records: Iterable[Dict[str, Any]], path: str) -> int:
 def read_jsonl(path: str) -> List[Dict[str, Any]]:
     """The records of a JSONL file, one dict per non-empty line."""
     with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+        return [_inputs.loads(line, f"{path}: line {number}") for number, line in enumerate(handle, 1) if line.strip()]

@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from kernelsmith import _inputs
 from kernelsmith.store import StoredEvaluation, StoredProgram, StoredRun, StoredStep
 
 
@@ -164,6 +165,6 @@ def best_speedups(runs: Sequence[StoredRun]) -> Dict[str, float]:
 def task_json_of(run: StoredRun) -> str:
     """The run's task as stored (Task.to_json(): self-contained), normalised to compact JSON."""
     try:
-        return json.dumps(json.loads(run.task_json), separators=(",", ":"))
+        return json.dumps(_inputs.loads(run.task_json, f"run {run.id}: its task"), separators=(",", ":"))
     except (TypeError, ValueError):
         return run.task_json

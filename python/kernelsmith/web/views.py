@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kernelsmith import _core as core
+from kernelsmith import _inputs
 from kernelsmith.replay import ArchiveReplay, ProgressReplay, config_json_of
 from kernelsmith.store import RunStoreReader, connect_read_only, distinct_store_paths, read_runs
 
@@ -350,7 +351,7 @@ class Stores:
         evaluation = None
         if program["json"]:
             try:
-                evaluation = json.loads(program["json"])
+                evaluation = _inputs.loads(program["json"], f"the evaluation of program {program_id}")
             except json.JSONDecodeError:
                 evaluation = None
         parents = reader.program_sources(run, program["parent_ids"])
