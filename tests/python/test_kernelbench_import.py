@@ -223,6 +223,16 @@ def test_crash_is_refused_with_the_stderr_tail_and_the_next_problem_still_import
     assert imported["12_Returns_Float.py"].status == "refused"
 
 
+def test_no_test_problem_is_passed_by_a_trivial_program(imported):
+    # None of these is the identity, a negation or a constant on its own inputs: every input keeps the problem's
+    # own distribution (tests/python/test_kernelbench_trivial.py has those that are).
+    for name, result in imported.items():
+        if result.imported:
+            facts = json.loads((Path(result.task_dir) / "import.json").read_text())["facts"]
+            assert result.widened == {} and facts["widened"] == {} and facts["trivial_programs_passed"] == [], name
+            assert not any("trivial program" in note for note in result.notes), name
+
+
 def test_other_refusals_say_why(imported):
     assert imported["11_Syntax_Error.py"].reason == "syntax error at line 9: expected ':'"
     assert "forward returns a float, not a tensor" in imported["12_Returns_Float.py"].reason
@@ -408,8 +418,9 @@ def kernelbench_root():
 
 
 #: Reasons of refusals that are the evaluator's own rules on a problem's module (not a limit of the importer):
-#: an output near-constant at the problem's sizes, random output (dropout in training mode).
-EVALUATOR_RULES = ("is near-constant on random inputs", "non-deterministic: ")
+#: an output near-constant at the problem's sizes, random output (dropout in training mode), a trivial program
+#: that passes on every distribution tried.
+EVALUATOR_RULES = ("is near-constant on random inputs", "non-deterministic: ", "a trivial program passes every check")
 
 
 @pytest.mark.slow

@@ -60,6 +60,9 @@ class ImportResult:
     tensors: List[str] = field(default_factory=list)
     sizes: Dict[str, int] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)
+    #: Inputs drawn wider than the problem's own because a trivial program passed on those:
+    #: {input name: {"from": distribution, "to": distribution}} (docs/kernelbench.md, step 12 of "How a problem becomes a task").
+    widened: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
 
     @property
@@ -265,6 +268,7 @@ def import_problem(path: str, level: Optional[int] = None, out_dir: Optional[str
         return result
     facts = reply["facts"]
     result.notes = list(facts.get("notes", []))
+    result.widened = dict(facts.get("widened") or {})
     with open(path, encoding="utf-8") as f:
         source = f.read()
     try:

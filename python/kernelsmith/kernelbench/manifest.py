@@ -14,6 +14,8 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from kernelsmith.kernelbench.triviality import distribution_text
+
 TASK_SCHEMA = "kernelsmith.task/1"
 #: Names the task loader refuses for sizes and tensors: the device attributes of launch plans
 #: (lib/device_attributes.cpp) and, for sizes, the prefix of @specialize macros.
@@ -66,6 +68,19 @@ class _Names:
 
 def _product_expression(coefficient: int, factors: List[str]) -> str:
     return " * ".join([str(coefficient)] + factors) if factors else str(coefficient)
+
+
+def _widened_text(facts: Dict[str, Any], tensors: List[Dict[str, Any]]) -> str:
+    """A sentence naming the inputs drawn wider than the problem's own (the probe's trivial-program check),
+    by their task names; empty when none is."""
+    widened = facts.get("widened") or {}
+    if not widened:
+        return ""
+    task_names = {t["name"]: t["task_name"] for t in tensors if t["role"] == "input"}
+    parts = [f"{task_names.get(n, n)} from {distribution_text(w['to'])} (the problem draws "
+             f"{distribution_text(w['from'])})" for n, w in widened.items()]
+    return (" Inputs are drawn wider than the problem's own, because on its own a trivial program passed: "
+            + "; ".join(parts) + ".")
 
 
 def build_manifest(facts: Dict[str, Any], path: str, level: int, source: str) -> Tuple[str, Dict[str, Any]]:
@@ -136,7 +151,8 @@ def build_manifest(facts: Dict[str, Any], path: str, level: int, source: str) ->
         "schema": TASK_SCHEMA,
         "name": name,
         "description": (f"KernelBench level {level} problem {problem_number(path)} ({os.path.basename(path)}); the "
-                        f"expected outputs come from its PyTorch module below (the oracle).\n\n{source}"),
+                        f"expected outputs come from its PyTorch module below (the oracle)."
+                        f"{_widened_text(facts, tensors)}\n\n{source}"),
         "sizes": sizes[config_names[0]],
         "check_sizes": [{"name": c, "sizes": sizes[c]} for c in config_names[1:]],
         "tensors": manifest_tensors,

@@ -47,6 +47,24 @@ import traceback
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+
+def _load_triviality():
+    """The trivial-program check (triviality.py, beside this file). Run as a script by the helper's
+    interpreter, which need not have kernelsmith, this file loads it by its path, whatever sys.path holds."""
+    if __package__:
+        from kernelsmith.kernelbench import triviality as module
+        return module
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "triviality.py")
+    spec = importlib.util.spec_from_file_location("kernelsmith_kernelbench_triviality", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+triviality = _load_triviality()
+
 #: KernelBench seeds with 42 before building the model (its set_seed(42)).
 SEED = 42
 #: A check configuration keeps every tensor at most this large, so checking stays fast on a CPU device.
@@ -68,10 +86,10 @@ ROWS_BATCH = 32
 ROWS_BYTES = 768 << 20
 ROWS_FLOPS = 4 * 10**10
 #: Per-dtype default absolute tolerances of the evaluator (docs/task-format.md); rtol equals atol for each.
-DEFAULT_ATOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2, "float64": 1e-8}
+DEFAULT_ATOL = triviality.DEFAULT_ATOL
 #: The evaluator refuses an integer reference output whose relative spread is below this
 #: (near_constant_spread in lib/evaluate/host_tensors.cpp).
-NEAR_CONSTANT_INTEGER_SPREAD = 1e-3
+NEAR_CONSTANT_INTEGER_SPREAD = triviality.NEAR_CONSTANT_SPREAD
 
 
 def near_constant_spread(dtype: str) -> float:
@@ -581,9 +599,18 @@ def structured_values(values, structure: str):
     return values
 
 
-def draw(spec: Dict[str, Any], shape: Sequence[int], dtype, device: str, generator):
-    """Values for a task tensor as the evaluator draws them for its random cases: the distribution, then
-    the structure."""
+#: The evaluator's adversarial input kinds (docs/evaluation.md, "Correctness", step 1): float inputs scaled
+#: by (large, tiny, the largest power of ten of mixed_scale), per dtype (float_scales in
+#: lib/evaluate/host_tensors.cpp); `constant` is one drawn value everywhere.
+ADVERSARIAL_KINDS = ("large", "tiny", "mixed_scale", "constant")
+FLOAT_SCALES = {"float16": (1e2, 1e-3, 2)}
+DEFAULT_FLOAT_SCALES = (1e4, 1e-4, 3)
+
+
+def draw(spec: Dict[str, Any], shape: Sequence[int], dtype, device: str, generator, input_kind: str = "random"):
+    """Values for a task tensor as the evaluator draws them for its cases of `input_kind`: the distribution,
+    scaled for an adversarial kind (float inputs whose distribution is not constant; integer inputs keep their
+    random values here, where the evaluator draws near their bounds), then the structure."""
     import torch
 
     distribution = spec["distribution"]
@@ -599,6 +626,17 @@ def draw(spec: Dict[str, Any], shape: Sequence[int], dtype, device: str, generat
         values = torch.rand(tuple(shape), generator=generator, dtype=work, device=device) * (b - a) + a
     else:
         values = torch.randn(tuple(shape), generator=generator, dtype=work, device=device) * b + a
+    if input_kind != "random" and dtype.is_floating_point and kind != "constant":
+        large, tiny, exponent = FLOAT_SCALES.get(str(dtype).replace("torch.", ""), DEFAULT_FLOAT_SCALES)
+        if input_kind == "large":
+            values = values * large
+        elif input_kind == "tiny":
+            values = values * tiny
+        elif input_kind == "mixed_scale":
+            powers = torch.randint(-exponent, exponent + 1, tuple(shape), generator=generator, device=device)
+            values = values * torch.pow(10.0, powers.to(work))
+        elif input_kind == "constant":
+            values = torch.full_like(values, float(values.reshape(-1)[0]) if values.numel() else a)
     structure = distribution.get("structure", "none")
     if structure == "symmetric":
         lower = values.tril()
@@ -1145,15 +1183,14 @@ class Analysis:
     # -- step 4 again: the checks the evaluator will make, on inputs drawn from the task's distributions
     def _drawn_trials(self, run: Run, config: str, passes: int) -> List[List[Any]]:
         """Outputs for two input sets drawn from the task's distributions (as the evaluator draws its random
-        cases), each run `passes` times: they must be identical and finite."""
+        cases), each run `passes` times: they must be identical and finite. Each is a case of the
+        trivial-program check (self.trivial_checks or self.trivial_own, :meth:`check_trivial`)."""
         torch = self.torch
         trials: List[List[Any]] = []
         for trial in range(2):
             generator = torch.Generator(device=self.device)
             generator.manual_seed(1000 + trial)
-            args, state = self._drawn_inputs(run, generator)
-            fresh = Run(self.problem, run.values, self.device, forward=False)
-            fresh.model.load_state_dict(state, strict=False)
+            fresh, args, named = self._drawn_run(run, generator, "random")
             try:
                 outputs = [fresh.run_forward(args) for _ in range(passes)]
             except Refusal:
@@ -1169,7 +1206,40 @@ class Analysis:
                     raise Refusal(f"output {i} has NaN or infinite values at the {config} sizes on inputs "
                                   f"drawn from the inferred distributions")
             trials.append(outputs[0])
+            group = self.trivial_own if config in ("timing", "rows") else self.trivial_checks
+            group.add(triviality.Case(named, outputs[0], f"{config} sizes, trial {trial}"))
+            del named
+        if config not in ("timing", "rows"):
+            self._adversarial_cases(run, config)
         return trials
+
+    def _drawn_run(self, run: Run, generator, kind: str):
+        """(a fresh model holding drawn parameters, the drawn forward arguments, every drawn input by name) at
+        `run`'s sizes, for input `kind`. The inputs by name are copies: a forward that works in place on its
+        arguments must not make them look like its output to the trivial-program check."""
+        torch = self.torch
+        args, state, named = self._drawn_inputs(run, generator, kind)
+        named = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in named.items()}
+        fresh = Run(self.problem, run.values, self.device, forward=False)
+        fresh.model.load_state_dict(state, strict=False)
+        return fresh, args, named
+
+    def _adversarial_cases(self, run: Run, config: str) -> None:
+        """The evaluator's adversarial cases of a check size, for the trivial-program check only: their outputs
+        may be non-finite (the evaluator skips those elements), and a forward that fails on them gives no
+        case."""
+        torch = self.torch
+        for number, kind in enumerate(ADVERSARIAL_KINDS):
+            generator = torch.Generator(device=self.device)
+            generator.manual_seed(2000 + number)
+            fresh, args, named = self._drawn_run(run, generator, kind)
+            try:
+                outputs = fresh.run_forward(args)
+            except Refusal:
+                raise
+            except Exception:
+                continue
+            self.trivial_checks.add(triviality.Case(named, outputs, f"{config} sizes, {kind} inputs"))
 
     def validate_drawn(self) -> None:
         """The evaluator's checks on inputs drawn from the task's distributions: deterministic and finite at
@@ -1179,6 +1249,10 @@ class Analysis:
         torch = self.torch
         outputs = [s for s in self.tensors if s["role"] == "output"]
         spreads: Dict[str, Dict[str, float]] = {}
+        # The trivial-program check's two groups of cases (triviality.py): the check sizes, and the problem's
+        # own sizes (the timing run, else rows_run standing for it).
+        self.trivial_checks = triviality.Verdicts([s["dtype"] for s in outputs])
+        self.trivial_own = triviality.Verdicts([s["dtype"] for s in outputs], constant=False)
         runs = dict(self.real)
         if "timing" not in runs:
             rows = self.rows_run()
@@ -1241,10 +1315,99 @@ class Analysis:
         except Exception:
             return None
 
-    def _drawn_inputs(self, run: Run, generator):
+    # -- step 4, last: trivial programs must fail the task's checks
+    def check_trivial(self) -> None:
+        """Whether a trivial program (triviality.PROGRAMS: a copy of an input, zeros, a constant, an input
+        negated) passes every case validate_drawn drew in one of two groups, as the evaluator judges them: the
+        check sizes (random and adversarial inputs), or the problem's own sizes (random inputs; with the batch
+        shrunk, rows_run, where they do not run here). If one does, the inputs are widened (:meth:`_widenings`,
+        the first that works) and the checks run again on the wider distributions: the module must stay
+        deterministic, finite and not near-constant there, and every trivial program must fail. When no
+        widening does that, the problem is refused, naming what passed."""
+        passing = self._trivial_passing()
+        self.trivial_passed = passing
+        self.widened: Dict[str, Dict[str, Any]] = {}
+        if not passing:
+            return
+        inputs = {spec["name"]: spec for spec in self.tensors if spec["role"] == "input"}
+        original = {name: spec["distribution"] for name, spec in inputs.items()}
+        notes = list(self.notes)
+        tried: List[str] = []
+        for widening in self._widenings(inputs):
+            for name, distribution in widening.items():
+                inputs[name]["distribution"] = distribution
+            self.notes = list(notes)  # validate_drawn's notes are of the distributions it checks
+            text = triviality.distribution_text
+            what = ", ".join(f"{name} {text(original[name])} -> {text(d)}" for name, d in widening.items())
+            try:
+                self.validate_drawn()
+                still = self._trivial_passing()
+            except Refusal as refusal:
+                still, why = None, str(refusal)
+            if still == []:
+                self.widened = {name: {"from": original[name], "to": d} for name, d in widening.items()}
+                self.notes.append(f"a trivial program passed on the problem's own input distributions ({passing[0]}"
+                                  f"{' and more' if len(passing) > 1 else ''}): inputs widened, {what}")
+                return
+            tried.append(f"{what}: " + (f"{still[0]} still passes" if still else why))
+            for name in widening:
+                inputs[name]["distribution"] = original[name]
+        self.notes = notes
+        raise Refusal(f"a trivial program passes every check of the task ({'; '.join(passing)}), so a kernel that "
+                      f"ignores the operation would be judged right; no wider input distribution makes it fail"
+                      + (f" ({'; '.join(tried)})" if tried else " (no float input can be widened)"))
+
+    def _trivial_passing(self) -> List[str]:
+        return ([f"{p} on the check sizes" for p in self.trivial_checks.passing()]
+                + [f"{p} on the problem's own sizes" for p in self.trivial_own.passing()])
+
+    def _widenings(self, inputs: Dict[str, Dict[str, Any]]) -> List[Dict[str, Dict[str, Any]]]:
+        """The input distributions to try, in order, each {input name: distribution}: the one-signed float
+        forward inputs made symmetric at the same magnitude (uniform(0, 1) -> uniform(-1, 1)); then the
+        one-signed float parameters too; then every random float forward input normal(0, 1), then uniform(-1,
+        1). Structures are kept; integers, constants and probability rows (positive by construction) are not
+        widened."""
+        def widenable(spec) -> bool:
+            d = spec["distribution"]
+            return (spec["dtype"] in DEFAULT_ATOL and not spec.get("cast") and d["kind"] in ("uniform", "normal")
+                    and d.get("structure", "none") != "probability_rows")
+
+        def one_signed(d) -> bool:
+            if d["kind"] == "uniform":
+                return d["a"] >= 0 or d["b"] <= 0
+            return abs(d["a"]) >= 2 * d["b"]  # normal: 98% of the values of one sign
+
+        def symmetric(d) -> Dict[str, Any]:
+            if d["kind"] == "uniform":
+                m = max(abs(d["a"]), abs(d["b"]))
+                wide = {"kind": "uniform", "a": -m, "b": m}
+            else:
+                wide = {"kind": "normal", "a": 0.0, "b": abs(d["a"]) + d["b"]}
+            return _with_structure(wide, d)
+
+        candidates = [spec for spec in inputs.values() if widenable(spec)]
+        forward = [spec for spec in candidates if spec["source"] == "forward"]
+        attempts = [
+            {s["name"]: symmetric(s["distribution"]) for s in forward if one_signed(s["distribution"])},
+            {s["name"]: symmetric(s["distribution"]) for s in candidates if one_signed(s["distribution"])},
+            {s["name"]: _with_structure({"kind": "normal", "a": 0.0, "b": 1.0}, s["distribution"]) for s in forward},
+            {s["name"]: _with_structure({"kind": "uniform", "a": -1.0, "b": 1.0}, s["distribution"])
+             for s in forward},
+        ]
+        unique: List[Dict[str, Dict[str, Any]]] = []
+        for attempt in attempts:
+            attempt = {n: d for n, d in attempt.items() if d != inputs[n]["distribution"]}
+            if attempt and attempt not in unique:
+                unique.append(attempt)
+        return unique
+
+    def _drawn_inputs(self, run: Run, generator, kind: str = "random"):
+        """(forward arguments, state-dict entries, every input by name) drawn from the task's distributions for
+        input `kind` (draw)."""
         torch = self.torch
         args: List[Any] = []
         state: Dict[str, Any] = {}
+        named: Dict[str, Any] = {}
         real_state = run.state()
         for spec in self.tensors:
             if spec["role"] != "input":
@@ -1252,17 +1415,19 @@ class Analysis:
             source, index = spec["key"]
             if spec.get("cast") in ("python_float", "python_int"):
                 args.append(run.inputs[index])
+                named[spec["name"]] = run.inputs[index]
                 continue
             original = run.inputs[index] if source == "forward" else real_state[index]
             dtype = torch.uint8 if spec.get("cast") == "bool" else original.dtype
-            values = draw(spec, original.shape, dtype, self.device, generator)
+            values = draw(spec, original.shape, dtype, self.device, generator, kind)
             if spec.get("cast") == "bool":
                 values = values.bool()
+            named[spec["name"]] = values
             if source == "forward":
                 args.append(values)
             else:
                 state[index] = values
-        return args, state
+        return args, state, named
 
     def facts(self) -> Dict[str, Any]:
         return {
@@ -1274,6 +1439,8 @@ class Analysis:
             "flops": self.flops,
             "training": True,
             "buffers_left_out": self.skipped_buffers,
+            "trivial_programs_passed": self.trivial_passed,
+            "widened": self.widened,
             "notes": self.notes,
             "real_device": self.device,
             "module_source": self.problem.source,
@@ -1291,7 +1458,14 @@ class Analysis:
         self.describe_tensors()
         self.resolve_dims()
         self.validate_drawn()
+        self.check_trivial()
         return self.facts()
+
+
+def _with_structure(distribution: Dict[str, Any], like: Dict[str, Any]) -> Dict[str, Any]:
+    """`distribution` with the structure of `like` (none is not written)."""
+    structure = like.get("structure", "none")
+    return {**distribution, "structure": structure} if structure != "none" else distribution
 
 
 def _same(a, b) -> bool:
