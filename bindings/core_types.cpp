@@ -599,6 +599,8 @@ void bind_evaluation(py::module_& m) {
       .def_readwrite("deterministic", &IntegrityReport::deterministic, "Identical runs gave identical outputs.")
       .def_readwrite("remeasured", &IntegrityReport::remeasured, "A suspicious speedup was measured again.")
       .def_readwrite("remeasured_speedup", &IntegrityReport::remeasured_speedup, "The speedup measured again.")
+      .def_readwrite("unconfined", &IntegrityReport::unconfined,
+                     "The sandbox's protections that were off while it ran ('name: why'); empty when all held.")
       .def("__repr__", [](const IntegrityReport& i) { return "IntegrityReport(flags=" + list_repr(i.flags) + ")"; });
 
   py::class_<Placement>(m, "Placement",

@@ -6,6 +6,7 @@
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/device.hpp"
 #include "kernelsmith/python_helpers.hpp"
+#include "kernelsmith/sandbox.hpp"
 #include "kernelsmith/triton.hpp"
 
 namespace py = pybind11;
@@ -42,6 +43,40 @@ void bind_devices(py::module_& m) {
       .def("__repr__", [](const DeviceInfo& d) {
         return "<DeviceInfo " + d.backend + ":" + std::to_string(d.index) + " '" + d.name + "'>";
       });
+
+  py::class_<SandboxProtection>(m, "SandboxProtection", "One mechanism of the sandbox and whether it holds here.")
+      .def(py::init<>())
+      .def_readwrite("name", &SandboxProtection::name,
+                     "'limits', 'network', 'processes', 'ipc', 'filesystem', 'user' or 'syscalls'.")
+      .def_readwrite("on", &SandboxProtection::on, "Whether it holds on this machine (checked from inside).")
+      .def_readwrite("detail", &SandboxProtection::detail, "What it does when on; why it is off when off.")
+      .def_readwrite("required", &SandboxProtection::required,
+                     "Whether EvaluatorOptions.require_sandbox needs it (all but 'user').")
+      .def("__repr__", [](const SandboxProtection& p) {
+        return "<SandboxProtection " + p.name + (p.on ? " on>" : " off: " + p.detail + ">");
+      });
+
+  py::class_<SandboxStatus>(m, "SandboxStatus",
+                            "What the sandbox of untrusted code gives on this machine (docs/security.md).")
+      .def(py::init<>())
+      .def_readwrite("enabled", &SandboxStatus::enabled,
+                     "False when switched off (KERNELSMITH_SANDBOX=off) or its launcher is missing.")
+      .def_readwrite("reason", &SandboxStatus::reason, "Why it is disabled; empty when enabled.")
+      .def_readwrite("launcher", &SandboxStatus::launcher, "The launcher program's path.")
+      .def_readwrite("protections", &SandboxStatus::protections, "A list of SandboxProtection.")
+      .def("complete", &SandboxStatus::complete, "Every required protection holds.")
+      .def("off", &SandboxStatus::off, "'name: why' for each protection that is off.")
+      .def("summary", &SandboxStatus::summary, "One line for people.")
+      .def("__repr__", [](const SandboxStatus& s) { return "<SandboxStatus " + s.summary() + ">"; });
+
+  m.def("sandbox_status", &sandbox_status, py::call_guard<py::gil_scoped_release>(),
+        "What the sandbox gives on this machine: probed once per process by running its launcher in report "
+        "mode, the code path of a real launch.");
+  m.def("sandboxed_command", &sandboxed_command, py::arg("command"), py::arg("scratch"),
+        py::arg("readable") = std::vector<std::string>{},
+        "The command line that runs `command` confined, writing only to `scratch` (its working directory, HOME "
+        "and TMPDIR), reading the system's folders, the interpreter's and `readable`. `command` unchanged when "
+        "the sandbox is disabled (sandbox_status() says why).");
 
   py::class_<BackendInfo>(m, "BackendInfo", "A backend, its devices, or why it is unavailable.")
       .def(py::init<>())

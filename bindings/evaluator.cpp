@@ -123,6 +123,10 @@ void bind_evaluator(py::module_& m) {
       .def_readwrite("compile_threads", &EvaluatorOptions::compile_threads, "0: all hardware threads")
       .def_readwrite("isolate", &EvaluatorOptions::isolate,
                      "run candidates in a worker process (False runs them in this process, for debugging)")
+      .def_readwrite("require_sandbox", &EvaluatorOptions::require_sandbox,
+                     "Refuse to evaluate (ValueError when the evaluator is made) unless every required protection "
+                     "of the sandbox holds here and isolate is on; else what is off is recorded in each "
+                     "Evaluation's integrity.unconfined.")
       .def_readwrite("cache_dir", &EvaluatorOptions::cache_dir,
                      "compile cache and device peaks; empty for $KERNELSMITH_CACHE_DIR or ~/.cache/kernelsmith")
       .def_readwrite("use_disk_cache", &EvaluatorOptions::use_disk_cache,

@@ -7,7 +7,7 @@ install(TARGETS kernelsmith EXPORT kernelsmithTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The worker sits next to the shared library: that is where the library looks for it.
-install(TARGETS kernelsmith-worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS kernelsmith-worker kernelsmith-sandbox RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # So does the MACA backend plugin, where it was built (an SDK was found).
 if(TARGET kernelsmith_maca)
   install(TARGETS kernelsmith_maca LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -466,12 +466,13 @@ SpeedOfLight read_sol(const JsonField& f) {
 }
 
 IntegrityReport read_integrity(const JsonField& f) {
-  f.expect_object({"flags", "deterministic", "remeasured", "remeasured_speedup"});
+  f.expect_object({"flags", "deterministic", "remeasured", "remeasured_speedup", "unconfined"});
   IntegrityReport i;
   read_field(f, "flags", i.flags);
   read_field(f, "deterministic", i.deterministic);
   read_field(f, "remeasured", i.remeasured);
   read_field(f, "remeasured_speedup", i.remeasured_speedup);
+  read_field(f, "unconfined", i.unconfined);
   return i;
 }
 
@@ -505,7 +506,8 @@ Json evaluation_to_json(const Evaluation& e) {
   json["integrity"] = Json{{"flags", e.integrity.flags},
                            {"deterministic", e.integrity.deterministic},
                            {"remeasured", e.integrity.remeasured},
-                           {"remeasured_speedup", json_number(e.integrity.remeasured_speedup)}};
+                           {"remeasured_speedup", json_number(e.integrity.remeasured_speedup)},
+                           {"unconfined", e.integrity.unconfined}};
   json["fitness"] = json_number(e.fitness);
   json["wall_seconds"] = json_number(e.wall_seconds);
   Json stages = Json::object();

@@ -16,7 +16,7 @@
 # libstdc++ statically; the library hides its copy, see lib/CMakeLists.txt). Each choice has its own
 # build folders, so the two never mix.
 #
-# Steps: info build gpu unit install pytest devices bench suite hopper scale kbimport kbrun kbcheck kbbase maca (KernelBench:
+# Steps: info build gpu unit install pytest devices bench sandbox suite hopper scale kbimport kbrun kbcheck kbbase maca (KernelBench:
 # KERNELBENCH names its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and
 # KB_L2_PROBLEMS narrow them; kbcheck: KB_CHECK_JOBS, KB_CHECK_RESUME, KB_CHECK_LARGEST, KB_CHECK_ADMIT_SECONDS,
 # KB_CHECK_MEMORY_GIB; scale: KS_SCALE_COUNTS,
@@ -163,6 +163,44 @@ step_devices() {
   (cd /tmp && "$venv/bin/kernelsmith" devices) &&
     (cd /tmp && "$venv/bin/python" -c 'import kernelsmith; print(kernelsmith.devices_json())' >"$logs/devices.json") &&
     cat "$logs/devices.json"
+}
+
+# The sandbox (docs/security.md) on this machine: the launcher's report, the attack tests, and the evaluator's
+# throughput with the sandbox off and on, alternated in one run (KS_SANDBOX_ROUNDS pairs, default 2), so that
+# its cost is measured side by side.
+step_sandbox() {
+  need_build || return 1
+  local scratch rc=0
+  scratch="$(mktemp -d)"
+  "$build/lib/kernelsmith-sandbox" --report --scratch "$scratch" || rc=1
+  rm -rf "$scratch"
+  "$build/tests/kernelsmith_tests" "[sandbox]" || rc=1
+  need_install || return 1
+  (cd /tmp && "$venv/bin/kernelsmith" devices) || rc=1
+  (cd /tmp && "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider -c "$root/pyproject.toml" --rootdir "$root" \
+    "$root/tests/python/test_sandbox.py") || rc=1
+  local round
+  for round in $(seq 1 "${KS_SANDBOX_ROUNDS:-2}"); do
+    for setting in off on; do
+      KERNELSMITH_SANDBOX=$setting "$venv/bin/python" bench/bench_evaluator.py --skip kernelbench,agreement,noise \
+        --out "$logs/bench-sandbox-$setting-$round.json" >"$logs/bench-sandbox-$setting-$round.log" 2>&1 || rc=1
+    done
+  done
+  "$venv/bin/python" - "$logs" <<'PY' || rc=1
+import json, pathlib, statistics, sys
+logs = pathlib.Path(sys.argv[1])
+rates = {"off": [], "on": []}
+for path in sorted(logs.glob("bench-sandbox-*.json")):
+    setting = path.stem.split("-")[2]
+    phase = json.loads(path.read_text())["phases"].get("throughput", {})
+    rates[setting].append((phase.get("per_minute"), phase.get("warm", {}).get("per_minute")))
+for setting, values in rates.items():
+    print(f"sandbox {setting}: cold/warm evaluations per minute {values}")
+cold = {k: statistics.median(v[0] for v in values) for k, values in rates.items()}
+warm = {k: statistics.median(v[1] for v in values) for k, values in rates.items()}
+print(f"cold: on/off = {cold['on'] / cold['off']:.3f}; warm: on/off = {warm['on'] / warm['off']:.3f} (medians)")
+PY
+  return $rc
 }
 
 # KS_BENCH_ARGS: more arguments, e.g. "--skip agreement,noise" to fit the throughput and KernelBench-way
@@ -333,7 +371,7 @@ step_maca() {
 export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
   step_pytest step_devices step_bench step_suite step_hopper step_scale step_kbimport step_kbrun step_kbcheck step_kbbase \
-  step_maca
+  step_maca step_sandbox
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -345,6 +383,7 @@ for step in "${steps[@]}"; do
     devices) run_step devices 120 step_devices ;;
     pytest) run_step pytest 590 step_pytest ;;
     bench) run_step bench 590 step_bench ;;
+    sandbox) run_step sandbox 590 step_sandbox ;;
     suite) run_step suite 590 step_suite ;;
     hopper) run_step hopper 590 step_hopper ;;
     scale) run_step scale 590 step_scale ;;

@@ -124,6 +124,9 @@ struct IntegrityReport {
   bool deterministic = true;
   bool remeasured = false;
   double remeasured_speedup = 0.0;
+  /// The sandbox's protections that were off while this evaluation ran ("name: why", docs/security.md);
+  /// empty when every protection held.
+  std::vector<std::string> unconfined;
 };
 
 /// Where an evaluation ran: which machine and device, which Ray actor, and whether it had to be run again

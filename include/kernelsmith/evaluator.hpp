@@ -97,6 +97,10 @@ struct EvaluatorOptions {
   int compile_threads = 0;  ///< 0: hardware threads
   /// Run the harness in a worker process (crash and hang isolation). false runs in-process (debugging).
   bool isolate = true;
+  /// Refuse to evaluate (the constructor throws ValidationError) unless every required protection of the
+  /// sandbox holds on this machine (sandbox_status(), docs/security.md) and isolate is on. Off by default:
+  /// what is off is then recorded in each Evaluation's integrity.unconfined.
+  bool require_sandbox = false;
   /// Compile cache on disk; empty for $KERNELSMITH_CACHE_DIR or ~/.cache/kernelsmith.
   std::string cache_dir;
   bool use_disk_cache = true;

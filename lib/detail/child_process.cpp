@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -141,10 +142,17 @@ std::string describe_exit(int status, const std::string& who) {
   return fmt::format("{} ended", who);
 }
 
+std::string temporary_folder() {
+  const char* folder = std::getenv("TMPDIR");
+  return folder != nullptr && *folder != '\0' ? folder : "/tmp";
+}
+
 std::string make_log_file(const std::string& prefix) {
-  std::string path = "/tmp/" + prefix + "-XXXXXX";
+  std::string path = temporary_folder() + "/" + prefix + "-XXXXXX";
   const int fd = ::mkstemp(path.data());
-  if (fd < 0) throw Error(fmt::format("cannot create a log file for {} in /tmp: {}", prefix, std::strerror(errno)));
+  if (fd < 0) {
+    throw Error(fmt::format("cannot create a log file for {} in {}: {}", prefix, temporary_folder(), std::strerror(errno)));
+  }
   ::close(fd);
   return path;
 }

@@ -31,7 +31,10 @@ int reap_child(pid_t pid, double grace);
 /// "the worker was killed by SIGSEGV (Segmentation fault)", "... exited with status 2".
 std::string describe_exit(int status, const std::string& who);
 
-/// A fresh empty log file in /tmp named after `prefix`. Throws Error when /tmp is not writable.
+/// The folder temporary files go to: $TMPDIR when set (inside a sandbox, its scratch folder), else /tmp.
+std::string temporary_folder();
+
+/// A fresh empty log file in temporary_folder() named after `prefix`. Throws Error when none can be made.
 std::string make_log_file(const std::string& prefix);
 
 /// The last non-blank lines of a log file (driver messages, a kernel's printf, a traceback).

@@ -19,6 +19,7 @@
 
 #include "detail/child_process.hpp"
 #include "detail/dynamic_library.hpp"
+#include "detail/sandbox.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/python_helpers.hpp"
 
@@ -87,6 +88,16 @@ std::string find_helper_script(const PythonHelperKind& kind, std::string* looked
   return {};
 }
 
+std::vector<std::string> helper_readable_folders() {
+  std::vector<std::string> folders = interpreter_folders(helper_python_command());
+  const std::string library = library_directory();
+  if (!library.empty()) folders.push_back(library);  // the wheel: the helpers' scripts sit beside the library
+#ifdef KERNELSMITH_SOURCE_PYTHON_DIR
+  folders.push_back(KERNELSMITH_SOURCE_PYTHON_DIR);  // an uninstalled build
+#endif
+  return folders;
+}
+
 namespace {
 
 std::string helper_command(const PythonHelperKind& kind) {
@@ -105,11 +116,7 @@ PythonHelper::PythonHelper(const PythonHelperKind& kind) : kind_(kind) {
   }
   const std::vector<std::string> python = helper_python_command();
   command_ = helper_python_text() + " " + script;
-  char folder[] = "/tmp/kernelsmith-helper-XXXXXX";
-  if (::mkdtemp(folder) == nullptr) {
-    throw Error(fmt::format("cannot create a folder for {} in /tmp: {}", kind_.label, std::strerror(errno)));
-  }
-  workdir_ = folder;
+  workdir_ = make_scratch_folder("kernelsmith-helper");
   log_path_ = make_log_file("kernelsmith-helper-log");
   int sockets[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
@@ -123,6 +130,13 @@ PythonHelper::PythonHelper(const PythonHelperKind& kind) : kind_(kind) {
                                      "import runpy, sys; sys.argv = [sys.argv[1]] + sys.argv[2:]; "
                                      "runpy.run_path(sys.argv[0], run_name='__main__')",
                                      script, "--workdir", workdir_});
+  // Confined (docs/security.md): what it runs may come from a candidate or a problem file. Its private folder
+  // is the one place it writes.
+  SandboxPolicy policy;
+  policy.scratch = workdir_;
+  policy.readable = helper_readable_folders();
+  policy.readable.push_back(fs::path(script).parent_path().string());
+  arguments = confine_command(policy, arguments);
   SpawnOptions options;
   options.child_socket = sockets[1];
   options.socket_as_stdout = true;

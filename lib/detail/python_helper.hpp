@@ -35,6 +35,10 @@ std::string helper_python_text();
 /// The interpreter set with set_helper_python, "" when none (the worker passes it on to its helpers).
 std::string configured_helper_python();
 
+/// The folders a confined helper reads besides the system's: the interpreter's installation and the folders
+/// the helpers' scripts live in. Processes that start helpers themselves (the worker) allow them too.
+std::vector<std::string> helper_readable_folders();
+
 /// The kind's script: $<path_variable>, else beside the library (the wheel), in share/kernelsmith, or in
 /// the source tree (an uninstalled build). "" when none exists, with `looked` saying where it looked.
 std::string find_helper_script(const PythonHelperKind& kind, std::string* looked);

@@ -3,8 +3,10 @@
 // time, while later candidates compile. Over a device set (EvaluatorOptions::devices) it holds one
 // worker per device and hands each compiled candidate to whichever is idle.
 #include "kernelsmith/evaluator.hpp"
+#include "kernelsmith/sandbox.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -160,6 +162,26 @@ struct DeviceLane {
   bool busy = false;
 };
 
+/// What of the sandbox is off for candidates evaluated with `options` (docs/security.md); throws when
+/// options.require_sandbox asks for every required protection and one is off.
+std::vector<std::string> unconfined_protections(const EvaluatorOptions& options) {
+  std::vector<std::string> off;
+  SandboxStatus status;
+  if (options.isolate) {
+    status = sandbox_status();
+    off = status.off();
+  } else {
+    off.push_back("all: isolate=false runs candidates in the caller's process, unconfined");
+  }
+  if (options.require_sandbox && (!options.isolate || !status.complete())) {
+    throw ValidationError(fmt::format(
+        "EvaluatorOptions: require_sandbox is set and the sandbox is incomplete here, so no candidate runs: {}. "
+        "docs/security.md says what each protection needs from the machine",
+        fmt::join(off, "; ")));
+  }
+  return off;
+}
+
 class BuiltinEvaluator final : public Evaluator {
  public:
   BuiltinEvaluator(EvaluatorOptions options, std::string backend, std::vector<DeviceInfo> devices, std::string toolkit)
@@ -178,6 +200,7 @@ class BuiltinEvaluator final : public Evaluator {
           options_.devices));
     }
     if (options_.isolate) detail::worker_executable();  // fail now, not at the first evaluation, when it is missing
+    unconfined_ = unconfined_protections(options_);
     for (DeviceInfo& device : devices) {
       auto lane = std::make_unique<DeviceLane>();
       lane->index = device.index;
@@ -501,10 +524,12 @@ class BuiltinEvaluator final : public Evaluator {
     evaluation.stage_seconds["overhead"] = std::max(0.0, device_seconds - staged);
     evaluation.placement.host = host_;
     evaluation.placement.device_index = lane.index;
+    evaluation.integrity.unconfined = unconfined_;
     return evaluation;
   }
 
   EvaluatorOptions options_;
+  std::vector<std::string> unconfined_;  ///< the sandbox's protections that are off here (IntegrityReport)
   std::string backend_;
   DeviceInfo device_;
   std::string toolkit_;

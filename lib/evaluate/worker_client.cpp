@@ -36,8 +36,10 @@
 #include "detail/dynamic_library.hpp"
 #include "detail/file_cache.hpp"
 #include "detail/python_helper.hpp"
+#include "detail/sandbox.hpp"
 #include "evaluate/task_key.hpp"
 #include "kernelsmith/backend.hpp"
+#include "kernelsmith/config.hpp"
 #include "kernelsmith/error.hpp"
 
 namespace kernelsmith::detail {
@@ -64,6 +66,8 @@ struct WorkerClient::Process {
   pid_t pid = 0;
   std::unique_ptr<Channel> channel;
   std::string log_path;
+  /// The worker's one writable folder besides the disk cache (docs/security.md); removed with it.
+  std::string scratch;
 };
 
 WorkerClient::WorkerClient(WorkerSettings settings) : settings_(std::move(settings)) {}
@@ -81,6 +85,7 @@ void WorkerClient::stop() {
   process_->channel.reset();  // EOF tells an idle worker to exit
   if (process_->pid > 0) reap_child(process_->pid, 0.5);
   if (!process_->log_path.empty()) ::unlink(process_->log_path.c_str());
+  remove_scratch_folder(process_->scratch);
   process_.reset();
   prepared_.clear();
   sent_tasks_.clear();
@@ -128,6 +133,27 @@ void WorkerClient::start() {
   if (const std::string python = configured_helper_python(); !python.empty()) {
     arguments.insert(arguments.end(), {"--python", python});
   }
+  // The worker runs confined (docs/security.md): it writes only to a scratch folder of its own and the disk
+  // cache, and reads the system's folders, its own installation and the Python helpers' interpreter.
+  SandboxPolicy policy;
+  policy.scratch = process->scratch = make_scratch_folder("kernelsmith-worker-scratch");
+  if (!settings_.cache_dir.empty()) {
+    std::error_code ignored;
+    std::filesystem::create_directories(settings_.cache_dir, ignored);
+    policy.writable.push_back(settings_.cache_dir);
+  }
+  policy.readable = helper_readable_folders();
+  policy.readable.push_back(std::filesystem::path(executable).parent_path().string());
+  // A toolkit named by the environment, outside the system's folders (the MACA SDK's headers, which its
+  // compiler reads in the worker; a runtime given by path).
+  for (const char* variable : {"MACA_PATH", "CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* folder = std::getenv(variable); folder != nullptr && *folder != '\0') policy.readable.push_back(folder);
+  }
+  if (const char* runtime = std::getenv("KERNELSMITH_MACA_RUNTIME"); runtime != nullptr && *runtime != '\0') {
+    policy.readable.push_back(std::filesystem::path(runtime).parent_path().parent_path().string());
+  }
+  policy.readable.push_back(KERNELSMITH_MACA_SDK_SEARCHED);  // the SDK the MACA plugin was built against
+  arguments = confine_command(policy, arguments);
   const int child_end = sockets[1];
   // The protocol socket arrives as stdin; the worker moves it away at once. Everything the worker and
   // its driver print goes to the log file, whose tail explains a crash.
@@ -141,6 +167,7 @@ void WorkerClient::start() {
     ::close(child_end);
     ::close(sockets[0]);
     ::unlink(log_path.c_str());
+    remove_scratch_folder(process->scratch);
     throw Error(fmt::format("cannot start the worker: {}", e.what()));
   }
   ::close(child_end);
@@ -158,6 +185,7 @@ void WorkerClient::start() {
     const int status = reap_child(pid, 0.5);
     const std::string tail = log_tail(log_path);
     ::unlink(log_path.c_str());
+    remove_scratch_folder(process->scratch);
     throw BackendUnavailableError(fmt::format("the {} worker did not start within {:.0f} s: {}{}", settings_.backend,
                                               settings_.startup_seconds, describe_exit(status, "the worker"),
                                               tail.empty() ? "" : "; it printed:\n" + tail));

@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'ExperienceItem', 'ExperienceMemory', 'ExperienceMemoryOptions', 'ExperienceQuery', 'ExperienceRecord', 'FeatureDescriptor', 'FeatureInfo', 'FeatureKind', 'FeatureScope', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Predicate', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Retrieval', 'RetrievedItem', 'Retriever', 'Rng', 'RunInfo', 'RunStore', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'Skill', 'SkillBank', 'SkillFile', 'SpeedOfLight', 'Stage', 'StageValue', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorMapDecl', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'ValueRetriever', 'ValueRetrieverOptions', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'experience_reward', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'feature_catalog', 'feature_similarity', 'feedback_features', 'find_feature', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_skill_tag', 'parse_stage', 'parse_status', 'render_template', 'request_features', 'request_feedback', 'run_kernel', 'selection_weights', 'set_helper_python', 'set_triton_python', 'skill_search_path', 'source_tokens', 'stage_of', 'task_features', 'task_search_path', 'triton_kernel_specs', 'triton_status']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'ExperienceItem', 'ExperienceMemory', 'ExperienceMemoryOptions', 'ExperienceQuery', 'ExperienceRecord', 'FeatureDescriptor', 'FeatureInfo', 'FeatureKind', 'FeatureScope', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Predicate', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Retrieval', 'RetrievedItem', 'Retriever', 'Rng', 'RunInfo', 'RunStore', 'SandboxProtection', 'SandboxStatus', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'Skill', 'SkillBank', 'SkillFile', 'SpeedOfLight', 'Stage', 'StageValue', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorMapDecl', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'ValueRetriever', 'ValueRetrieverOptions', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'dtype_size', 'evaluate_expression', 'experience_reward', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'feature_catalog', 'feature_similarity', 'feedback_features', 'find_feature', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_skill_tag', 'parse_stage', 'parse_status', 'render_template', 'request_features', 'request_feedback', 'run_kernel', 'sandbox_status', 'sandboxed_command', 'selection_weights', 'set_helper_python', 'set_triton_python', 'skill_search_path', 'source_tokens', 'stage_of', 'task_features', 'task_search_path', 'triton_kernel_specs', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -1737,6 +1737,14 @@ class IntegrityReport:
     @remeasured_speedup.setter
     def remeasured_speedup(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+    @property
+    def unconfined(self) -> list[str]:
+        """
+        The sandbox's protections that were off while it ran ('name: why'); empty when all held.
+        """
+    @unconfined.setter
+    def unconfined(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
 class Placement:
     """
     Where an evaluation ran (host, device, Ray actor) and how often it was lost with the process running it and run again (docs/distributed.md).
@@ -2110,6 +2118,98 @@ class DeviceInfo:
     @warp_size.setter
     def warp_size(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+class SandboxProtection:
+    """
+    One mechanism of the sandbox and whether it holds here.
+    """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def detail(self) -> str:
+        """
+        What it does when on; why it is off when off.
+        """
+    @detail.setter
+    def detail(self, arg0: str) -> None:
+        ...
+    @property
+    def name(self) -> str:
+        """
+        'limits', 'network', 'processes', 'ipc', 'filesystem', 'user' or 'syscalls'.
+        """
+    @name.setter
+    def name(self, arg0: str) -> None:
+        ...
+    @property
+    def on(self) -> bool:
+        """
+        Whether it holds on this machine (checked from inside).
+        """
+    @on.setter
+    def on(self, arg0: bool) -> None:
+        ...
+    @property
+    def required(self) -> bool:
+        """
+        Whether EvaluatorOptions.require_sandbox needs it (all but 'user').
+        """
+    @required.setter
+    def required(self, arg0: bool) -> None:
+        ...
+class SandboxStatus:
+    """
+    What the sandbox of untrusted code gives on this machine (docs/security.md).
+    """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def complete(self) -> bool:
+        """
+        Every required protection holds.
+        """
+    def off(self) -> list[str]:
+        """
+        'name: why' for each protection that is off.
+        """
+    def summary(self) -> str:
+        """
+        One line for people.
+        """
+    @property
+    def enabled(self) -> bool:
+        """
+        False when switched off (KERNELSMITH_SANDBOX=off) or its launcher is missing.
+        """
+    @enabled.setter
+    def enabled(self, arg0: bool) -> None:
+        ...
+    @property
+    def launcher(self) -> str:
+        """
+        The launcher program's path.
+        """
+    @launcher.setter
+    def launcher(self, arg0: str) -> None:
+        ...
+    @property
+    def protections(self) -> list[SandboxProtection]:
+        """
+        A list of SandboxProtection.
+        """
+    @protections.setter
+    def protections(self, arg0: collections.abc.Sequence[SandboxProtection]) -> None:
+        ...
+    @property
+    def reason(self) -> str:
+        """
+        Why it is disabled; empty when enabled.
+        """
+    @reason.setter
+    def reason(self, arg0: str) -> None:
+        ...
 class BackendInfo:
     """
     A backend, its devices, or why it is unavailable.
@@ -2452,6 +2552,14 @@ class EvaluatorOptions:
         """
     @oracle_timeout_seconds.setter
     def oracle_timeout_seconds(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def require_sandbox(self) -> bool:
+        """
+        Refuse to evaluate (ValueError when the evaluator is made) unless every required protection of the sandbox holds here and isolate is on; else what is off is recorded in each Evaluation's integrity.unconfined.
+        """
+    @require_sandbox.setter
+    def require_sandbox(self, arg0: bool) -> None:
         ...
     @property
     def schedule_check(self) -> bool:
@@ -6750,6 +6858,14 @@ def request_feedback(request: MutationRequest) -> dict[str, float | str]:
 def run_kernel(task: Task, candidate: typing.Any = None, tensors: typing.Any = None, *, backend: str = 'auto', device: typing.SupportsInt | typing.SupportsIndex = 0, sizes: typing.Any = None, out: typing.Any = None, **kwargs) -> dict:
     """
     One-shot KernelRunner(task, candidate, backend, device).run(...): runs `candidate` (a Candidate, a pathlib.Path of a candidate file, a source string, or None for the task's reference) on the given tensors and returns {output name: numpy.ndarray}. Load a KernelRunner to run the same kernel several times without loading it again.
+    """
+def sandbox_status() -> SandboxStatus:
+    """
+    What the sandbox gives on this machine: probed once per process by running its launcher in report mode, the code path of a real launch.
+    """
+def sandboxed_command(command: collections.abc.Sequence[str], scratch: str, readable: collections.abc.Sequence[str] = []) -> list[str]:
+    """
+    The command line that runs `command` confined, writing only to `scratch` (its working directory, HOME and TMPDIR), reading the system's folders, the interpreter's and `readable`. `command` unchanged when the sandbox is disabled (sandbox_status() says why).
     """
 def selection_weights(programs: collections.abc.Sequence[Program], config: SelectionConfig) -> list[float]:
     """

@@ -58,8 +58,10 @@ def cmd_devices(args: argparse.Namespace) -> int:
         document = json.loads(ks.devices_json())
         for entry, backend in zip(document.get("backends", []), backends):
             entry["languages"] = _languages_of(ks, backend)
+        document["sandbox"] = _sandbox_document(ks.sandbox_status())
         print(json.dumps(document, indent=2))
         return 0
+    _print_sandbox(ks.sandbox_status())
     for backend in backends:
         if backend.available:
             print(f"{backend.name}: available")
@@ -85,6 +87,25 @@ def cmd_devices(args: argparse.Namespace) -> int:
             state = "available" if language["available"] else "unavailable"
             print(f"    {language['name']}: {state}" + (f" ({language['reason']})" if language["reason"] else ""))
     return 0
+
+
+def _sandbox_document(status) -> dict:
+    """The sandbox's status as JSON (docs/security.md)."""
+    return {"enabled": status.enabled, "complete": status.complete(), "reason": status.reason,
+            "launcher": status.launcher,
+            "protections": [{"name": p.name, "on": p.on, "required": p.required, "detail": p.detail}
+                            for p in status.protections]}
+
+
+def _print_sandbox(status) -> None:
+    """What confines untrusted code here: each protection, and why one is off (docs/security.md)."""
+    if not status.enabled:
+        print(f"sandbox: OFF: {status.reason}")
+        return
+    print("sandbox: " + ("complete" if status.complete() else "INCOMPLETE: required protections are off"))
+    for protection in status.protections:
+        state = "on " if protection.on else ("OFF" if protection.required else "off")
+        print(f"  {protection.name:<10} {state}  {protection.detail}")
 
 
 def _backend_for_language(ks, language_name: str, requested: str) -> str:
@@ -174,6 +195,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     options.device = args.device
     options.mode = args.mode
     options.seed = args.seed
+    options.require_sandbox = args.require_sandbox
     evaluator = ks.create_evaluator(options)
     if args.reference:
         # The kernel language of each backend is its own name.
@@ -191,6 +213,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(evaluation.to_json())
     else:
         print(evaluation.to_prompt_text())
+        for protection in evaluation.integrity.unconfined:
+            print(f"sandbox protection off: {protection}")
     return 0 if evaluation.ok else 1
 
 
@@ -293,6 +317,7 @@ def _create_evaluator(ks, args: argparse.Namespace, backend: str):
     options.backend = backend
     options.device = args.device
     options.seed = args.seed
+    options.require_sandbox = getattr(args, "require_sandbox", False)
     devices = getattr(args, "devices", None)
     ray_address = getattr(args, "ray", None)
     if ray_address:
@@ -857,6 +882,8 @@ def _add_evolution_arguments(p: argparse.ArgumentParser, per_problem: bool = Fal
                                                     "it has none): 'auto', host:port or ray://host:10001")
     p.add_argument("--ray-actors", type=int, metavar="N", help="with --ray: this many actors (default: one per GPU, "
                                                                "or one per CPU)")
+    p.add_argument("--require-sandbox", action="store_true", help="refuse to run candidates unless every required protection of the sandbox holds here "
+                        "(`kernelsmith devices` shows them; docs/security.md)")
     p.add_argument("--mutator", default="param", choices=["param", "llm"])
     p.add_argument("--language", help="kernel language of the candidates (default: the backend's own); triton "
                                       "evolves Triton candidates from the task's Triton seed on the cuda backend, "
@@ -917,6 +944,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--mode", default="strict", choices=["screen", "strict"])
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--require-sandbox", action="store_true", help="refuse to run candidates unless every required protection of the sandbox holds here "
+                        "(`kernelsmith devices` shows them; docs/security.md)")
     p.add_argument("--json", action="store_true", help="print the Evaluation as JSON")
     p.set_defaults(handler=cmd_eval)
 

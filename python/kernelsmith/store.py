@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from kernelsmith import _core as core
+from kernelsmith import _inputs
 
 _T = TypeVar("_T")
 
@@ -94,14 +95,13 @@ def _json_list(text: Optional[str], where: str) -> List[str]:
 
 
 def load_stored_json(text: str, where: str) -> Any:
-    """json.loads of a stored JSON text. A document nested too deeply for Python's recursive parser (a damaged or
-    forged row: the engine writes a few levels) raises StoreError naming `where` (the store file and the row).
-    Raises json.JSONDecodeError for a text that is not JSON."""
+    """json.loads of a stored JSON text, bounded (kernelsmith._inputs). A document nested too deeply (a damaged or
+    forged row: the engine writes a few levels) raises StoreError naming `where` (the store file and the row) and
+    the limit. Raises json.JSONDecodeError for a text that is not JSON."""
     try:
-        return json.loads(text)
-    except RecursionError:
-        raise _store_error(f"{where}: JSON nested deeper than Python's parser reads; keep a copy of the file and "
-                           f"start a new run with another --db path") from None
+        return _inputs.loads(text, where)
+    except _inputs.JsonTooDeep as error:
+        raise _store_error(f"{error.msg}; keep a copy of the file and start a new run with another --db path") from None
 
 
 class LazyDocument(abc.Mapping):

@@ -11,6 +11,10 @@ namespace {
 // The tests link the library statically, so "beside the library" is the tests' folder, where no worker
 // is: point the evaluator at the one this build made, unless the caller chose another.
 [[maybe_unused]] const bool kWorkerLocated = [] { return ::setenv("KERNELSMITH_WORKER", KERNELSMITH_TEST_WORKER, 0) == 0; }();
+// The sandbox launcher, likewise (it sits beside the worker in the build tree).
+[[maybe_unused]] const bool kSandboxLocated = [] {
+  return ::setenv("KERNELSMITH_SANDBOX_LAUNCHER", KERNELSMITH_TEST_SANDBOX_LAUNCHER, 0) == 0;
+}();
 
 #if defined(KERNELSMITH_TEST_MACA_PLUGIN)
 // Likewise the MACA backend plugin, which the library (and the worker, which inherits this) looks for beside

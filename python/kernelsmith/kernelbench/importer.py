@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
 from kernelsmith import _inputs
-from kernelsmith._core import BackendUnavailableError
+from kernelsmith._core import BackendUnavailableError, sandboxed_command
 from kernelsmith.kernelbench import manifest as manifest_mod
 
 #: Seconds one problem may take in the helper before it is killed and refused.
@@ -88,6 +88,10 @@ class ProbeSession:
         self.torch_version = ""
         self.real_device = ""
         self._process: Optional[subprocess.Popen] = None
+        # A problem file is code: the helper runs confined (docs/security.md), reading the system's folders,
+        # the interpreter's, the package's and the problem files' folders, and writing only to its scratch.
+        self._readable = {os.path.dirname(PROBE_SCRIPT)}
+        self._scratch: Optional[str] = None
         self._stderr = None
         self._buffer = b""
         self._next_id = 0
@@ -110,13 +114,18 @@ class ProbeSession:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
     # -- the helper process
     def _start(self) -> None:
         self.close()
         self._stderr = tempfile.TemporaryFile()
         self._buffer = b""
-        command = [self.python, PROBE_SCRIPT, "--serve", "--device", self.device]
+        self._scratch = tempfile.mkdtemp(prefix="kernelsmith-probe-")
+        command = sandboxed_command([self.python, PROBE_SCRIPT, "--serve", "--device", self.device], self._scratch,
+                                    sorted(self._readable))
         try:
             # A session of its own, so that a timeout kills the helper and anything it started.
             self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -191,6 +200,10 @@ class ProbeSession:
     def probe(self, path: str) -> Dict[str, Any]:
         """The probe's reply for one problem file: {"ok": true, "facts": ...} or {"ok": false, "reason": ...}.
         A hang or a crash of the helper is a refusal of that problem; the next call starts a new helper."""
+        folder = os.path.dirname(os.path.abspath(path))
+        if folder not in self._readable:  # a helper confined to other folders cannot read it: start one that can
+            self._readable.add(folder)
+            self.close()
         if self._process is None or self._process.poll() is not None:
             self._start()
         self._next_id += 1
