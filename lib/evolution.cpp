@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "detail/json_util.hpp"
 #include "detail/random.hpp"
 #include "kernelsmith/error.hpp"
 #include "memory/experience_ledger.hpp"
@@ -119,7 +120,7 @@ std::string EvolutionConfig::to_json() const {
 EvolutionConfig EvolutionConfig::from_json(const std::string& json_text) {
   EvolutionConfig config;
   try {
-    const nlohmann::json json = nlohmann::json::parse(json_text);
+    const nlohmann::json json = detail::parse_plain_json(json_text, "<evolution config>");
     auto read = [&](const nlohmann::json& object, const char* key, auto& value) {
       if (object.contains(key)) value = object.at(key).get<std::decay_t<decltype(value)>>();
     };

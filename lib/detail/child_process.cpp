@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <chrono>
@@ -114,6 +116,42 @@ pid_t spawn_child(const std::vector<std::string>& arguments, const SpawnOptions&
     if (error != 0) throw Error(fmt::format("cannot start {}: {}", arguments[0], std::strerror(error)));
     return child;
   });
+}
+
+CapturedRun run_capturing(const std::vector<std::string>& arguments, double grace, std::size_t limit) {
+  int sockets[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
+    throw Error(fmt::format("socketpair for {} failed: {}", arguments.front(), std::strerror(errno)));
+  }
+  const std::string log = make_log_file("kernelsmith-capture");
+  SpawnOptions options;
+  options.child_socket = sockets[1];
+  options.socket_as_stdout = true;
+  options.log_path = log;
+  pid_t pid = 0;
+  try {
+    pid = spawn_child(arguments, options);
+  } catch (...) {
+    ::close(sockets[0]);
+    ::close(sockets[1]);
+    ::unlink(log.c_str());
+    throw;
+  }
+  ::close(sockets[1]);
+  CapturedRun run;
+  char chunk[4096];
+  while (true) {
+    const ssize_t n = ::read(sockets[0], chunk, sizeof(chunk));
+    if (n > 0 && run.output.size() < limit) {
+      run.output.append(chunk, std::min(static_cast<std::size_t>(n), limit - run.output.size()));
+    }
+    if (n == 0 || (n < 0 && errno != EINTR)) break;
+  }
+  ::close(sockets[0]);
+  run.status = reap_child(pid, grace);
+  if (const auto text = read_whole_file(log)) run.log = text->substr(0, limit);
+  ::unlink(log.c_str());
+  return run;
 }
 
 int reap_child(pid_t pid, double grace) {

@@ -24,6 +24,17 @@ struct SpawnOptions {
 /// means "when this process dies". Throws Error naming the program when it cannot start.
 pid_t spawn_child(const std::vector<std::string>& arguments, const SpawnOptions& options);
 
+/// What a short-lived child printed, and how it ended.
+struct CapturedRun {
+  int status = -1;     ///< the wait status (describe_exit explains it)
+  std::string output;  ///< its stdout, up to the limit
+  std::string log;     ///< its stderr, up to the limit
+};
+
+/// Starts `arguments`, reads its stdout until it closes (at most `limit` bytes are kept), then waits for it
+/// up to `grace` seconds (past them it is killed). Throws Error when it cannot start.
+CapturedRun run_capturing(const std::vector<std::string>& arguments, double grace, std::size_t limit = 1u << 20);
+
 /// Waits up to `grace` seconds for the child to exit, then kills it. Returns the wait status, or -1 when it
 /// cannot be known (the child was reaped elsewhere).
 int reap_child(pid_t pid, double grace);

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,8 +14,12 @@
 
 #include "detail/child_process.hpp"
 #include "detail/dynamic_library.hpp"
+#include "detail/file_cache.hpp"
+#include "detail/json_util.hpp"
+#include "detail/python_helper.hpp"
 #include "kernelsmith/error.hpp"
 #include "detail/sandbox.hpp"
+#include "sandbox/installation.hpp"
 
 namespace kernelsmith {
 namespace {
@@ -61,36 +64,27 @@ SandboxStatus probe(const std::string& launcher) {
   SandboxStatus status;
   status.launcher = launcher;
   std::string scratch;
-  std::string log;
-  int sockets[2] = {-1, -1};
   try {
     scratch = detail::make_scratch_folder("kernelsmith-sandbox-probe");
-    log = detail::make_log_file("kernelsmith-sandbox-probe-log");
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
-      throw Error(fmt::format("socketpair failed: {}", std::strerror(errno)));
+    // As the worker is launched, the most demanding of the confined processes: the disk cache writable, the
+    // helpers' interpreter readable (the separate user is judged on what those need).
+    const std::string cache = detail::resolve_cache_dir("");
+    std::error_code ignored;
+    std::filesystem::create_directories(cache, ignored);
+    std::vector<std::string> arguments = {launcher, "--report", "--scratch", scratch, "--write", cache, "--parent",
+                                          std::to_string(::getpid())};
+    for (const auto& folder : detail::helper_readable_folders()) arguments.insert(arguments.end(), {"--read", folder});
+    arguments.push_back("--");
+    for (const auto& part : detail::helper_python_command()) arguments.push_back(part);
+    const detail::CapturedRun run = detail::run_capturing(arguments, 10.0);
+    nlohmann::json report;
+    try {
+      report = detail::parse_plain_json(run.output, "the sandbox launcher's report");
+    } catch (const std::exception&) {
     }
-    detail::SpawnOptions options;
-    options.child_socket = sockets[1];
-    options.socket_as_stdout = true;
-    options.log_path = log;
-    const pid_t pid = detail::spawn_child({launcher, "--report", "--scratch", scratch, "--parent",
-                                           std::to_string(::getpid())},
-                                          options);
-    ::close(sockets[1]);
-    sockets[1] = -1;
-    std::string output;
-    char chunk[4096];
-    while (true) {
-      const ssize_t n = ::read(sockets[0], chunk, sizeof(chunk));
-      if (n > 0) output.append(chunk, static_cast<std::size_t>(n));
-      if (n == 0 || (n < 0 && errno != EINTR)) break;
-      if (output.size() > (1u << 20)) break;
-    }
-    const int exit_status = detail::reap_child(pid, 10.0);
-    const auto report = nlohmann::json::parse(output, nullptr, false);
-    if (report.is_discarded() || !report.contains("protections")) {
-      throw Error(fmt::format("its report mode printed no report ({}; {})",
-                              detail::describe_exit(exit_status, "the launcher"), detail::log_tail(log)));
+    if (!report.is_object() || !report.contains("protections")) {
+      throw Error(fmt::format("its report mode printed no report ({}; {})", detail::describe_exit(run.status, "the launcher"),
+                              run.log));
     }
     for (const auto& entry : report.at("protections")) {
       status.protections.push_back({entry.value("name", std::string()), entry.value("on", false),
@@ -101,10 +95,6 @@ SandboxStatus probe(const std::string& launcher) {
     status.enabled = false;
     status.reason = fmt::format("the sandbox launcher {} failed: {}", launcher, e.what());
   }
-  for (const int fd : sockets) {
-    if (fd >= 0) ::close(fd);
-  }
-  if (!log.empty()) ::unlink(log.c_str());
   detail::remove_scratch_folder(scratch);
   return status;
 }
@@ -198,36 +188,9 @@ std::vector<std::string> confine_command(const SandboxPolicy& policy, const std:
 
 std::vector<std::string> interpreter_folders(const std::vector<std::string>& command) {
   std::vector<std::string> folders;
-  auto add_prefix = [&](const std::filesystem::path& program) {
-    std::filesystem::path folder = program.parent_path();
-    if (folder.filename() == "bin" || folder.filename() == "sbin") folder = folder.parent_path();
-    if (!folder.empty() && folder != "/") folders.push_back(folder.string());
-  };
   for (const auto& part : command) {
     if (part.empty() || part[0] == '-') continue;
-    std::filesystem::path program = part;
-    if (part.find('/') == std::string::npos) {
-      // A bare name (after /usr/bin/env): the first match on PATH.
-      const char* path = std::getenv("PATH");
-      if (path == nullptr) continue;
-      std::string entries = path;
-      program.clear();
-      for (std::size_t start = 0; start <= entries.size();) {
-        const std::size_t end = std::min(entries.find(':', start), entries.size());
-        const auto candidate = std::filesystem::path(entries.substr(start, end - start)) / part;
-        if (end > start && ::access(candidate.c_str(), X_OK) == 0) {
-          program = candidate;
-          break;
-        }
-        start = end + 1;
-      }
-      if (program.empty()) continue;
-    }
-    if (::access(program.c_str(), X_OK) != 0) continue;
-    add_prefix(program);
-    std::error_code error;
-    const auto resolved = std::filesystem::canonical(program, error);
-    if (!error) add_prefix(resolved);
+    for (auto& folder : sandbox::installation_folders(sandbox::find_program(part))) folders.push_back(std::move(folder));
   }
   return folders;
 }

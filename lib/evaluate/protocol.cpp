@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "detail/json_util.hpp"
 #include "detail/bulk_file.hpp"
 #include "detail/file_cache.hpp"
 #include "detail/random.hpp"
@@ -886,8 +887,8 @@ TimingReport EvaluationRun::baseline(ReferenceState& reference, const std::strin
   if (mode != "remeasure") {
     if (const auto text = oracle_cache().find_text(disk_key)) {
       try {
-        return reference.baseline[mode] =
-                   timing_report_from_json(JsonField(Json::parse(*text), "<reference baseline cache>"));
+        const char* origin = "<reference baseline cache>";
+        return reference.baseline[mode] = timing_report_from_json(JsonField(parse_json(*text, origin), origin));
       } catch (const std::exception&) {
         // A damaged entry is timed again and overwritten.
       }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sandbox/confinement.hpp"
+#include "sandbox/installation.hpp"
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -89,28 +90,6 @@ bool writable_device(const std::string& name) {
   return name.rfind("nvidia", 0) == 0 || name.rfind("mxcd", 0) == 0;
 }
 
-// The installation prefix of a program: /x/bin/prog -> /x, both as named and with links resolved (a
-// virtual environment's python is a link into the base installation, and both trees are needed).
-std::vector<std::string> program_prefixes(const std::string& program) {
-  std::vector<std::string> prefixes;
-  auto prefix_of = [&](const std::string& path) {
-    const auto slash = path.rfind('/');
-    if (slash == std::string::npos || slash == 0) return;
-    std::string folder = path.substr(0, slash);
-    const auto parent = folder.rfind('/');
-    const std::string name = parent == std::string::npos ? folder : folder.substr(parent + 1);
-    // A program in .../bin reads its installation (lib/, share/); another reads its own folder.
-    if ((name == "bin" || name == "sbin") && parent != std::string::npos && parent > 0) folder = folder.substr(0, parent);
-    prefixes.push_back(folder);
-  };
-  prefix_of(program);
-  if (char* resolved = ::realpath(program.c_str(), nullptr)) {
-    prefix_of(resolved);
-    std::free(resolved);
-  }
-  return prefixes;
-}
-
 class Ruleset {
  public:
   Ruleset(int fd, std::uint64_t handled) : fd_(fd), handled_(handled) {}
@@ -171,7 +150,7 @@ Outcome apply_landlock(const LaunchPolicy& policy) {
   Ruleset rules(fd, attributes.handled_access_fs);
   for (const char* folder : kSystemFolders) rules.allow(folder, kReadRights);
   if (!policy.command.empty()) {
-    for (const auto& prefix : program_prefixes(policy.command[0])) rules.allow(prefix, kReadRights);
+    for (const auto& folder : installation_folders(find_program(policy.command[0]))) rules.allow(folder, kReadRights);
   }
   for (const auto& folder : policy.readable) rules.allow(folder, kReadRights);
   const std::uint64_t all = attributes.handled_access_fs;

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "sandbox/confinement.hpp"
+#include "sandbox/installation.hpp"
 
 namespace {
 
@@ -210,16 +211,14 @@ int main(int argc, char** argv) {
   LaunchPolicy policy = parse(argc, argv);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (policy.parent > 0 && ::getppid() != static_cast<pid_t>(policy.parent)) return kLauncherFailed;
+  // Packages installed for the user, where there are any (a folder that does not exist would only make the
+  // separate user's check fail for nothing).
   if (const char* home = std::getenv("HOME"); home != nullptr) {
-    policy.readable.push_back(std::string(home) + "/.local/lib");  // packages installed for the user
+    const std::string user_packages = std::string(home) + "/.local/lib";
+    if (::access(user_packages.c_str(), F_OK) == 0) policy.readable.push_back(user_packages);
   }
-  if (const char* path = std::getenv("PYTHONPATH"); path != nullptr) {
-    std::string entries = path;
-    for (std::size_t start = 0; start <= entries.size();) {
-      const std::size_t end = std::min(entries.find(':', start), entries.size());
-      if (end > start) policy.readable.push_back(entries.substr(start, end - start));
-      start = end + 1;
-    }
+  for (auto& entry : kernelsmith::sandbox::search_path_entries(std::getenv("PYTHONPATH"))) {
+    policy.readable.push_back(std::move(entry));
   }
 
   const char* enclosing = std::getenv("KERNELSMITH_SANDBOXED");

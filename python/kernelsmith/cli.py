@@ -708,7 +708,9 @@ def _export(args: argparse.Namespace) -> int:
     else:
         shaping = args.shaping
         if shaping.lstrip().startswith("{"):
-            shaping = json.loads(shaping)
+            from kernelsmith import _inputs
+
+            shaping = _inputs.loads(shaping, "--shaping")
         if args.disqualify_flag:
             shaping = training.RewardShaping.from_spec(shaping)
             shaping.disqualifying_flags = tuple(args.disqualify_flag)

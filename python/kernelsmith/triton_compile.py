@@ -1217,7 +1217,7 @@ def run_isolated(handler: Callable[[Dict[str, Any], str], Dict[str, Any]], reque
                             "triton or ptxas may have crashed on this candidate").to_json()
     try:
         return json.loads(payload)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # it came from a process that ran candidate code
         return CompileError("request", f"the request's reply is not JSON: {error}").to_json()
 
 

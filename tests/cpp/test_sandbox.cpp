@@ -30,34 +30,10 @@ namespace {
 /// A protection that is off here fails the tests, unless the machine is known to refuse it and says so.
 bool partial_sandbox_allowed() { return std::getenv("KERNELSMITH_ALLOW_PARTIAL_SANDBOX") != nullptr; }
 
-struct Ran {
-  int status = -1;
-  std::string output;
-};
-
-/// Runs `command` confined by `policy` and collects what it printed (stdout and stderr).
-Ran run_confined(const detail::SandboxPolicy& policy, const std::vector<std::string>& command) {
-  int sockets[2];
-  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) == 0);
-  const std::string log = detail::make_log_file("kernelsmith-test-sandbox");
-  detail::SpawnOptions options;
-  options.child_socket = sockets[1];
-  options.socket_as_stdout = true;
-  options.log_path = log;
-  const pid_t pid = detail::spawn_child(detail::confine_command(policy, command), options);
-  ::close(sockets[1]);
-  Ran ran;
-  char chunk[4096];
-  while (true) {
-    const ssize_t n = ::read(sockets[0], chunk, sizeof(chunk));
-    if (n <= 0) break;
-    ran.output.append(chunk, static_cast<std::size_t>(n));
-  }
-  ::close(sockets[0]);
-  ran.status = detail::reap_child(pid, 30.0);
-  std::ifstream errors(log);
-  ran.output += std::string(std::istreambuf_iterator<char>(errors), std::istreambuf_iterator<char>());
-  ::unlink(log.c_str());
+/// Runs `command` confined by `policy`; what it printed, stdout then stderr.
+detail::CapturedRun run_confined(const detail::SandboxPolicy& policy, const std::vector<std::string>& command) {
+  detail::CapturedRun ran = detail::run_capturing(detail::confine_command(policy, command), 30.0);
+  ran.output += ran.log;
   return ran;
 }
 
@@ -128,7 +104,7 @@ TEST_CASE("a confined process writes only to its scratch folder and reads no oth
   policy.scratch = mine.path;
   const std::string script = "echo inside > inside.txt; echo escaped > " + outside + "; cat " + other.path +
                              "/expected.bin; ls " + other.path + "; echo done";
-  const Ran ran = run_confined(policy, {"/bin/sh", "-c", script});
+  const detail::CapturedRun ran = run_confined(policy, {"/bin/sh", "-c", script});
   INFO(ran.output);
   CHECK(ran.output.find("done") != std::string::npos);
   CHECK(fs::exists(mine.path + "/inside.txt"));
@@ -145,7 +121,7 @@ TEST_CASE("a confined process sees no other process and nothing it starts outliv
   policy.scratch = mine.path;
   // A marker no other process has: the background sleep's argument.
   const std::string marker = "4242." + std::to_string(::getpid() % 1000);
-  const Ran ran = run_confined(policy, {"/bin/sh", "-c",
+  const detail::CapturedRun ran = run_confined(policy, {"/bin/sh", "-c",
                                         "sleep " + marker + " & for p in /proc/[0-9]*; do cat $p/cmdline; echo; done; "
                                         "kill -0 " + std::to_string(::getpid()) + " && echo reached-the-ca\"\"ller; true"});
   INFO(ran.output);
@@ -166,7 +142,7 @@ TEST_CASE("a confined process has no network", "[sandbox]") {
   detail::SandboxPolicy policy;
   policy.scratch = mine.path;
   // The namespace's interfaces (/proc/net follows the reader's namespace): a loopback only, and no route.
-  const Ran ran = run_confined(policy, {"/bin/sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1; tail -n +2 "
+  const detail::CapturedRun ran = run_confined(policy, {"/bin/sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1; tail -n +2 "
                                                          "/proc/net/route | wc -l"});
   INFO(ran.output);
   CHECK(ran.output == "    lo\n0\n");
