@@ -469,6 +469,9 @@ void bind_evaluation(py::module_& m) {
   status_class.attr("__str__") = py::cpp_function([](Status status) { return to_string(status); }, py::name("__str__"),
                                                   py::is_method(status_class));
   m.def("parse_status", &parse_status, py::arg("name"), "Status of a name ('ok', 'compile_error', ...).");
+  m.def("doubt_casting_flags", &doubt_casting_flags,
+        "The integrity flags that cast doubt on an evaluation's speed or correctness, each with what it means: "
+        "an evaluation carrying one is confirmed before it leads a run, and reports do not headline it.");
   m.def("failure_fitness", &failure_fitness, py::arg("status"),
         "Fitness of a status without timing: incorrect 0, runtime_error -0.25, invalid_launch -0.5, compile_error "
         "-0.75, timeout and crashed -1.");

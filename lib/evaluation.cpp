@@ -157,6 +157,16 @@ Status parse_status(const std::string& name) {
       name));
 }
 
+const std::map<std::string, std::string>& doubt_casting_flags() {
+  static const std::map<std::string, std::string> flags = {
+      {"speedup_unconfirmed", "the speedup was not confirmed by a second measurement"},
+      {"host_timer_mismatch", "the device timer reported less time than the host clock saw"},
+      {"race", "the outputs changed with the order of the blocks"},
+      {"schedule_check_unavailable", "the race check could not run on this source"},
+  };
+  return flags;
+}
+
 double failure_fitness(Status status) {
   switch (status) {
     case Status::ok:

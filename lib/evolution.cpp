@@ -349,20 +349,13 @@ struct Pending {
   bool record_crashed = false;
 };
 
-// Integrity flags that cast doubt on an evaluation's speed or correctness (docs/evaluation.md, "Integrity"); the
-// same list as kernelsmith.store.DOUBT_FLAGS, which the reports use.
-constexpr const char* kDoubtFlags[] = {"speedup_unconfirmed", "host_timer_mismatch", "race",
-                                       "schedule_check_unavailable"};
-
 // Why a correct evaluation's figures may not lead a run as they are: measured in screen mode, or flagged with
 // doubt. Empty when they may (strict mode, or an evaluator that does not say its mode, and no such flag).
 std::string doubt_about(const Evaluation& evaluation) {
   std::vector<std::string> reasons;
   if (evaluation.timing && evaluation.timing->mode == "screen") reasons.emplace_back("measured in screen mode");
   for (const std::string& flag : evaluation.integrity.flags) {
-    for (const char* doubt : kDoubtFlags) {
-      if (flag == doubt) reasons.push_back("flagged " + flag);
-    }
+    if (doubt_casting_flags().count(flag) > 0) reasons.push_back("flagged " + flag);
   }
   return fmt::format("{}", fmt::join(reasons, ", "));
 }

@@ -207,4 +207,9 @@ inline constexpr const char* kEvaluationSchemaV1 = "kernelsmith.evaluation/1";
 /// invalid_launch -0.5, compile_error -0.75, timeout and crashed -1.
 KERNELSMITH_API double failure_fitness(Status status);
 
+/// The integrity flags that cast doubt on an evaluation's speed or correctness, each with what it means for a
+/// reader (docs/evaluation.md, "Integrity"). An evaluation carrying one is confirmed before it leads a run
+/// (docs/search.md), and the reports do not headline it (kernelsmith.store.DOUBT_FLAGS is this map).
+KERNELSMITH_API const std::map<std::string, std::string>& doubt_casting_flags();
+
 }  // namespace kernelsmith

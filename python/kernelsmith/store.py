@@ -144,19 +144,15 @@ class LazyDocument(abc.Mapping):
 
 
 #: The integrity flags (docs/evaluation.md#integrity) that cast doubt on an evaluation's speed or correctness, with
-#: what each says. An evaluation carrying one is never *confirmed*, whatever its status and mode. This is the one
-#: list: the reports, the best-so-far lines, the progress curves, the web view and the KernelBench metrics all ask
+#: what each says, as the library defines them (kernelsmith.doubt_casting_flags(), which the search loop uses to
+#: decide what must be confirmed before it leads). An evaluation carrying one is never *confirmed*, whatever its
+#: status and mode. The reports, the best-so-far lines, the progress curves, the web view and the KernelBench metrics all ask
 #: :func:`unconfirmed_reasons` (or its SQL twin), and docs/evaluation.md#confirmed-evaluations lists the same flags.
 #: The other flags say something true of an honest kernel and leave it confirmed: ``nondeterministic`` (atomics),
 #: ``ill_conditioned_case`` (decided by the reference and the inputs alone, never by the candidate),
 #: ``speedup_above_threshold`` and ``remeasured`` (a large speedup measured twice; ``speedup_unconfirmed`` is added
 #: when the two disagree).
-DOUBT_FLAGS: Dict[str, str] = {
-    "speedup_unconfirmed": "the speedup was not confirmed by a second measurement",
-    "host_timer_mismatch": "the device timer reported less time than the host clock saw",
-    "race": "the outputs changed with the order of the blocks",
-    "schedule_check_unavailable": "the race check could not run on this source",
-}
+DOUBT_FLAGS: Dict[str, str] = dict(core.doubt_casting_flags())
 
 #: The timing mode (the Evaluation's ``timing.mode``) that a confirmed evaluation was measured in: strict mode's
 #: checks (adversarial inputs on the timing sizes, the race check) and its sampling; screen mode is for search.
