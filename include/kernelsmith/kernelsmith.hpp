@@ -35,4 +35,5 @@
 #include "kernelsmith/novelty.hpp"
 #include "kernelsmith/archive.hpp"
 #include "kernelsmith/run_store.hpp"
+#include "kernelsmith/sandbox.hpp"
 #include "kernelsmith/evolution.hpp"

@@ -136,6 +136,7 @@ PythonHelper::PythonHelper(const PythonHelperKind& kind) : kind_(kind) {
   policy.scratch = workdir_;
   policy.readable = helper_readable_folders();
   policy.readable.push_back(fs::path(script).parent_path().string());
+  if (kind_.writable_folders != nullptr) writable_ = policy.writable = kind_.writable_folders();
   arguments = confine_command(policy, arguments);
   SpawnOptions options;
   options.child_socket = sockets[1];
@@ -249,13 +250,15 @@ PythonHelperPool& PythonHelperPool::of(const PythonHelperKind& kind) {
 
 std::unique_ptr<PythonHelper> PythonHelperPool::take() {
   const std::string wanted = helper_command(kind_);
+  const std::vector<std::string> writable =
+      kind_.writable_folders != nullptr ? kind_.writable_folders() : std::vector<std::string>();
   std::vector<std::unique_ptr<PythonHelper>> retired;  // ended outside the lock
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     while (!state_->idle.empty()) {
       auto helper = std::move(state_->idle.back());
       state_->idle.pop_back();
-      if (helper->command() == wanted) return helper;
+      if (helper->command() == wanted && helper->writable() == writable) return helper;
       retired.push_back(std::move(helper));
     }
   }

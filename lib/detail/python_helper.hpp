@@ -25,6 +25,9 @@ struct PythonHelperKind {
   std::string activity;       ///< what a request does, for messages: "compiling"
   /// Idle helpers the pool keeps; 0 keeps one per hardware thread (at least 2).
   std::size_t max_idle = 0;
+  /// Folders the confined helper may write besides its own (where its clients' requests leave their data),
+  /// asked when a helper starts and when one is taken from the pool; none when null.
+  std::vector<std::string> (*writable_folders)() = nullptr;
 };
 
 /// The interpreter helpers run: $KERNELSMITH_PYTHON, else the configured one (set_helper_python), else
@@ -58,6 +61,9 @@ class PythonHelper {
 
   /// The interpreter and script, as one line: helpers of other settings are not reused.
   const std::string& command() const { return command_; }
+  /// The folders it may write besides its own (PythonHelperKind::writable_folders when it started): confined,
+  /// it cannot serve a request whose data lie elsewhere, so the pool does not reuse it for another set.
+  const std::vector<std::string>& writable() const { return writable_; }
   /// The helper's private folder (its working directory), for files that travel with requests.
   const std::string& folder() const { return workdir_; }
   pid_t pid() const { return pid_; }
@@ -70,6 +76,7 @@ class PythonHelper {
 
   PythonHelperKind kind_;
   std::string command_;
+  std::vector<std::string> writable_;
   std::string workdir_;
   std::string log_path_;
   pid_t pid_ = 0;

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 
 #include "detail/bulk_file.hpp"
 #include "detail/python_helper.hpp"
@@ -108,12 +110,39 @@ std::uintmax_t available_memory_bytes() {
   return 0;
 }
 
+// The folders of the live clients: the oracle helper runs confined, and these are the ones it may write
+// besides its own (docs/security.md). A helper started for another set is not reused (PythonHelperPool).
+std::mutex& exchange_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::set<std::string>& exchange_folders_in_use() {
+  static auto* folders = new std::set<std::string>();  // clients may outlive static destruction
+  return *folders;
+}
+
+void register_exchange_folder(const std::string& folder) {
+  if (folder.empty()) return;
+  std::lock_guard<std::mutex> lock(exchange_mutex());
+  exchange_folders_in_use().insert(folder);
+}
+
+void unregister_exchange_folder(const std::string& folder) {
+  std::lock_guard<std::mutex> lock(exchange_mutex());
+  exchange_folders_in_use().erase(folder);
+}
+
+std::vector<std::string> exchange_folders() {
+  std::lock_guard<std::mutex> lock(exchange_mutex());
+  return {exchange_folders_in_use().begin(), exchange_folders_in_use().end()};
+}
+
 }  // namespace
 
 const PythonHelperKind& oracle_helper_kind() {
   // One idle helper is kept: it holds the built models (and torch, several hundred MB) between requests.
   static const PythonHelperKind kind{"pytorch_oracle.py", "KERNELSMITH_ORACLE_HELPER", "the PyTorch oracle helper",
-                                     "computing expected outputs or timing a baseline", 1};
+                                     "computing expected outputs or timing a baseline", 1, exchange_folders};
   return kind;
 }
 
@@ -136,9 +165,13 @@ PytorchOracleClient::PytorchOracleClient(std::string device, double timeout_seco
     shared_folder_ = make_private_folder(shared_parent);
   }
   folder_ = disk_folder_;
+  register_exchange_folder(disk_folder_);
+  register_exchange_folder(shared_folder_);
 }
 
 PytorchOracleClient::~PytorchOracleClient() {
+  unregister_exchange_folder(disk_folder_);
+  unregister_exchange_folder(shared_folder_);
   std::error_code error;
   fs::remove_all(disk_folder_, error);
   if (!shared_folder_.empty()) fs::remove_all(shared_folder_, error);

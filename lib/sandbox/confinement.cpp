@@ -110,7 +110,7 @@ NamespaceResult enter_namespaces(const LaunchPolicy& policy) {
   return result;
 }
 
-bool make_private_mounts(NamespaceResult& namespaces) {
+bool make_private_mounts(NamespaceResult& namespaces, const LaunchPolicy& policy) {
   bool private_proc = false;
   if (!namespaces.mount) {
     if (namespaces.processes.on) {
@@ -151,12 +151,31 @@ bool make_private_mounts(NamespaceResult& namespaces) {
     }
   }
   if (namespaces.ipc.on) {
+    // The host's shared-memory folders it is given (where the caller exchanges tensors with it) are held
+    // open across the new mount, then mounted back at their paths.
+    std::vector<std::pair<std::string, int>> kept;
+    for (const auto& folder : policy.writable) {
+      if (folder.rfind("/dev/shm/", 0) != 0) continue;
+      const int fd = ::open(folder.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (fd >= 0) kept.emplace_back(folder, fd);
+    }
     if (::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=1g") == 0) {
       namespaces.ipc.detail = "own ipc namespace and a private /dev/shm";
+      for (const auto& [folder, fd] : kept) {
+        for (std::size_t slash = folder.find('/', 1); slash != std::string::npos; slash = folder.find('/', slash + 1)) {
+          ::mkdir(folder.substr(0, slash).c_str(), 0700);
+        }
+        ::mkdir(folder.c_str(), 0700);
+        const std::string source = "/proc/self/fd/" + std::to_string(fd);
+        if (::mount(source.c_str(), folder.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+          namespaces.ipc.detail += " (" + folder + " could not be mounted back: " + error_text("mount") + ")";
+        }
+      }
     } else {
       namespaces.ipc.on = false;
       namespaces.ipc.detail = "own ipc namespace, but /dev/shm stays shared (" + error_text("mount tmpfs") + ")";
     }
+    for (const auto& entry : kept) ::close(entry.second);
   }
   return private_proc;
 }

@@ -61,8 +61,9 @@ NamespaceResult enter_namespaces(const LaunchPolicy& policy);
 
 /// In the new mount namespace (as the new pid namespace's first process): a /proc of its own, whose system
 /// files (sysctl, sysrq, irq, bus, fs) are read-only and whose kernel memory and key views are hidden, and a
-/// private /dev/shm. Appends to `ipc` and `processes` what it did; returns whether /proc is its own.
-bool make_private_mounts(NamespaceResult& namespaces);
+/// private /dev/shm, into which the writable folders of `policy` that lie in the host's /dev/shm are mounted
+/// back. Appends to `ipc` and `processes` what it did; returns whether /proc is its own.
+bool make_private_mounts(NamespaceResult& namespaces, const LaunchPolicy& policy);
 
 /// Landlock: reads from the system's folders, the program's prefix and `readable`; writes to `scratch`,
 /// `writable` and the device files compute needs; TCP refused; signals and abstract sockets scoped where

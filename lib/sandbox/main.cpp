@@ -241,14 +241,14 @@ int main(int argc, char** argv) {
       }
       ::close(report[0]);
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the launcher's death ends the namespace, and all in it
-      policy.private_proc = kernelsmith::sandbox::make_private_mounts(namespaces);
+      policy.private_proc = kernelsmith::sandbox::make_private_mounts(namespaces, policy);
       const pid_t program = ::fork();
       if (program < 0) fail(std::string("fork failed: ") + std::strerror(errno));
       if (program > 0) be_namespace_init(program, report[1]);
       ::close(report[1]);
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // and the first process's death ends the program
     } else {
-      policy.private_proc = kernelsmith::sandbox::make_private_mounts(namespaces);
+      policy.private_proc = kernelsmith::sandbox::make_private_mounts(namespaces, policy);
     }
     outcomes.push_back(namespaces.network);
     outcomes.push_back(namespaces.processes);

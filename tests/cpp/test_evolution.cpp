@@ -1408,7 +1408,11 @@ EvolutionConfig crash_config(const std::string& db, std::int64_t budget) {
 // Run by the test below in a process of its own, which it kills.
 TEST_CASE("(a process killed by its candidate)", "[.evolution_crash_child]") {
   const char* db = std::getenv("KERNELSMITH_CRASH_DB");
-  REQUIRE(db != nullptr);
+  if (db == nullptr) {
+    // A run of every test (`~[gpu]`) meets this hidden case too: it only serves the test below.
+    WARN("skipped: run by \"a child that crashed the process is recorded crashed on resume\" in a process of its own");
+    return;
+  }
   Evolution(synthetic_task(), std::make_shared<KillingEvaluator>(), std::make_shared<ScriptedMutator>(),
             crash_config(db, 10))
       .run();
