@@ -117,8 +117,8 @@ void print_report(const std::vector<Outcome>& outcomes) {
 
 pid_t g_program = 0;
 
-// A request to stop becomes SIGKILL: the first process of a pid namespace ignores the signals it has no handler
-// for when they come from outside, and the program must end whatever it does with them.
+// A request to stop (SIGTERM, SIGHUP) becomes SIGKILL: the first process of a pid namespace ignores the signals
+// it has no handler for when they come from outside, and the program must end whatever it does with them.
 void stop_program(int) {
   if (g_program > 0) ::kill(g_program, SIGKILL);
 }
@@ -128,7 +128,11 @@ void forward_stop_requests(pid_t program) {
   struct sigaction action {};
   action.sa_handler = stop_program;
   sigemptyset(&action.sa_mask);
-  for (const int signal : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) ::sigaction(signal, &action, nullptr);
+  for (const int signal : {SIGTERM, SIGHUP}) ::sigaction(signal, &action, nullptr);
+  // Ctrl-C in a terminal goes to the whole foreground process group, the program included, which decides for
+  // itself (the worker ignores it, so that an evaluation in flight survives the caller's interrupt).
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGQUIT, SIG_IGN);
 }
 
 // Ends this process the way the program ended (its wait status).
