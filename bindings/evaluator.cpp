@@ -19,6 +19,9 @@ class PyEvaluator : public Evaluator, public py::trampoline_self_life_support {
   std::vector<Evaluation> evaluate_batch(const Task& task, const std::vector<Candidate>& candidates) override {
     PYBIND11_OVERRIDE(std::vector<Evaluation>, Evaluator, evaluate_batch, task, candidates);
   }
+  std::vector<Evaluation> confirm_batch(const Task& task, const std::vector<Candidate>& candidates) override {
+    PYBIND11_OVERRIDE(std::vector<Evaluation>, Evaluator, confirm_batch, task, candidates);
+  }
   std::string backend_name() const override { PYBIND11_OVERRIDE(std::string, Evaluator, backend_name, ); }
   std::string device_name() const override { PYBIND11_OVERRIDE(std::string, Evaluator, device_name, ); }
   int concurrency() const override { PYBIND11_OVERRIDE(int, Evaluator, concurrency, ); }
@@ -136,7 +139,8 @@ void bind_evaluator(py::module_& m) {
   py::class_<Evaluator, PyEvaluator, py::smart_holder>(
       m, "Evaluator",
       "Candidate -> Evaluation. Subclass it and implement evaluate(task, candidate) -> Evaluation (and "
-      "optionally evaluate_batch, backend_name, device_name); create_evaluator() gives the built-in one.")
+      "optionally evaluate_batch, confirm_batch, backend_name, device_name); create_evaluator() gives the "
+      "built-in one.")
       .def(py::init<>())
       .def("evaluate", &Evaluator::evaluate, py::arg("task"), py::arg("candidate"),
            py::call_guard<py::gil_scoped_release>(),
@@ -146,6 +150,12 @@ void bind_evaluator(py::module_& m) {
            py::call_guard<py::gil_scoped_release>(),
            "Evaluates several candidates (the built-in evaluator compiles them in parallel while the device "
            "times them one at a time).")
+      .def("confirm_batch", &Evaluator::confirm_batch, py::arg("task"), py::arg("candidates"),
+           py::call_guard<py::gil_scoped_release>(),
+           "Evaluates candidates again under the strict rules, to confirm those that would lead an evolution "
+           "(docs/search.md, 'Confirmation'). The built-in evaluator in screen mode uses a strict twin of itself; "
+           "by default (one mode) it is evaluate_batch again. Override it when your evaluator has a cheaper "
+           "screening and a trustworthy strict measurement.")
       .def("backend_name", &Evaluator::backend_name,
            "The backend this evaluator measures on, for the record ('opencl', 'cuda'; 'custom' by default).")
       .def("device_name", &Evaluator::device_name,

@@ -812,7 +812,9 @@ void bind_evolution(py::module_& m) {
       .def_readonly("message", &Progress::message, "The evaluation's message, or why there was no candidate.")
       .def_readonly("confirmation", &Progress::confirmation,
                     "'confirmed' or 'refuted' when the child would have led the run and was evaluated again in strict "
-                    "mode first (its standing is that evaluation now); '' when it needed no confirmation.")
+                    "mode first (its standing is that evaluation now); 'unconfirmed' when a deadline (stop(), the "
+                    "wall time) came first (it keeps its screening and does not lead); '' when it needed no "
+                    "confirmation.")
       .def_readonly("improved", &Progress::improved,
                     "True when this step found a new best program (always a confirmed one).");
 
@@ -835,6 +837,9 @@ void bind_evolution(py::module_& m) {
                     "Strict confirmations of would-be leaders in this call to run() (not counted in the budget).")
       .def_readonly("refuted", &EvolutionResult::refuted,
                     "Confirmations that refuted their screening: those programs do not lead.")
+      .def_readonly("unconfirmed", &EvolutionResult::unconfirmed,
+                    "Would-be leaders left unconfirmed because a deadline (stop(), the wall time) had come: they do "
+                    "not lead.")
       .def_readonly("crashed_on_resume", &EvolutionResult::crashed_on_resume,
                     "Pending children recorded crashed instead of evaluated again: their evaluation had started in an "
                     "earlier session and never finished.")

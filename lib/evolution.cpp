@@ -593,7 +593,11 @@ struct Evolution::Impl {
       progress.speedup = program.evaluation.speedup;
       progress.message = program.evaluation.message;
       progress.confirmation = confirmation;
-      if (confirmation == "refuted") {
+      if (confirmation == "unconfirmed") {
+        progress.message = fmt::format("not confirmed: the run reached its deadline ({}) before a strict evaluation "
+                                       "could confirm this screening, so it does not lead: {}",
+                                       deadline_reached(), program.evaluation.message);
+      } else if (confirmation == "refuted") {
         const std::string doubt = doubt_about(program.evaluation);
         progress.message = fmt::format("not confirmed in strict mode ({}): {}",
                                        doubt.empty() ? to_string(program.evaluation.status) : doubt,
@@ -708,9 +712,16 @@ struct Evolution::Impl {
   // Confirmation before leadership (docs/search.md, "Confirmation"): a correct program whose evaluation is a
   // screening or carries a doubt flag, and which would lead the run, is evaluated again in strict mode first. Its
   // screening is kept (table screenings) and the strict evaluation becomes its standing, the one stored in
-  // `evaluations`. Returns "confirmed", "refuted", or "" when no confirmation was needed.
+  // `evaluations`. Returns "confirmed", "refuted", "unconfirmed" (a deadline came first: the program keeps its
+  // screening and does not lead), or "" when no confirmation was needed.
   std::string confirm_if_leading(Program& program, const std::optional<std::int64_t>& step_id) {
     if (!program.correct() || doubt_about(program.evaluation).empty() || !would_lead(program)) return "";
+    // A strict evaluation takes seconds; once stop() or the wall time has come the run must end, not measure
+    // again. Without its confirmation the program cannot lead, so nothing unconfirmed is ever reported as best.
+    if (!deadline_reached().empty()) {
+      ++result.unconfirmed;
+      return "unconfirmed";
+    }
     timed_store([&] { return store->add_screening(run_id, program.id(), program.sequence, program.evaluation, step_id); });
     const auto begin = Clock::now();
     const std::vector<Candidate> candidates{program.candidate()};

@@ -115,7 +115,9 @@ struct Progress {
   std::string message;  ///< the evaluation's message, or why there was no candidate
   /// The confirmation the step's program needed before it could lead the run (docs/search.md, "Confirmation"):
   /// "confirmed" (its strict evaluation holds, and is the program's standing now), "refuted" (the strict
-  /// evaluation failed or is still in doubt: the program does not lead), or empty when none was needed.
+  /// evaluation failed or is still in doubt: the program does not lead), "unconfirmed" (a deadline, stop() or the
+  /// wall time, came before it could be confirmed: it keeps its screening and does not lead), or empty when none
+  /// was needed.
   std::string confirmation;
   /// The best program is new. The best is always a confirmed program (or one whose evaluation needs no
   /// confirmation).
@@ -142,6 +144,8 @@ struct EvolutionResult {
   /// Strict confirmations run in this session, and those that refuted their screening (the program does not lead).
   std::int64_t confirmations = 0;
   std::int64_t refuted = 0;
+  /// Would-be leaders left unconfirmed because a deadline (stop(), the wall time) had come: they do not lead.
+  std::int64_t unconfirmed = 0;
   /// Pending children that a resume recorded `crashed` instead of evaluating them again: their evaluation had
   /// started in an earlier session and never finished (docs/search.md, "Resume").
   std::int64_t crashed_on_resume = 0;

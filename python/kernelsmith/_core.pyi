@@ -2651,7 +2651,7 @@ class EvaluatorOptions:
         ...
 class Evaluator:
     """
-    Candidate -> Evaluation. Subclass it and implement evaluate(task, candidate) -> Evaluation (and optionally evaluate_batch, backend_name, device_name); create_evaluator() gives the built-in one.
+    Candidate -> Evaluation. Subclass it and implement evaluate(task, candidate) -> Evaluation (and optionally evaluate_batch, confirm_batch, backend_name, device_name); create_evaluator() gives the built-in one.
     """
     def __init__(self) -> None:
         ...
@@ -2664,6 +2664,10 @@ class Evaluator:
     def concurrency(self) -> int:
         """
         How many candidates it evaluates at once (its devices or Ray actors; 1 by default). An evolution with mutations_in_flight = 0 keeps twice this many in flight.
+        """
+    def confirm_batch(self, task: Task, candidates: collections.abc.Sequence[Candidate]) -> list[Evaluation]:
+        """
+        Evaluates candidates again under the strict rules, to confirm those that would lead an evolution (docs/search.md, 'Confirmation'). The built-in evaluator in screen mode uses a strict twin of itself; by default (one mode) it is evaluate_batch again. Override it when your evaluator has a cheaper screening and a trustworthy strict measurement.
         """
     def device_name(self) -> str:
         """
@@ -5633,7 +5637,7 @@ class Progress:
     @property
     def confirmation(self) -> str:
         """
-        'confirmed' or 'refuted' when the child would have led the run and was evaluated again in strict mode first (its standing is that evaluation now); '' when it needed no confirmation.
+        'confirmed' or 'refuted' when the child would have led the run and was evaluated again in strict mode first (its standing is that evaluation now); 'unconfirmed' when a deadline (stop(), the wall time) came first (it keeps its screening and does not lead); '' when it needed no confirmation.
         """
     @property
     def duplicates(self) -> int:
@@ -5818,6 +5822,11 @@ class EvolutionResult:
     def store_seconds(self) -> float:
         """
         Time writing the run store, in seconds.
+        """
+    @property
+    def unconfirmed(self) -> int:
+        """
+        Would-be leaders left unconfirmed because a deadline (stop(), the wall time) had come: they do not lead.
         """
     @property
     def wall_seconds(self) -> float:

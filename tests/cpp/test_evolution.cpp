@@ -1331,6 +1331,41 @@ TEST_CASE("a screened candidate that strict mode refutes never leads the run", "
   CHECK(resumed_evaluator->confirmed.size() <= 1);  // at most the one new candidate
 }
 
+TEST_CASE("a would-be leader met by the wall time is left unconfirmed and does not lead", "[evolution][confirmation]") {
+  // A strict evaluation takes seconds: once the deadline has come, the run ends instead of confirming, and what
+  // it could not confirm never becomes the best (a silent LLM endpoint's run once outlived its wall time so).
+  TempDb db;
+  auto evaluator = std::make_shared<ScreeningEvaluator>();
+  EvolutionConfig config = small_config(db.str(), 30);
+  config.wall_seconds = 1e-9;  // passed before the seeds are evaluated
+  Evolution evolution(synthetic_task(), evaluator, std::make_shared<ParamMutator>(), config);
+  std::vector<Progress> steps;
+  evolution.on_progress([&](const Progress& progress) { steps.push_back(progress); });
+  const EvolutionResult result = evolution.run();
+
+  CHECK(result.stop_reason == "wall_time");
+  REQUIRE(result.evaluations > 0);
+  CHECK(result.confirmations == 0);
+  CHECK(evaluator->confirmed.empty());
+  CHECK(result.unconfirmed > 0);
+  CHECK_FALSE(result.best);
+  int unconfirmed = 0;
+  for (const Progress& progress : steps) {
+    CHECK(progress.best_program_id.empty());
+    if (progress.confirmation != "unconfirmed") continue;
+    ++unconfirmed;
+    CHECK(progress.message.find("deadline (wall_time)") != std::string::npos);
+  }
+  CHECK(unconfirmed == result.unconfirmed);
+  // The screening stays the program's standing, and no confirmation was recorded.
+  RunStore store(db.str(), true);
+  CHECK(store.screenings(result.run_id).empty());
+  for (const EvaluationRecord& record : store.evaluations(result.run_id)) {
+    if (record.evaluation.ok()) CHECK(record.evaluation.timing->mode == "screen");
+  }
+  check_store_consistent(db.str(), result.run_id);
+}
+
 TEST_CASE("a confirmation that comes back in screen mode does not lead; a strict confirmer's does",
           "[evolution][confirmation]") {
   TempDb db;

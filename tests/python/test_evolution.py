@@ -632,3 +632,33 @@ def test_a_screened_leader_is_confirmed_by_the_strict_confirmer_before_it_leads(
     assert refuted and result.refuted == len(refuted)
     assert all(step.program_id != result.best.id for step in refuted)
     assert all(standing[step.program_id].status == ks.Status.incorrect for step in refuted)
+
+
+class TwoModeEvaluator(ModeEvaluator):
+    """Screens in evaluate() and confirms in its own confirm_batch(), as a user's evaluator with a cheap screening
+    and a trusted strict measurement would."""
+
+    def __init__(self):
+        super().__init__("screen")
+        self.strict = ModeEvaluator("strict")
+        self.confirmed = []
+
+    def confirm_batch(self, task, candidates):
+        self.confirmed.extend(candidate.id() for candidate in candidates)
+        return [self.strict.evaluate(task, candidate) for candidate in candidates]
+
+
+def test_a_python_evaluators_own_confirm_batch_confirms_the_would_be_leaders(tmp_path, small_task):
+    """Without set_confirmer, the run's evaluator confirms: a Python subclass's confirm_batch override is what
+    the search calls, and only its strict evaluations lead."""
+    config = ks.EvolutionConfig()
+    config.db_path = str(tmp_path / "own.db")
+    config.budget = 12
+    config.seed = 5
+    evaluator = TwoModeEvaluator()
+    evolution = ks.Evolution(small_task, evaluator, ks.ParamMutator(), config)
+    result = evolution.run()
+    assert result.confirmations == len(evaluator.confirmed) > 0
+    assert result.best is not None and result.best.id in evaluator.confirmed
+    assert result.best.evaluation.timing.mode == "strict"
+    assert result.unconfirmed == 0

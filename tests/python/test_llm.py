@@ -674,12 +674,14 @@ def _small_relu_manifest(tmp_path):
 
 @pytest.mark.skipif(not opencl_available(), reason="no OpenCL device (install pocl-opencl-icd)")
 def test_a_silent_llm_endpoint_does_not_outlive_the_wall_time(tmp_path, capsys):
-    """`evolve --mutator llm --wall-time 3` against a server that accepts and never answers (the requests
+    """`evolve --mutator llm --wall-time 10` against a server that accepts and never answers (the requests
     would wait 60 s each, 4 times): the run ends within a few seconds of its wall time, is marked stopped
     with the reason, and the hung requests are recorded as abandoned steps with their attempts."""
     from kernelsmith.cli import main
 
-    wall = 3.0
+    # Long enough for the seeding (two seeds screened, the leading one confirmed in strict mode: ~5 s on a 2-core
+    # machine) to end before it, so that the mutator's requests are in flight when it comes.
+    wall = 10.0
     db = tmp_path / "run.db"
     with LoopbackLlmServer([chat_reply("never sent", delay=120.0)]) as server:
         started = time.monotonic()
