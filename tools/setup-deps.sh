@@ -75,6 +75,12 @@ if [ "$(.venv/bin/python -c "import torch; print(torch.__version__.split('+')[0]
   echo "setup: installing torch $torch_pin into .venv (optional: KernelBench oracle and baselines)"
   .venv/bin/python -m pip install -q "torch==$torch_pin" || echo "setup: torch is not installable here; its tests will skip"
 fi
+# einops, installed with torch by kernelsmith[torch]: KernelBench's requirements list it, and level 3's Mamba-2
+# problems import it (the importer refuses a problem whose imports are missing, naming the module).
+if .venv/bin/python -c "import torch" 2>/dev/null && ! .venv/bin/python -c "import einops" 2>/dev/null; then
+  echo "setup: installing einops into .venv (optional: KernelBench problems that import it)"
+  .venv/bin/python -m pip install -q "einops>=0.6" || echo "setup: einops is not installable here; problems that import it are refused"
+fi
 # Ray, optional for users (pip install kernelsmith[ray]): kernelsmith.distributed.RayEvaluator. CI needs it:
 # tests/python/test_distributed.py starts a local Ray cluster and evaluates on PoCL actors.
 if ! .venv/bin/python -c "import ray" 2>/dev/null; then

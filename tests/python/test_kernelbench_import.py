@@ -1,5 +1,8 @@
 """The KernelBench importer (docs/kernelbench.md) on problem files written for these tests in KernelBench's
 format (tests/data/kernelbench), and, when KernelBench's own levels 1 and 2 are at hand, over all of them.
+Level 3's test problems bring what whole networks do: a constructor that reads a tensor's value (Swin's
+stochastic depth rule) while the probe builds it on the meta device, state-dict entries that depend on the
+sizes (ShuffleNet's shortcut), and imports the helper's interpreter may lack (einops, the Mamba-2 problems').
 
 The problem files run only in the importer's helper process; this process imports torch only to check the
 pure helpers of the probe on tensors it makes itself."""
@@ -7,9 +10,12 @@ pure helpers of the probe on tensors it makes itself."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
+import math
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -23,6 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "kernelbench"
 LEVEL1 = DATA / "level1"
 LEVEL2 = DATA / "level2"
+LEVEL3 = DATA / "level3"
 HANGS = LEVEL1 / "9_Hangs.py"
 DOC = REPO / "docs" / "kernelbench.md"
 
@@ -442,3 +449,136 @@ def test_coverage_of_kernelbench_levels(level, expressible, imported_at_least, t
     by_importer = {name: why for name, why in refused.items() if not any(rule in why for rule in EVALUATOR_RULES)}
     assert len(by_importer) <= round((1 - expressible) * len(results)), by_importer
     assert len(results) - len(refused) >= imported_at_least * len(results), refused
+
+
+# ---- level 3: whole networks
+
+
+@pytest.fixture(scope="module")
+def imported_level3(tmp_path_factory):
+    """Every level-3 test problem, imported through one helper process on the CPU: results by file name."""
+    out = tmp_path_factory.mktemp("kernelbench-level3-tasks")
+    with importer.ProbeSession(device="cpu", timeout=240) as session:
+        return {path.name: importer.import_problem(str(path), None, str(out), session=session)
+                for path in sorted(LEVEL3.glob("*.py"))}
+
+
+def test_a_constructor_that_reads_a_value_is_built_with_its_small_tensors_real(imported_level3):
+    # [x.item() for x in torch.linspace(0, rate, depth)] and torch.tensor(2.0).sqrt().item() in __init__: no
+    # value on the meta device, so the meta builds make the small tensors real and keep the large ones meta.
+    result = imported_level3["1_Stochastic_Depth_MLP.py"]
+    document = task_document(result)
+    assert any("reads a tensor's value" in note for note in result.notes), result.notes
+    assert document["sizes"] == {"batch_size": 64, "dim": 256}
+    assert tensor(document, "x")["shape"] == ["batch_size", "dim"]
+    weight = tensor(document, "blocks_0_fc_weight")
+    assert weight["shape"] == ["dim", "dim"]
+    # nn.Linear's initialisation at the problem's own sizes (1/sqrt(256)), as for a model built on meta alone.
+    assert weight["distribution"]["kind"] == "uniform"
+    assert weight["distribution"]["b"] == pytest.approx(1 / 16)
+    assert tensor(document, "out")["shape"] == ["batch_size", "dim"]
+    assert document["work"]["flops"] == 3 * 2 * 64 * 256 * 256
+    checks = {c["name"]: c["sizes"] for c in document["check_sizes"]}
+    assert set(checks) == {"small", "odd"} and all(c["dim"] < 256 for c in checks.values())
+    ks.Task.load(result.task_dir)
+
+
+def test_the_value_of_a_large_tensor_read_while_building_is_refused_saying_so(imported_level3):
+    result = imported_level3["5_Value_Of_A_Large_Tensor.py"]
+    assert not result.imported
+    assert result.reason.startswith("building the inputs or the model on the meta device failed")
+    assert "built again with its tensors of at most 65536 elements real" in result.reason
+    assert ".item() cannot be called on meta tensors" in result.reason
+
+
+def test_every_check_size_has_the_tensors_of_the_problem_own_sizes(imported_level3):
+    # The shortcut is an empty Sequential when in_channels == out_channels: the small sizes would make both 8
+    # (out_channels' first target) and lose shortcut.0.weight, which the task and the oracle's parameter map have.
+    result = imported_level3["2_Optional_Shortcut.py"]
+    document = task_document(result)
+    assert document["oracle"]["parameters"]["shortcut.0.weight"] == "shortcut_0_weight"
+    assert tensor(document, "shortcut_0_weight")["shape"] == ["out_channels", "in_channels", 1, 1]
+    for check in document["check_sizes"]:
+        assert check["sizes"]["in_channels"] != check["sizes"]["out_channels"], check
+        assert check["sizes"]["out_channels"] < 64
+    # Of its buffers, the one that changes the output is an input; the BatchNorms' running statistics are not.
+    assert tensor(document, "channel_scale")["shape"] == ["out_channels", 1, 1]
+    facts = json.loads((Path(result.task_dir) / "import.json").read_text())["facts"]
+    assert set(facts["buffers_left_out"]) == {f"{bn}.{name}" for bn in ("bn", "shortcut.1")
+                                              for name in ("running_mean", "running_var", "num_batches_tracked")}
+    ks.Task.load(result.task_dir)
+
+
+def test_a_missing_module_is_refused_naming_it_and_how_to_install_it(imported_level3):
+    result = imported_level3["3_Missing_Module.py"]
+    assert not result.imported
+    assert "imports the module 'kernelsmith_test_absent_module'" in result.reason
+    assert "-m pip install kernelsmith_test_absent_module" in result.reason
+    assert "--python or $KERNELSMITH_PYTHON" in result.reason
+
+
+def test_a_problem_that_imports_einops(imported_level3):
+    result = imported_level3["4_Einops_Blocks.py"]
+    helper = importer.helper_python()
+    if os.path.realpath(helper) == os.path.realpath(sys.executable) and importlib.util.find_spec("einops"):
+        assert result.imported, result.reason  # the helper is this interpreter, which has einops
+    if not result.imported and "'einops'" in result.reason:
+        # The extra kernelsmith[torch] installs it (tools/setup-deps.sh too); the refusal says how.
+        assert "pip install 'kernelsmith[torch]'" in result.reason
+        pytest.skip(f"einops is not installed for {helper} (tools/setup-deps.sh installs it): {result.reason}")
+    document = task_document(result)
+    assert tensor(document, "out")["shape"] == ["batch_size", "seq_length", "n_heads"]
+    assert "block_len" not in document["sizes"]
+
+
+def test_the_bytes_of_a_network_with_hundreds_of_tensors_stay_a_valid_expression():
+    # ResNet-101: 314 tensors, most of literal shapes. A chain of 314 additions nests deeper than the task
+    # format's 256 levels; like terms are added up and the rest grouped.
+    terms = [(4, ["batch_size", "height", "width"])] + [(4 * 64 * (i % 7 + 1), []) for i in range(300)] + \
+        [(4, ["num_classes", "features"]), (4, ["num_classes"]), (4, ["features", "num_classes"])] + \
+        [(4, [f"derived_{i}"]) for i in range(80)]
+    sizes = {"batch_size": 10, "height": 224, "width": 224, "num_classes": 1000, "features": 2048,
+             **{f"derived_{i}": i + 3 for i in range(80)}}
+    expression = manifest._sum_expression(terms)
+    expected = sum(c * math.prod(sizes[f] for f in factors) for c, factors in terms)
+    assert ks.evaluate_expression(expression, sizes) == expected
+    assert expression.startswith("(4 * batch_size * height * width + 8 * features * num_classes + 4 * num_classes + ")
+    assert expression.endswith(f" + 4 * derived_79 + {sum(c for c, f in terms if not f)})")
+    # A short sum is written term by term, as before.
+    assert manifest._sum_expression([(4, ["n"]), (8, []), (4, ["n"])]) == "4 * n + 8 + 4 * n"
+
+
+def test_the_refusal_of_a_missing_module_names_the_package_to_install():
+    with pytest.raises(probe.Refusal) as refusal:
+        probe.missing_module_refusal(ModuleNotFoundError("No module named 'einops'", name="einops"))
+    assert f"{sys.executable} -m pip install einops" in str(refusal.value)
+    assert "pip install 'kernelsmith[torch]'" in str(refusal.value)
+    # Raised from the import inside a constructor; a module whose package has another name.
+    try:
+        try:
+            raise ModuleNotFoundError("No module named 'sklearn'", name="sklearn.linear_model")
+        except ModuleNotFoundError as error:
+            raise RuntimeError("Model() failed") from error
+    except RuntimeError as error:
+        with pytest.raises(probe.Refusal, match="module 'sklearn'.*pip install scikit-learn`, or name"):
+            probe.missing_module_refusal(error)
+    probe.missing_module_refusal(ValueError("not an import"))  # any other error: no refusal from here
+
+
+def test_kernelbench_shufflenet_unit(tmp_path):
+    """KernelBench's own ShuffleNet unit (level 3, problem 25): its shortcut is a 1x1 convolution and a
+    BatchNorm at its own sizes (240 -> 480 channels), an empty Sequential where the two are equal."""
+    root = kernelbench_root()
+    level = root / "level3" if root is not None else None
+    if level is None or not (level / "25_ShuffleNetUnit.py").is_file():
+        pytest.skip("KernelBench's level 3 is not at $KERNELSMITH_KERNELBENCH or ../shared/kernelbench (a checkout "
+                    "of ScalingIntelligence/KernelBench holding KernelBench/level3/25_ShuffleNetUnit.py)")
+    result = importer.import_problem(str(level / "25_ShuffleNetUnit.py"), None, str(tmp_path), device="cpu",
+                                     timeout=300)
+    document = task_document(result)
+    assert "shortcut.0.weight" in document["oracle"]["parameters"]
+    # input_channels = 240: 2 x 240 = 480 = out_channels drops the shortcut, so the probe tries 243 instead and
+    # finds it a plain size.
+    assert "input_channels" in document["sizes"]
+    for check in document["check_sizes"]:
+        assert check["sizes"]["input_channels"] != check["sizes"]["out_channels"], check

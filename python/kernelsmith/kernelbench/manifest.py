@@ -70,6 +70,28 @@ def _product_expression(coefficient: int, factors: List[str]) -> str:
     return " * ".join([str(coefficient)] + factors) if factors else str(coefficient)
 
 
+#: A sum of more terms than this (a whole network's tensors: ResNet-101 has 316) is written with its
+#: like terms added up and in parenthesised groups of at most this many terms: the task format's expressions may
+#: nest at most 256 levels deep, and a chain of additions counts one level per term.
+MAX_SUM_TERMS = 32
+
+
+def _sum_expression(terms: List[Tuple[int, List[str]]]) -> str:
+    """The sum of (coefficient, size factors) terms as an expression: term by term when there are few; else the
+    terms over the same sizes added up (the literal ones into one integer, last) and grouped (MAX_SUM_TERMS)."""
+    if len(terms) <= MAX_SUM_TERMS:
+        return " + ".join(_product_expression(c, f) for c, f in terms)
+    combined: Dict[Tuple[str, ...], int] = {}
+    for coefficient, factors in terms:
+        key = tuple(sorted(factors))
+        combined[key] = combined.get(key, 0) + coefficient
+    literal = combined.pop((), 0)
+    texts = [_product_expression(c, list(f)) for f, c in combined.items()] + ([str(literal)] if literal else [])
+    while len(texts) > MAX_SUM_TERMS:
+        texts = [f"({' + '.join(texts[i:i + MAX_SUM_TERMS])})" for i in range(0, len(texts), MAX_SUM_TERMS)]
+    return " + ".join(texts) or "0"
+
+
 def _widened_text(facts: Dict[str, Any], tensors: List[Dict[str, Any]]) -> str:
     """A sentence naming the inputs drawn wider than the problem's own (the probe's trivial-program check),
     by their task names; empty when none is."""
@@ -124,7 +146,7 @@ def build_manifest(facts: Dict[str, Any], path: str, level: int, source: str) ->
             entry["distribution"] = spec["distribution"]
         manifest_tensors.append(entry)
         literal = math.prod(d for d in shape if isinstance(d, int))
-        byte_terms.append(_product_expression(DTYPE_BYTES[spec["dtype"]] * literal, [d for d in shape if isinstance(d, str)]))
+        byte_terms.append((DTYPE_BYTES[spec["dtype"]] * literal, [d for d in shape if isinstance(d, str)]))
     if not sizes[config_names[0]]:
         # The task format needs a size: the first literal dimension of the first input becomes one.
         first = next((t for t in manifest_tensors if t["role"] == "input" and t["shape"]), None)
@@ -156,7 +178,7 @@ def build_manifest(facts: Dict[str, Any], path: str, level: int, source: str) ->
         "sizes": sizes[config_names[0]],
         "check_sizes": [{"name": c, "sizes": sizes[c]} for c in config_names[1:]],
         "tensors": manifest_tensors,
-        "work": {"flops": int(facts.get("flops", 0)), "bytes": " + ".join(byte_terms)},
+        "work": {"flops": int(facts.get("flops", 0)), "bytes": _sum_expression(byte_terms)},
         "oracle": oracle,
     }
     return name, manifest

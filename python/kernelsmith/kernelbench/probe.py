@@ -119,6 +119,39 @@ class Refusal(Exception):
     """The problem cannot become a task: the message says why, in one line a user understands."""
 
 
+class SmallRealFailed(Exception):
+    """A build on the meta device failed, and failed again with its small tensors real (Run)."""
+
+
+class OtherTensors(Exception):
+    """A configuration at which the module has other tensors than at the problem's own sizes: not usable as a
+    check configuration (the task has one set of tensors), so it is replaced or dropped like one that fails."""
+
+
+#: Modules whose pip package has another name (the rest are installed by their own name).
+PIP_NAMES = {"sklearn": "scikit-learn", "cv2": "opencv-python", "PIL": "Pillow", "yaml": "PyYAML",
+             "skimage": "scikit-image", "mamba_ssm": "mamba-ssm", "causal_conv1d": "causal-conv1d"}
+#: Modules of KernelBench's own requirements that kernelsmith's torch extra installs beside torch.
+TORCH_EXTRA_MODULES = {"einops"}
+
+
+def missing_module_refusal(error: BaseException) -> None:
+    """Raises the refusal for a problem that imports a module the helper's interpreter lacks (`error` is a
+    ModuleNotFoundError, or was raised from one): it names the module, the interpreter and how to install it.
+    Returns for any other error."""
+    while error is not None and not isinstance(error, ModuleNotFoundError):
+        error = error.__cause__ or error.__context__
+    if error is None or not getattr(error, "name", None):
+        return
+    module = error.name.split(".")[0]
+    package = PIP_NAMES.get(module, module)
+    extra = (f" (or `pip install 'kernelsmith[torch]'`, which installs torch and {module}, as KernelBench's "
+             f"requirements do)") if module in TORCH_EXTRA_MODULES else ""
+    raise Refusal(f"the problem imports the module {module!r}, which the probe's interpreter ({sys.executable}) "
+                  f"does not have: install it there with `{sys.executable} -m pip install {package}`{extra}, or "
+                  f"name an interpreter that has it with --python or $KERNELSMITH_PYTHON") from None
+
+
 def one_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
@@ -246,6 +279,8 @@ class Problem:
         except SyntaxError as error:
             raise Refusal(f"syntax error at line {error.lineno}: {error.msg}") from None
         self.constants = find_constants(self.tree)
+        #: Whether its meta builds make small tensors real (Run): it reads a value while it builds.
+        self.small_real = False
         # Every run, like the oracle's, executes the normalised source.
         self.source = normalise_constants(self.source)
         self._compiled: Dict[Tuple[Tuple[str, int], ...], Any] = {}
@@ -385,40 +420,127 @@ class InitTracer:
 # Running the problem
 # ---------------------------------------------------------------------------------------------------------
 
+def _small_real_mode():
+    """A TorchFunctionMode for builds on the meta device that read a value: each tensor a factory function
+    (torch.linspace, arange, zeros, tensor, rand, ...) makes without a device is made for real on the CPU when it
+    has at most SMALL_REAL_ELEMENTS elements and the real ones stay within SMALL_REAL_BYTES, else on the meta
+    device; an operation that meets a meta tensor moves its real arguments to the meta device. So a constructor
+    that reads a small tensor's value (``[x.item() for x in torch.linspace(0, rate, depth)]``, a mask computed
+    with arange and indexing) builds, while its large tensors stay without memory: shapes are what matter."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+    from torch.utils import _pytree
+    from torch.utils._device import _device_constructors
+
+    class SmallRealTensors(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.real_bytes = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func in _device_constructors() and kwargs.get("device") is None:
+                shape_only = func(*args, **{**kwargs, "device": "meta"})
+                if isinstance(shape_only, torch.Tensor):
+                    size = shape_only.numel() * shape_only.element_size()
+                    if shape_only.numel() <= SMALL_REAL_ELEMENTS and self.real_bytes + size <= SMALL_REAL_BYTES:
+                        self.real_bytes += size
+                        return func(*args, **{**kwargs, "device": "cpu"})
+                return shape_only
+            leaves = _pytree.tree_leaves((args, kwargs))
+            if any(isinstance(t, torch.Tensor) and t.is_meta for t in leaves) and any(
+                    isinstance(t, torch.Tensor) and t.device.type == "cpu" for t in leaves):
+                args, kwargs = _pytree.tree_map_only(
+                    torch.Tensor, lambda t: t.to("meta") if t.device.type == "cpu" else t, (args, kwargs))
+            return func(*args, **kwargs)
+
+    return SmallRealTensors()
+
+
+#: A build on the meta device that reads a value (:func:`_small_real_mode`) makes the tensors of at most this
+#: many elements real, up to this many bytes in all.
+SMALL_REAL_ELEMENTS = 1 << 16
+SMALL_REAL_BYTES = 64 << 20
+
+
 class Run:
     """One instantiation of the problem at some constants on one device: its forward arguments, its model
-    (seeded, in training mode), its outputs (None when forward failed: `forward_error` says why)."""
+    (seeded, in training mode), its outputs (None when forward failed: `forward_error` says why).
+
+    On the meta device, a problem whose get_inputs() or constructor reads a tensor's value (``.item()``,
+    ``int(t)``, ``.tolist()``), which meta tensors do not have, is built again with its small tensors real
+    (:func:`_small_real_mode`), and its forward runs the same way; ``small_real`` then says so. The problem
+    remembers it, so later meta runs build that way at once."""
 
     def __init__(self, problem: Problem, values: Dict[str, int], device: str, forward: bool = True):
         import torch
 
         self.values = dict(values)
         self.device = device
+        self.small_real = device == "meta" and problem.small_real
         namespace = problem.namespace(values)
+        try:
+            self._build(namespace)
+        except Exception as error:
+            if device != "meta" or self.small_real or isinstance(error, ModuleNotFoundError):
+                raise
+            self.small_real = True
+            try:
+                self._build(problem.namespace(values))
+            except Exception as again:
+                raise SmallRealFailed(f"{one_line(error)}; built again with its tensors of at most "
+                                      f"{SMALL_REAL_ELEMENTS} elements real: {one_line(again)}") from None
+            problem.small_real = True
+        if not isinstance(self.model, torch.nn.Module):
+            raise Refusal(f"Model(...) built a {type(self.model).__name__}, not a torch.nn.Module")
+        self.model.train()  # KernelBench keeps the module in training mode
+        if self.small_real:  # the forward arguments on the meta device, as the problem's own sizes would have them
+            inputs = []
+            for value in self.inputs:
+                if isinstance(value, torch.Tensor) and not value.is_meta:
+                    made = self.tracer.lookup(value)
+                    value = value.to("meta")
+                    if made is not None:
+                        self.tracer._record(value, made)
+                inputs.append(value)
+            self.inputs = inputs
+        self.outputs: Optional[List[Any]] = None  # of the first forward pass on the problem's own inputs
+        self.forward_error: Optional[str] = None
+        if forward:
+            self.outputs = self.run_forward()
+
+    def _build(self, namespace: Dict[str, Any]) -> None:
+        import torch
+
         self.tracer = InitTracer()
         # KernelBench's order: seed, inputs, init inputs, seed again, the model.
-        with torch.device(device), self.tracer:
+        with torch.device(self.device), self.tracer, self._mode():
             torch.manual_seed(SEED)
             self.inputs = _as_list(namespace["get_inputs"](), "get_inputs()")
             self.init_inputs = _as_list(namespace["get_init_inputs"](), "get_init_inputs()")
             torch.manual_seed(SEED)
             self.model = namespace["Model"](*self.init_inputs)
-        if not isinstance(self.model, torch.nn.Module):
-            raise Refusal(f"Model(...) built a {type(self.model).__name__}, not a torch.nn.Module")
-        self.model.train()  # KernelBench keeps the module in training mode
-        self.outputs: Optional[List[Any]] = None  # of the first forward pass on the problem's own inputs
-        self.forward_error: Optional[str] = None
-        if forward:
-            self.outputs = self.run_forward()
+
+    def _mode(self):
+        import contextlib
+
+        return _small_real_mode() if self.small_real else contextlib.nullcontext()
 
     def run_forward(self, inputs: Optional[Sequence[Any]] = None) -> List[Any]:
         """The flattened outputs of one forward pass (under torch.no_grad(), as KernelBench runs it) on
         `inputs`, else on the problem's own inputs."""
         import torch
 
-        with torch.no_grad(), torch.device(self.device):
-            result = self.model(*(self.inputs if inputs is None else inputs))
-        return flatten_outputs(result)
+        try:
+            with torch.no_grad(), torch.device(self.device), self._mode():
+                result = self.model(*(self.inputs if inputs is None else inputs))
+        except ModuleNotFoundError as error:  # an import inside forward
+            missing_module_refusal(error)
+            raise
+        outputs = flatten_outputs(result)
+        if self.small_real:
+            outputs = [t.to("meta") for t in outputs]
+        return outputs
 
     def try_forward(self) -> bool:
         try:
@@ -686,16 +808,24 @@ class Analysis:
         except Refusal:
             raise
         except BaseException as error:  # SystemExit from the file included: it is the file's failure
+            missing_module_refusal(error)
             raise Refusal(f"the problem file fails when executed: {one_line(error)}") from None
         try:
             self.meta = Run(self.problem, self.timing_values, "meta", forward=False)
         except Refusal:
             raise
+        except SmallRealFailed as error:
+            # get_inputs() or Model() reads the value of a large tensor: without shapes the importer cannot tell
+            # how much a real build would allocate, so it refuses rather than risk the problem's full sizes.
+            raise Refusal(f"building the inputs or the model on the meta device failed ({error}); the importer "
+                          f"needs shapes without allocating the problem's tensors") from None
         except Exception as error:
-            # get_inputs() or Model() needs real data: without shapes the importer cannot tell how much a real
-            # build would allocate, so it refuses rather than risk the problem's full sizes.
+            missing_module_refusal(error)
             raise Refusal(f"building the inputs or the model on the meta device failed ({one_line(error)}); the "
                           f"importer needs shapes without allocating the problem's tensors") from None
+        if self.problem.small_real:
+            self.notes.append(f"building on the meta device reads a tensor's value (.item() or the like): meta "
+                              f"builds make the tensors of at most {SMALL_REAL_ELEMENTS} elements real on the CPU")
         self.meta_forward = self.meta.try_forward()
         if not self.meta_forward:
             self.notes.append(f"forward fails on the meta device ({self.meta.forward_error}); output shapes come "
@@ -747,15 +877,41 @@ class Analysis:
             shapes[("output", i)] = tuple(value.shape)
         return shapes
 
-    def meta_run(self, values: Dict[str, int]) -> Optional[Run]:
-        """The problem on the meta device at `values`, or None when it fails there."""
+    def meta_run(self, values: Dict[str, int], same_tensors: bool = True) -> Optional[Run]:
+        """The problem on the meta device at `values`, or None when it fails there or, with `same_tensors`, when
+        it has other tensors there than at the problem's own sizes (:meth:`tensor_difference`)."""
         try:
             run = Run(self.problem, values, "meta", forward=False)
             if self.meta_forward:
                 run.outputs = run.run_forward()
-            return run
         except Exception:
             return None
+        if same_tensors and self.tensor_difference(run) is not None:
+            return None
+        return run
+
+    def tensor_difference(self, run: Run) -> Optional[str]:
+        """How `run`'s tensors differ from those at the problem's own sizes (self.meta), or None when they are
+        the same: the same forward arguments, the same state-dict entries and outputs, each of the same rank.
+        A module may build other submodules at other sizes (a ShuffleNet unit's shortcut is an empty
+        Sequential when its input and output channels are equal, a 1x1 convolution and a BatchNorm
+        otherwise): a task has one set of tensors, the oracle's parameter map names them, and every
+        configuration must have all of them."""
+        base, shapes = self.shapes(self.meta), self.shapes(run)
+        if self.meta.outputs is None or run.outputs is None:  # output shapes known only from real runs
+            base = {k: v for k, v in base.items() if k[0] != "output"}
+            shapes = {k: v for k, v in shapes.items() if k[0] != "output"}
+            if self.meta.outputs is None and run.outputs is not None and getattr(self, "real", None):
+                known = next(iter(self.real.values())).outputs or []
+                if len(known) != len(run.outputs):
+                    return f"{len(run.outputs)} outputs instead of {len(known)}"
+        missing = [_key_text(k) for k in base if k not in shapes]
+        extra = [_key_text(k) for k in shapes if k not in base]
+        rank = [_key_text(k) for k in base if k in shapes and len(shapes[k]) != len(base[k])]
+        parts = ([f"without {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}"] if missing else []) + \
+                ([f"with {', '.join(extra[:4])}{' ...' if len(extra) > 4 else ''} in addition"] if extra else []) + \
+                ([f"{', '.join(rank[:4])} of another rank"] if rank else [])
+        return "; ".join(parts) or None
 
     # -- step 2: which constants are sizes
     def perturb_constants(self) -> None:
@@ -767,20 +923,24 @@ class Analysis:
         self.why: Dict[str, str] = {}
         forward_or_output = {"forward", "output"}
         for name, value in self.constants.items():
-            run = None
+            run, other_tensors = None, False
             for new in (value + 1, value * 2, value + 2, value - 1, value + 3):
                 if new == value or new < 0:
                     continue
-                run = self.meta_run({**self.timing_values, name: new})
+                # A value at which the module has other tensors (a shortcut that exists only when two channel
+                # counts differ, and 2x one of them equals the other) says nothing of this constant: the next
+                # value is tried.
+                run = self.meta_run({**self.timing_values, name: new}, same_tensors=False)
+                if run is not None and self.tensor_difference(run) is not None:
+                    run, other_tensors = None, True
                 if run is not None:
                     break
             if run is None:
-                self.kind[name], self.why[name] = "structural", "the problem fails when it changes"
+                self.kind[name], self.why[name] = "structural", (
+                    "it changes which tensors there are or their ranks" if other_tensors
+                    else "the problem fails when it changes")
                 continue
             shapes = self.shapes(run)
-            if set(shapes) != set(base) or any(len(shapes[k]) != len(base[k]) for k in base):
-                self.kind[name], self.why[name] = "structural", "it changes which tensors there are or their ranks"
-                continue
             followed = {(k, axis) for k in base for axis, (old, now) in enumerate(zip(base[k], shapes[k]))
                         if old == value and now == new}
             self.follows[name] = followed
@@ -865,6 +1025,9 @@ class Analysis:
     # -- step 4: real runs
     def real_run(self, values: Dict[str, int]) -> Run:
         run = Run(self.problem, values, self.device, forward=True)
+        difference = self.tensor_difference(run)
+        if difference is not None:
+            raise OtherTensors(f"the module has other tensors at these sizes than at its own ({difference})")
         again = run.run_forward()
         for i, (first, second) in enumerate(zip(run.outputs, again)):
             if not _same(first, second):
@@ -1090,32 +1253,37 @@ class Analysis:
 
     def _influential_buffers(self, reference: Run) -> set:
         """The persistent buffers whose values change the output (BatchNorm's running statistics do in eval
-        mode, not in training mode): each perturbed in turn, at small sizes."""
-        torch = self.torch
+        mode, not in training mode), at small sizes: all of them perturbed at once first (a network has hundreds
+        of BatchNorm buffers, ResNet-101 312, and in training mode none matters), then, when that changes the
+        output, each in turn."""
         parameters = reference.parameter_keys()
         buffers = [k for k in reference.state() if k not in parameters]
         if not buffers:
             return set()
-        base = reference.outputs
-        influential = set()
-        for key in buffers:
-            run = Run(self.problem, reference.values, self.device, forward=False)
-            tensor = run.state()[key]
-            with torch.no_grad():
+        if len(buffers) > 1 and not self._buffers_change_output(reference, buffers):
+            return set()
+        return {key for key in buffers if self._buffers_change_output(reference, [key])}
+
+    def _buffers_change_output(self, reference: Run, keys: Sequence[str]) -> bool:
+        """Whether perturbing these buffers of a fresh model changes its output on the reference's inputs (a
+        forward that then fails counts as a change: the module needs their values)."""
+        torch = self.torch
+        run = Run(self.problem, reference.values, self.device, forward=False)
+        state = run.state()
+        with torch.no_grad():
+            for key in keys:
+                tensor = state[key]
                 if tensor.is_floating_point():
                     tensor.mul_(1.5).add_(0.25)
                 elif tensor.dtype == torch.bool:
                     tensor.logical_not_()
                 else:
                     tensor.add_(3)
-            try:
-                outputs = run.run_forward()
-            except Exception:
-                influential.add(key)  # it matters so much that the module fails without its value
-                continue
-            if any(not _same(a, b) for a, b in zip(base, outputs)):
-                influential.add(key)
-        return influential
+        try:
+            outputs = run.run_forward()
+        except Exception:
+            return True
+        return any(not _same(a, b) for a, b in zip(reference.outputs, outputs))
 
     # -- dimensions in terms of sizes
     def resolve_dims(self) -> None:
@@ -1488,6 +1656,12 @@ def _same(a, b) -> bool:
     return bool(((a - b).abs() <= 0.1 * (atol + atol * b.abs())).all())
 
 
+def _key_text(key: Tuple[str, Any]) -> str:
+    """A tensor key of Analysis.shapes in words: the state-dict entry, "forward argument 0", "output 1"."""
+    kind, what = key
+    return str(what) if kind == "state" else f"{'forward argument' if kind == 'forward' else kind} {what}"
+
+
 def _sizes_text(values: Dict[str, int], names: Sequence[str]) -> str:
     return ", ".join(f"{n}={values[n]}" for n in names) or "(none)"
 
@@ -1495,6 +1669,16 @@ def _sizes_text(values: Dict[str, int], names: Sequence[str]) -> str:
 # ---------------------------------------------------------------------------------------------------------
 # The helper's main loop
 # ---------------------------------------------------------------------------------------------------------
+
+def _out_of_memory(error: BaseException) -> bool:
+    """Whether `error` is an allocation that failed (a CPU allocator's or a GPU's out of memory)."""
+    import torch
+
+    if isinstance(error, (MemoryError, torch.OutOfMemoryError)):
+        return True
+    text = str(error)
+    return isinstance(error, RuntimeError) and ("can't allocate memory" in text or "out of memory" in text)
+
 
 def _reset_torch_state(torch) -> None:
     # One problem must not change the next one's defaults.
@@ -1520,6 +1704,11 @@ def probe(path: str, device: str) -> Dict[str, Any]:
     except Refusal as refusal:
         return {"ok": False, "reason": str(refusal)}
     except Exception as error:  # a bug of the probe or an unforeseen problem shape: refused, with where
+        if _out_of_memory(error):
+            where = "" if device.startswith("cuda") else "; import it on a GPU with room (--device cuda)"
+            return {"ok": False, "reason": f"the problem needs more memory on {device} than the helper could allocate "
+                                           f"at the smallest sizes it runs at ({one_line(error)}); a size written "
+                                           f"inside a list or a tuple literal does not shrink{where}"}
         frame = traceback.extract_tb(error.__traceback__)[-1]
         return {"ok": False, "reason": f"the probe failed: {one_line(error)} (at {os.path.basename(frame.filename)}:"
                                        f"{frame.lineno})"}
