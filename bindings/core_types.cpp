@@ -284,6 +284,15 @@ void bind_candidate(py::module_& m) {
   }
   m.attr("ORIGINS") = py::tuple(origins);
   m.attr("INITIAL_ORIGINS") = py::tuple(initial_origins);
+  m.def("defines_model_new", [](const std::string& source) { return defines_model_new(source); }, py::arg("source"),
+        "True when a Python source defines `class ModelNew` at the start of a line: a KernelBench candidate file "
+        "(language 'pytorch') rather than a Triton one.");
+  m.def("model_new_from_problem", &model_new_from_problem, py::arg("problem_source"),
+        "A KernelBench problem file's Model as a ModelNew candidate's source (the identifier Model renamed "
+        "ModelNew): what a run with no hand-written seed starts from.");
+  m.def("has_custom_kernel", &has_custom_kernel, py::arg("candidate"),
+        "Whether a candidate has a kernel of its own: always for device code; for a ModelNew file, when its source "
+        "builds or declares one (load_inline, cpp_extension.load, @triton.jit).");
   m.def("is_initial_origin", [](const std::string& origin) { return is_initial_origin(origin); }, py::arg("origin"),
         "True for the origins a run starts from ('reference', 'seed'): no mutation made them.");
 
@@ -343,11 +352,14 @@ void bind_candidate(py::module_& m) {
       .def_readonly("plain_kernel_names_only", &KernelLanguage::plain_kernel_names_only,
                     "Kernels are found by their plain extern \"C\" names only (MACA): a plan naming a C++ or "
                     "template kernel is an invalid launch.")
+      .def_readonly("host_code", &KernelLanguage::host_code,
+                    "A file of host code evaluated whole by a confined runner, with no launch plan: KernelBench's "
+                    "ModelNew format ('pytorch'), on any backend whose tasks have a PyTorch oracle.")
       .def("__repr__", [](const KernelLanguage& l) {
         return "KernelLanguage(" + quoted(l.name) + ", backend=" + quoted(l.backend) + ")";
       });
   m.def("kernel_languages", &kernel_languages, py::return_value_policy::copy,
-        "Every kernel language, in a stable order (CUDA, OpenCL, MACA, Triton), as KernelLanguage rows.");
+        "Every kernel language, in a stable order (CUDA, OpenCL, MACA, Triton, PyTorch), as KernelLanguage rows.");
   m.def("kernel_language", &kernel_language, py::arg("name"), py::return_value_policy::copy,
         "The KernelLanguage row of `name`; raises ValidationError naming the known languages.");
   m.def("language_for_extension", &language_for_extension, py::arg("path"),

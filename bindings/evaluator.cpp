@@ -119,6 +119,9 @@ void bind_evaluator(py::module_& m) {
                      "per evaluation; past it the worker is killed and the status is 'timeout'")
       .def_readwrite("compile_timeout_seconds", &EvaluatorOptions::compile_timeout_seconds,
                      "Longest a compile may take, in seconds.")
+      .def_readwrite("host_code_build_seconds", &EvaluatorOptions::host_code_build_seconds,
+                     "Added to deadline_seconds for a host-code candidate (a KernelBench ModelNew file), whose "
+                     "torch.utils.cpp_extension builds run inside its evaluation.")
       .def_readwrite("oracle_timeout_seconds", &EvaluatorOptions::oracle_timeout_seconds,
                      "Longest one request to the PyTorch oracle's helper may take, in seconds (the expected outputs "
                      "of one case, or timing one baseline: torch.compile max-autotune compiles for minutes on a "

@@ -156,8 +156,12 @@ void bind_experience(py::module_& m) {
       .value("draft", Stage::draft)
       .value("refine", Stage::refine);
   m.def("parse_stage", &parse_stage, py::arg("name"), "The Stage named 'draft' or 'refine'; raises ValidationError otherwise.");
-  m.def("stage_of", &stage_of, py::arg("parent_evaluation"),
+  m.def("stage_of", py::overload_cast<const std::optional<Evaluation>&>(&stage_of), py::arg("parent_evaluation"),
         "refine when the parent Evaluation is correct, draft else (also for None).");
+  m.def("stage_of", py::overload_cast<const Candidate&, const std::optional<Evaluation>&>(&stage_of),
+        py::arg("parent"), py::arg("parent_evaluation"),
+        "draft also when the parent is correct but has no kernel of its own (a ModelNew that only calls PyTorch: "
+        "has_custom_kernel); else as stage_of(parent_evaluation).");
   m.def("experience_reward", &experience_reward, py::arg("stage"), py::arg("child_status"), py::arg("child_speedup"),
         py::arg("parent_speedup"),
         "A step's reward: draft 1 when the child is correct, else 0; refine log2(child / parent speedup) clamped to "

@@ -15,6 +15,7 @@
 #include "detail/sha256.hpp"
 #include "detail/text.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/language.hpp"
 
 namespace kernelsmith {
 namespace {
@@ -23,6 +24,47 @@ using detail::Json;
 using detail::JsonField;
 
 }  // namespace
+
+std::string model_new_from_problem(const std::string& problem_source) {
+  auto identifier = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  std::string out;
+  out.reserve(problem_source.size() + 64);
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t found = problem_source.find("Model", at);
+    if (found == std::string::npos) break;
+    const std::size_t end = found + 5;
+    const bool alone = (found == 0 || !identifier(problem_source[found - 1])) &&
+                       (end >= problem_source.size() || !identifier(problem_source[end]));
+    out.append(problem_source, at, end - at);
+    if (alone) out += "New";
+    at = end;
+  }
+  out.append(problem_source, at, std::string::npos);
+  return out;
+}
+
+bool has_custom_kernel(const Candidate& candidate) {
+  const KernelLanguage* language = find_kernel_language(candidate.language);
+  if (language == nullptr || !language->host_code) return true;
+  for (const char* marker : {"load_inline(", "cpp_extension.load(", "@triton.jit"}) {
+    if (candidate.source.find(marker) != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool defines_model_new(std::string_view source) {
+  // A line that starts `class ModelNew` followed by `(` or `:`: KernelBench's candidate class.
+  std::size_t at = 0;
+  while ((at = source.find("class ModelNew", at)) != std::string_view::npos) {
+    const bool line_start = at == 0 || source[at - 1] == '\n';
+    std::size_t after = at + 14;
+    while (after < source.size() && (source[after] == ' ' || source[after] == '\t')) ++after;
+    if (line_start && after < source.size() && (source[after] == '(' || source[after] == ':')) return true;
+    at += 14;
+  }
+  return false;
+}
 
 std::string Candidate::id() const {
   // The NUL separates the language from the code: ("cuda", "x") and ("cud", "ax") differ.
@@ -67,6 +109,10 @@ Candidate Candidate::from_file(const std::string& path, const std::string& langu
                                       path, *binary));
   }
   candidate.source = *text;
+  // .py is Triton's extension and KernelBench's: a file that defines ModelNew is the latter.
+  if (language.empty() && candidate.language == "triton" && defines_model_new(candidate.source)) {
+    candidate.language = "pytorch";
+  }
   return candidate;
 }
 

@@ -455,6 +455,15 @@ struct Evolution::Impl {
     const std::string backend = evaluator->backend_name();
     if (!config.language.empty()) {
       const KernelLanguage& row = kernel_language(config.language);  // ValidationError naming the known ones
+      if (row.host_code) {
+        // A ModelNew file runs on any backend, against the task's PyTorch module.
+        if (!task.oracle) {
+          throw ValidationError(fmt::format("{} candidates are checked against a PyTorch module, and task '{}' has "
+                                            "none (no \"oracle\"): choose a kernel language of the {} backend",
+                                            row.name, task.name, backend));
+        }
+        return config.language;
+      }
       // A backend that no language runs on (an evaluator written for a test, in Python) takes any language.
       const bool known_backend = !language_of_backend(backend).empty();
       if (known_backend && row.backend != backend) {
@@ -805,9 +814,13 @@ struct Evolution::Impl {
     // The reference in the backend's language; the seed in the run's (a Triton seed next to the CUDA
     // reference). Without a seed in the run's language, the mutator starts from the reference. A task whose
     // expected outputs come from PyTorch (an oracle) needs no reference: its seed alone starts the run.
+    // A task checked against PyTorch with no seed in the run's language starts from its own Model written as a
+    // ModelNew (docs/kernelbench-modelnew.md, "Cold start"): correct, at eager's speed, and in a format the
+    // mutators may rewrite into the run's language.
     std::vector<std::tuple<std::string, const KernelSource*, std::string>> initial;
     auto reference = task.references.find(reference_language);
     auto seed = task.seeds.find(language);
+    KernelSource model_as_seed;
     if (reference != task.references.end()) {
       initial.emplace_back("reference", &reference->second, reference_language);
     } else if (!task.oracle) {
@@ -815,13 +828,15 @@ struct Evolution::Impl {
       throw ValidationError(fmt::format("task '{}' has no reference in {} (it has: {}); choose a backend for one of "
                                         "those languages or add a reference",
                                         task.name, reference_language, fmt::format("{}", fmt::join(languages, ", "))));
-    } else if (seed == task.seeds.end()) {
-      throw ValidationError(fmt::format("task '{}' takes its expected outputs from PyTorch and has neither a reference "
-                                        "nor a seed in {}: an evolution starts from a kernel; add a seed in {} "
-                                        "(task.json \"seeds\", or `kernelsmith kernelbench run --seeds DIR`)",
-                                        task.name, language, language));
     }
-    if (seed != task.seeds.end()) initial.emplace_back("seed", &seed->second, language);
+    if (seed != task.seeds.end()) {
+      initial.emplace_back("seed", &seed->second, language);
+    } else if (task.oracle && reference == task.references.end()) {
+      model_as_seed.language = kModelNewLanguage;
+      model_as_seed.source = model_new_from_problem(task.oracle->module.source);
+      model_as_seed.path = task.oracle->module.path;
+      initial.emplace_back("seed", &model_as_seed, kModelNewLanguage);
+    }
     std::vector<Pending> batch;
     for (const auto& [origin, source, source_language] : initial) {
       Candidate candidate;

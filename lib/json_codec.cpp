@@ -106,6 +106,7 @@ Json evaluator_options_to_json(const EvaluatorOptions& o) {
           {"suspicious_speedup", o.suspicious_speedup},
           {"deadline_seconds", o.deadline_seconds},
           {"compile_timeout_seconds", o.compile_timeout_seconds},
+          {"host_code_build_seconds", o.host_code_build_seconds},
           {"oracle_timeout_seconds", o.oracle_timeout_seconds},
           {"compile_threads", o.compile_threads},
           {"isolate", o.isolate},
@@ -136,6 +137,7 @@ EvaluatorOptions evaluator_options_from_json(const Json& j) {
   o.suspicious_speedup = j.at("suspicious_speedup").get<double>();
   o.deadline_seconds = j.at("deadline_seconds").get<double>();
   o.compile_timeout_seconds = j.at("compile_timeout_seconds").get<double>();
+  o.host_code_build_seconds = j.at("host_code_build_seconds").get<double>();
   o.oracle_timeout_seconds = j.at("oracle_timeout_seconds").get<double>();
   o.compile_threads = j.at("compile_threads").get<int>();
   o.isolate = j.at("isolate").get<bool>();

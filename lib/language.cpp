@@ -48,6 +48,14 @@ const std::vector<KernelLanguage>& kernel_languages() {
        "launch.",
        "", "#", LaunchSyntax::subscript,
        "# @launch my_kernel[ceil_div(N, BLOCK)](x, y, N, BLOCK=BLOCK) num_warps=4 num_stages=3"},
+      // KernelBench's own format: host code (PyTorch) with the candidate's kernels inside (load_inline, Triton),
+      // evaluated whole by a confined runner against the task's PyTorch oracle; no launch plan.
+      {"pytorch", {}, "PyTorch (a KernelBench ModelNew file)", "python", {"py", "python"}, "",
+       "The answer is one Python file defining `class ModelNew(nn.Module)` with the problem's Model's constructor "
+       "arguments, submodule and parameter names, and forward signature; its forward may call PyTorch and the "
+       "file's own kernels (C++/CUDA through torch.utils.cpp_extension.load_inline, Triton through @triton.jit). "
+       "It must not write into its inputs, return them, or change torch's numerical settings.",
+       "", "#", LaunchSyntax::chevrons, "", false, true},
   };
   return languages;
 }
@@ -72,7 +80,7 @@ const KernelLanguage& kernel_language(const std::string& name) {
 
 std::string language_of_backend(const std::string& backend) {
   for (const auto& language : kernel_languages()) {
-    if (language.backend == backend) return language.name;
+    if (!language.host_code && language.backend == backend) return language.name;
   }
   return "";
 }

@@ -249,6 +249,20 @@ std::string render_template(const std::string& text, const Values& values, const
 std::string candidate_format_rules(const std::string& language) {
   const KernelLanguage* found = find_kernel_language(language);
   const KernelLanguage& row = found != nullptr ? *found : kernel_languages().front();
+  if (row.host_code) {
+    // KernelBench's format (docs/kernelbench-modelnew.md): host code, no plan.
+    return "Candidate format (enforced; a violation costs the attempt):\n"
+           "- " + row.kernel_rule + "\n"
+           "- Write the work in your own kernels: C++ or CUDA in torch.utils.cpp_extension.load_inline(name=..., "
+           "cpp_sources=..., cuda_sources=..., functions=[...]) built at the top of the file, or @triton.jit "
+           "functions launched from forward. A ModelNew that only calls PyTorch restates the problem; calling "
+           "PyTorch or cuBLAS for part of the work (a GEMM) and fusing the rest in a kernel is fine.\n"
+           "- The file runs confined: no network, no files outside its own folder, no other processes or threads "
+           "doing its work, no other CUDA streams, no caching of results between calls.\n"
+           "- Every call must compute its outputs from its inputs; inputs must not be modified or returned. "
+           "Correctness is checked on several inputs (random, large, tiny, mixed-scale) and several sizes, "
+           "including odd ones, in float32 with TF32 off.\n";
+  }
   const std::string& c = row.plan_comment;  // every directive below is written with the language's own marker
   const bool chevrons = row.launch_syntax == LaunchSyntax::chevrons;
   std::string rules =
@@ -680,7 +694,7 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
   std::vector<std::string> skill_examples;
   for (const Skill& skill : skills) skill_examples.push_back(options_.skill_examples ? skill.example(language) : "");
   std::size_t skills_shown = skills.size();
-  const Stage stage = stage_of(request.parent_evaluation);
+  const Stage stage = stage_of(request.parent, request.parent_evaluation);
   std::size_t experience_shown = std::min(request.experience.size(), options_.max_experience);
 
   auto skills_section = [&]() {

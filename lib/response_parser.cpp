@@ -119,6 +119,8 @@ bool is_python_like(const std::string& language) {
 std::vector<std::string> kernel_markers(const std::string& language) {
   static const std::vector<std::string> c_family = {"__global__", "__kernel", "kernel void"};
   static const std::vector<std::string> python = {"@triton.jit"};
+  static const std::vector<std::string> host_code = {"class ModelNew"};
+  if (const KernelLanguage* row = find_kernel_language(language); row != nullptr && row->host_code) return host_code;
   if (language.empty() || find_kernel_language(language) == nullptr) {
     std::vector<std::string> all = c_family;
     all.insert(all.end(), python.begin(), python.end());
@@ -128,6 +130,9 @@ std::vector<std::string> kernel_markers(const std::string& language) {
 }
 
 std::string kernel_description(const std::string& language) {
+  if (const KernelLanguage* row = find_kernel_language(language); row != nullptr && row->host_code) {
+    return "a class ModelNew";
+  }
   if (language.empty() || find_kernel_language(language) == nullptr) {
     return "a __global__, __kernel or @triton.jit function";
   }
@@ -330,6 +335,12 @@ std::string prompt_label(const std::string& language) {
   return row != nullptr ? row->prompt_label : language;
 }
 
+// A launch plan where the language has one: a host-code file (ModelNew) has none to look for.
+bool has_plan_if_needed(const std::string& code, const std::string& language) {
+  const KernelLanguage* row = find_kernel_language(language);
+  return (row != nullptr && row->host_code) || contains_launch_line(code);
+}
+
 // Why a block in another language is no program of `language`.
 std::string foreign_block_failure(const CodeBlock& block, const std::string& language) {
   const KernelLanguage& asked = kernel_language(language);
@@ -362,7 +373,7 @@ ParsedResponse parse_full_response(const std::string& text, const std::string& p
   int opened_line = 0;
   const CodeBlock* foreign = nullptr;  // the first block in a language other than the one asked for
   if (blocks.empty()) {
-    if (contains_kernel(text, language) && contains_launch_line(text) && starts_like_code(text)) {
+    if (contains_kernel(text, language) && has_plan_if_needed(text, language) && starts_like_code(text)) {
       code = text;
       result.notes.push_back("the answer has no code fences; took the whole answer as the program");
     } else {
@@ -393,7 +404,7 @@ ParsedResponse parse_full_response(const std::string& text, const std::string& p
     }
     auto rank = [&](std::size_t i) {
       const auto& c = blocks[i].code;
-      return contains_kernel(c, language) && contains_launch_line(c) ? 2 : contains_kernel(c, language) ? 1 : 0;
+      return contains_kernel(c, language) && has_plan_if_needed(c, language) ? 2 : contains_kernel(c, language) ? 1 : 0;
     };
     std::size_t best = eligible.front();
     for (std::size_t i : eligible) {
@@ -430,7 +441,7 @@ ParsedResponse parse_full_response(const std::string& text, const std::string& p
     return result;
   }
   if (!closed) {
-    if (brackets_balanced(code, language) && contains_launch_line(code)) {
+    if (brackets_balanced(code, language) && has_plan_if_needed(code, language)) {
       result.notes.push_back("the closing fence is missing but the code is complete");
     } else {
       result.failure = fmt::format(

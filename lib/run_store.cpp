@@ -773,6 +773,12 @@ std::int64_t RunStore::add_screening(std::int64_t run, const std::string& progra
                                      const Evaluation& evaluation, std::optional<std::int64_t> step_id) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->require_writable("add a screening");
+  // A session that ended between a program's screening and its evaluation (killed while confirming it) left
+  // the screening of an evaluation that never counted: the resume evaluates the program again, and its
+  // screening replaces that one.
+  detail::SqliteTransaction transaction(impl_->db);
+  auto stale = impl_->db.prepare("DELETE FROM screenings WHERE run = ? AND program_id = ?");
+  stale.bind(1, run).bind(2, program_id).run();
   auto statement = impl_->db.prepare(
       "INSERT INTO screenings (run, program_id, sequence, step, status, fitness, speedup, message, json, created) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -784,7 +790,9 @@ std::int64_t RunStore::add_screening(std::int64_t run, const std::string& progra
       .bind(9, evaluation.to_json())
       .bind(10, unix_seconds())
       .run();
-  return impl_->db.last_insert_rowid();
+  const std::int64_t id = impl_->db.last_insert_rowid();
+  transaction.commit();
+  return id;
 }
 
 std::vector<EvaluationRecord> RunStore::screenings(std::int64_t run) const {

@@ -35,6 +35,16 @@ inline constexpr OriginKind kOrigins[] = {
 /// True for "reference" and "seed": the origins marked initial in kOrigins.
 KERNELSMITH_API bool is_initial_origin(std::string_view origin);
 
+/// True when a Python source defines `class ModelNew` at the start of a line: a KernelBench candidate file
+/// (language "pytorch", docs/kernelbench-modelnew.md) rather than a Triton one.
+KERNELSMITH_API bool defines_model_new(std::string_view source);
+
+/// A KernelBench problem file's Model as a ModelNew candidate's source: the identifier `Model` renamed
+/// `ModelNew` wherever it stands alone (the class, `super(Model, self)`), the rest unchanged. It computes
+/// what the problem does at PyTorch eager's speed: the program a run with no hand-written seed starts from.
+KERNELSMITH_API std::string model_new_from_problem(const std::string& problem_source);
+
+
 /// Where a candidate came from.
 struct Lineage {
   std::vector<std::string> parent_ids;
@@ -61,6 +71,11 @@ struct KERNELSMITH_API Candidate {
   std::string to_json() const;
   static Candidate from_json(const std::string& json_text, const std::string& origin = "<candidate>");
 };
+
+/// Whether a candidate has a kernel of its own: always for device code; for a ModelNew file, when its source
+/// builds or declares one (torch.utils.cpp_extension's load_inline or load, a @triton.jit function). A reading
+/// of the source, not of what ran: which kernels ran is the evaluation's to measure.
+KERNELSMITH_API bool has_custom_kernel(const Candidate& candidate);
 
 inline constexpr const char* kCandidateSchema = "kernelsmith.candidate/1";
 

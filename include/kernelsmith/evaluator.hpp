@@ -90,6 +90,9 @@ struct EvaluatorOptions {
   /// Per-evaluation deadline for the worker (load, checks and timing together).
   double deadline_seconds = 60.0;
   double compile_timeout_seconds = 60.0;
+  /// Added to deadline_seconds for a host-code candidate (a ModelNew file, docs/kernelbench-modelnew.md),
+  /// whose torch.utils.cpp_extension builds run inside its evaluation: ~47 s for a one-line CUDA kernel.
+  double host_code_build_seconds = 300.0;
   /// Longest one request to the PyTorch oracle's helper may take (a task with an oracle: the expected
   /// outputs of one case, or the timing of one baseline, whose torch.compile with max-autotune compiles
   /// for minutes on a GPU). Past it the helper is killed: the task fails, or that baseline is not timed.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernelsmith/candidate.hpp"
 #include "kernelsmith/evaluation.hpp"
 #include "kernelsmith/export.hpp"
 #include "kernelsmith/features.hpp"
@@ -28,6 +29,10 @@ KERNELSMITH_API Stage parse_stage(const std::string& name);
 /// The stage of a step from its parent's evaluation: refine when the parent is correct, draft else (also
 /// without an evaluation).
 KERNELSMITH_API Stage stage_of(const std::optional<Evaluation>& parent_evaluation);
+/// The stage of a step from its parent: draft also when the parent is correct but has no kernel of its own (a
+/// ModelNew that only calls PyTorch, such as the problem's Model a cold start begins with: has_custom_kernel),
+/// since the step's work is then to write the first one; refine else.
+KERNELSMITH_API Stage stage_of(const Candidate& parent, const std::optional<Evaluation>& parent_evaluation);
 
 /// The reward of one step (docs/memory.md, "Values"): in draft, 1 when the child is correct and 0 else; in
 /// refine, log2(child speedup / parent speedup) clamped to [-1, 1] for a correct child, -1 for one that broke.

@@ -35,9 +35,17 @@ struct KernelLanguage {
   /// Kernels are found by their plain (`extern "C"`) names only: the compiler has no way to name C++ or
   /// template kernels (NVRTC's lowered names), so a plan naming one (`gemm<128>`) is an invalid launch.
   bool plain_kernel_names_only = false;
+  /// A file of host code with kernels inside, evaluated whole in a confined process instead of through a
+  /// launch plan: KernelBench's ModelNew format ("pytorch", docs/kernelbench-modelnew.md). It has no plan,
+  /// runs on any backend whose tasks have a PyTorch oracle (`backend` is empty), and is never a backend's
+  /// own language.
+  bool host_code = false;
 };
 
-/// Every kernel language, in a stable order (CUDA, OpenCL, MACA, Triton).
+/// The host-code language of KernelBench's ModelNew files (docs/kernelbench-modelnew.md).
+inline const std::string kModelNewLanguage = "pytorch";
+
+/// Every kernel language, in a stable order (CUDA, OpenCL, MACA, Triton, PyTorch).
 KERNELSMITH_API const std::vector<KernelLanguage>& kernel_languages();
 
 /// The row for `name`, or nullptr when there is none.
@@ -59,7 +67,7 @@ KERNELSMITH_API std::string language_of_backend(const std::string& backend);
 KERNELSMITH_API bool same_plan_syntax(const std::string& a, const std::string& b);
 
 /// The language a file's extension implies (.cu/.cuh → cuda, .cl → opencl, .maca → maca, .py → triton),
-/// or "".
+/// or "". A .py file that defines `class ModelNew` is "pytorch": Candidate::from_file tells them apart.
 KERNELSMITH_API std::string language_for_extension(const std::string& path);
 
 }  // namespace kernelsmith

@@ -50,7 +50,8 @@ Precheck precheck(const Candidate& candidate, const std::string& backend_name, c
   Precheck result;
   // The backend's own language, or a front end that compiles for it (Triton on CUDA).
   const KernelLanguage* language = find_kernel_language(candidate.language);
-  if (candidate.language != backend_language && (language == nullptr || language->backend != backend_name)) {
+  const bool host_code = language != nullptr && language->host_code;
+  if (candidate.language != backend_language && !host_code && (language == nullptr || language->backend != backend_name)) {
     std::vector<std::string> runs;
     for (const auto& row : kernel_languages()) {
       if (row.backend == backend_name) runs.push_back(row.name);
@@ -67,6 +68,10 @@ Precheck precheck(const Candidate& candidate, const std::string& backend_name, c
     result.failure = Status::compile_error;
     result.message = fmt::format("the candidate's source is not a text file ({}): give the kernel's source code",
                                  *binary);
+    return result;
+  }
+  if (host_code) {
+    result.host_code = true;
     return result;
   }
   try {

@@ -45,6 +45,8 @@ struct Precheck {
   LaunchPlan plan;
   std::optional<Status> failure;  ///< compile_error (wrong language) or invalid_launch (malformed plan)
   std::string message;            ///< the failure's message; also the compile log for compile_error
+  /// A host-code candidate (KernelLanguage::host_code): no plan; the worker's ModelNew runner evaluates it.
+  bool host_code = false;
   bool ok() const { return !failure.has_value(); }
 };
 

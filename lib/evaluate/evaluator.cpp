@@ -143,6 +143,9 @@ void validate_options(const EvaluatorOptions& options) {
   if (!(options.suspicious_speedup > 0.0)) fail("suspicious_speedup must be > 0");
   if (!(options.deadline_seconds > 0.0)) fail(fmt::format("deadline_seconds must be > 0; got {}", options.deadline_seconds));
   if (!(options.compile_timeout_seconds > 0.0)) fail("compile_timeout_seconds must be > 0");
+  if (!(options.host_code_build_seconds >= 0.0)) {
+    fail(fmt::format("host_code_build_seconds must be >= 0; got {}", options.host_code_build_seconds));
+  }
   if (!(options.oracle_timeout_seconds > 0.0)) {
     fail(fmt::format("oracle_timeout_seconds must be > 0; got {}", options.oracle_timeout_seconds));
   }
@@ -351,6 +354,7 @@ class BuiltinEvaluator final : public Evaluator {
         return finish(Status::compile_error, checked.message, report);
       }
       if (!checked.ok()) return finish(*checked.failure, checked.message, {});
+      if (checked.host_code) return outcome;  // built and run whole by the worker's ModelNew runner
       const LaunchPlan& plan = checked.plan;
       if (detail::launches_triton_kernels(plan)) return triton_compile_stage(task, candidate, plan, finish);
       if (!offline_compiles_) return outcome;  // compiled by the backend in the worker (OpenCL)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <new>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "evaluate/build_failure.hpp"
 #include "evaluate/plan_runner.hpp"
 #include "evaluate/protocol.hpp"
+#include "evaluate/pytorch_oracle.hpp"
 #include "kernelsmith/error.hpp"
 #include "kernelsmith/language.hpp"
 
@@ -128,63 +130,96 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
 
   try {
     if (!checked.ok()) return finish(*checked.failure, checked.message);
-    const LaunchPlan& plan = checked.plan;
-    LoadedPlan loaded;
-    try {
-      loaded = load_plan(backend_, task, plan, candidate.source, programs, options.compile_timeout_seconds);
-    } catch (const CompileRejected& e) {
-      evaluation.compile.ok = false;
-      evaluation.compile.log = e.log;
-      const std::string first_line = headline_of_log(e.log);
-      return finish(Status::compile_error, first_line.empty() ? e.what() : fmt::format("{}: {}", e.what(), first_line));
-    }
-    evaluation.compile = loaded.report;
-    evaluation.compile.ok = true;
-    // The schedule check's build: the same source with its block indices reversed (docs/evaluation.md,
-    // "Races"). A source the reversing prelude does not suit is checked without it, and says so.
-    std::optional<LoadedPlan> reversed;
-    const bool schedule_check = options.schedule_check && (options.mode == "strict" || options.screen_schedule_check);
-    const bool reversible = can_reverse_schedule(plan, candidate.language);
-    if (schedule_check && !reversible) add_flag(evaluation.integrity, "schedule_check_unavailable");
-    if (schedule_check && reversible) {
-      try {
-        reversed = load_plan(backend_, task, plan, candidate.source, {}, options.compile_timeout_seconds, true);
-      } catch (const DeviceFault&) {
-        throw;
-      } catch (const std::exception&) {
-        add_flag(evaluation.integrity, "schedule_check_unavailable");
-      }
-    }
-    end_stage("load");
-
-    CorrectnessReport correctness =
-        run.check_candidate(reference, loaded.bound, reversed ? &reversed->bound : nullptr, evaluation.integrity);
-    evaluation.correctness = correctness;
-    end_stage("correctness");
-    if (!correctness.passed) return finish(Status::incorrect, correctness.message);
-
     const std::string mode = options.mode == "strict" ? "strict" : "screen";
+    // The candidate's timing in a mode ("remeasure" too), and how many launches one timed run makes (the
+    // host clock's cross-check allows each its overhead).
+    std::function<TimingReport(const std::string&)> time_candidate;
+    std::size_t launches_per_run = 1;
+    std::unique_ptr<PytorchOracleClient> runner;  // a host-code candidate's own helper
+    LoadedPlan loaded;
+    std::optional<LoadedPlan> reversed;
+    TimingCases timing_cases;
+    if (checked.host_code) {
+      if (!reference.oracle) {
+        return finish(Status::compile_error,
+                      fmt::format("a {} candidate needs a task with a PyTorch oracle (a KernelBench problem); task {} "
+                                  "has a reference kernel: write a kernel with a launch plan in {} instead",
+                                  candidate.language, task.name, backend_.language()));
+      }
+      try {
+        runner = PytorchOracleClient::for_candidate(run.oracle_device(),
+                                                    options.deadline_seconds + options.host_code_build_seconds);
+      } catch (const OracleFailure& e) {
+        return finish(Status::runtime_error, fmt::format("the ModelNew runner could not start: {}", e.what()));
+      }
+      evaluation.compile.ok = true;  // its builds happen as its file is run: a failure is reported at that stage
+      CorrectnessReport correctness = run.check_model_new(reference, *runner);
+      evaluation.correctness = correctness;
+      end_stage("correctness");
+      if (!correctness.passed) return finish(Status::incorrect, correctness.message);
+      time_candidate = [&](const std::string& timing_mode) { return run.time_model_new(reference, *runner, timing_mode); };
+    } else {
+      const LaunchPlan& plan = checked.plan;
+      try {
+        loaded = load_plan(backend_, task, plan, candidate.source, programs, options.compile_timeout_seconds);
+      } catch (const CompileRejected& e) {
+        evaluation.compile.ok = false;
+        evaluation.compile.log = e.log;
+        const std::string first_line = headline_of_log(e.log);
+        return finish(Status::compile_error, first_line.empty() ? e.what() : fmt::format("{}: {}", e.what(), first_line));
+      }
+      evaluation.compile = loaded.report;
+      evaluation.compile.ok = true;
+      // The schedule check's build: the same source with its block indices reversed (docs/evaluation.md,
+      // "Races"). A source the reversing prelude does not suit is checked without it, and says so.
+      const bool schedule_check =
+          options.schedule_check && (options.mode == "strict" || options.screen_schedule_check);
+      const bool reversible = can_reverse_schedule(plan, candidate.language);
+      if (schedule_check && !reversible) add_flag(evaluation.integrity, "schedule_check_unavailable");
+      if (schedule_check && reversible) {
+        try {
+          reversed = load_plan(backend_, task, plan, candidate.source, {}, options.compile_timeout_seconds, true);
+        } catch (const DeviceFault&) {
+          throw;
+        } catch (const std::exception&) {
+          add_flag(evaluation.integrity, "schedule_check_unavailable");
+        }
+      }
+      end_stage("load");
+
+      CorrectnessReport correctness =
+          run.check_candidate(reference, loaded.bound, reversed ? &reversed->bound : nullptr, evaluation.integrity);
+      evaluation.correctness = correctness;
+      end_stage("correctness");
+      if (!correctness.passed) return finish(Status::incorrect, correctness.message);
+
+      timing_cases = run.timing_cases(reference);
+      const BoundPlan& timed_plan = loaded.bound.at(task.timing_sizes.name);
+      launches_per_run = timed_plan.launches.size();
+      time_candidate = [&, &timed_plan = timed_plan](const std::string& timing_mode) {
+        std::string timed_problem;
+        TimingReport report = run.time_plan(timed_plan, timing_cases, timing_mode, &timed_problem);
+        if (!timed_problem.empty()) throw CandidateFailure(Status::incorrect, timed_problem);
+        return report;
+      };
+    }
+
     const SizeConfig& timing_config = task.timing_sizes;
-    const TimingCases timing_cases = run.timing_cases(reference);
-    const BoundPlan& timed_plan = loaded.bound.at(timing_config.name);
-    std::string timed_problem;
-    TimingReport timing = run.time_plan(timed_plan, timing_cases, mode, &timed_problem);
+    TimingReport timing = time_candidate(mode);
     end_stage("timing");
-    if (!timed_problem.empty()) return finish(Status::incorrect, timed_problem);
     const TimingReport baseline = run.baseline(reference, mode);
     end_stage("baseline");
     evaluation.timing = timing;
     evaluation.baseline_timing = baseline;
     evaluation.speedup = speedup_of(baseline, timing);
-    if (host_timer_mismatch(timing, timed_plan.launches.size())) add_flag(evaluation.integrity, "host_timer_mismatch");
+    if (host_timer_mismatch(timing, launches_per_run)) add_flag(evaluation.integrity, "host_timer_mismatch");
 
     if (evaluation.speedup > options.suspicious_speedup) {
       // Too good to take on one measurement: both sides again, under strict mode's rules.
       add_flag(evaluation.integrity, "speedup_above_threshold");
       const double first_speedup = evaluation.speedup;
-      TimingReport again = run.time_plan(timed_plan, timing_cases, "remeasure", &timed_problem);
+      TimingReport again = time_candidate("remeasure");
       end_stage("timing");
-      if (!timed_problem.empty()) return finish(Status::incorrect, timed_problem);
       const TimingReport baseline_again = run.baseline(reference, "remeasure");
       end_stage("baseline");
       evaluation.integrity.remeasured = true;
@@ -209,7 +244,7 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
           break;
         }
       }
-      if (host_timer_mismatch(again, timed_plan.launches.size())) doubts.push_back("the host clock disagrees");
+      if (host_timer_mismatch(again, launches_per_run)) doubts.push_back("the host clock disagrees");
       if (!doubts.empty()) {
         add_flag(evaluation.integrity, "speedup_unconfirmed");
         unconfirmed = fmt::format("; not confirmed ({}): its fitness counts no speedup above 1", fmt::join(doubts, "; "));
@@ -241,6 +276,8 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
                                           final_timing.median_ms,
                                           evaluation.baseline_timing->median_ms, final_timing.noise * 100.0,
                                           unconfirmed));
+  } catch (const CandidateFailure& e) {
+    return finish(e.status(), e.what());
   } catch (const TaskError&) {
     throw;
   } catch (const DeviceFault&) {

@@ -33,6 +33,40 @@ Json problem_json(const Task& task, const SizeConfig& config) {
           {"casts", oracle.casts},          {"seed", oracle.seed},   {"training", oracle.training}};
 }
 
+/// Each timing case's input buffers, in task order.
+std::vector<std::vector<const Bytes*>> input_sets_of(const TimingCases& cases) {
+  std::vector<std::vector<const Bytes*>> sets;
+  for (const auto& data : cases) {
+    std::vector<const Bytes*> set;
+    for (const Bytes& bytes : data->inputs) set.push_back(&bytes);
+    sets.push_back(std::move(set));
+  }
+  return sets;
+}
+
+/// The problem with a ModelNew candidate in it, as the runner takes it.
+Json problem_with_candidate(const Task& task, const SizeConfig& config, const Candidate& candidate) {
+  Json problem = problem_json(task, config);
+  problem["candidate"] = {{"source", candidate.source}, {"path", "candidate.py"}};
+  return problem;
+}
+
+/// The status a runner's failure gives the candidate, by the stage that failed (pytorch_oracle.py).
+CandidateFailure model_new_failure(const OracleFailure& failure, const std::string& sizes) {
+  const std::string& stage = failure.stage();
+  if (stage == "candidate" || stage == "candidate_build" || stage == "parameters") {
+    return {Status::compile_error, fmt::format("ModelNew could not be built: {}", failure.what())};
+  }
+  if (stage == "outputs" || stage == "input_changed" || stage == "input_returned" || stage == "output_type") {
+    return {Status::incorrect, fmt::format("sizes '{}': {}", sizes, failure.what())};
+  }
+  const std::string what = failure.what();
+  if (stage == "helper" && what.find("did not finish") != std::string::npos) {
+    return {Status::timeout, what};
+  }
+  return {Status::runtime_error, stage == "helper" ? what : fmt::format("sizes '{}': {}", sizes, what)};
+}
+
 /// The baselines an oracle task times: eager always (speedup is against it), then the ones it lists.
 std::vector<std::string> baseline_names(const PytorchOracle& oracle) {
   std::vector<std::string> names{"eager"};
@@ -46,11 +80,15 @@ std::vector<std::string> baseline_names(const PytorchOracle& oracle) {
 
 }  // namespace
 
-PytorchOracleClient& EvaluationRun::oracle() {
+std::string EvaluationRun::oracle_device() const {
   // Candidates on CUDA device N are checked against PyTorch on the same device; elsewhere on the CPU.
-  const std::string device =
-      backend_.name() == "cuda" ? fmt::format("cuda:{}", backend_.device().index) : std::string("cpu");
-  if (!state_.oracle) state_.oracle = std::make_unique<PytorchOracleClient>(device, options_.oracle_timeout_seconds);
+  return backend_.name() == "cuda" ? fmt::format("cuda:{}", backend_.device().index) : std::string("cpu");
+}
+
+PytorchOracleClient& EvaluationRun::oracle() {
+  if (!state_.oracle) {
+    state_.oracle = std::make_unique<PytorchOracleClient>(oracle_device(), options_.oracle_timeout_seconds);
+  }
   state_.oracle->set_timeout(options_.oracle_timeout_seconds);
   return *state_.oracle;
 }
@@ -155,12 +193,8 @@ std::vector<SealedBytes> EvaluationRun::oracle_outputs(ReferenceState& reference
 std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceState& reference,
                                                                       const std::string& mode, bool eager_only) {
   const SizeConfig& config = task_.timing_sizes;
-  const TimingSettings rules = timing_rules(mode);
   const std::string oracle_device = oracle().device();
-  Json settings = timing_rules_json(rules);
-  // As the harness evicts: a read pass on a GPU, a fill on the CPU.
-  settings["flush"] = !options_.flush_l2 ? "none" : oracle_device == "cpu" ? "fill" : "read";
-  settings["flush_bytes"] = l2_flush_bytes(backend_.device());
+  const Json settings = oracle_timing_settings(mode);
   std::map<std::string, OracleBaseline> baselines;
   std::optional<TimingCases> cases;  // drawn when a baseline has to be timed
   const std::vector<std::string> names = eager_only ? std::vector<std::string>{"eager"} : baseline_names(*task_.oracle);
@@ -196,20 +230,8 @@ std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceS
     }
     if (!from_disk) {
       if (!cases) cases = timing_cases(reference);
-      std::vector<OracleTensor> input_specs;
-      for (const BufferSpec& buffer : reference.bound.at(config.name).buffers) {
-        if (buffer.role != BufferSpec::Role::input) continue;
-        const TensorSpec& tensor = task_.tensors[buffer.tensor_index];
-        input_specs.push_back({tensor.name, tensor.dtype, task_.extents(tensor, config.sizes)});
-      }
-      std::vector<std::vector<const Bytes*>> input_sets;
-      for (const auto& data : *cases) {
-        std::vector<const Bytes*> set;
-        for (const Bytes& bytes : data->inputs) set.push_back(&bytes);
-        input_sets.push_back(std::move(set));
-      }
-      baseline = oracle().time(problem_json(task_, config), reference.content_key, config.name, name, input_specs,
-                               input_sets, settings);
+      baseline = oracle().time(problem_json(task_, config), reference.content_key, config.name, name,
+                               oracle_input_specs(config), input_sets_of(*cases), settings);
       if (baseline.timing || baseline.lasting) {
         const Json document = {{"timing", baseline.timing ? timing_report_to_json(*baseline.timing) : Json(nullptr)},
                                {"error", baseline.error},
@@ -259,6 +281,104 @@ void EvaluationRun::record_baselines(ReferenceState& reference, const std::strin
     evaluation.baselines[name] = timing;
     evaluation.speedups[name] = speedup_of(timing, *evaluation.timing);
   }
+}
+
+}  // namespace kernelsmith::detail
+
+namespace kernelsmith::detail {
+
+std::vector<OracleTensor> EvaluationRun::oracle_input_specs(const SizeConfig& config) const {
+  std::vector<OracleTensor> specs;
+  for (const TensorSpec& tensor : task_.tensors) {
+    if (tensor.role != TensorRole::input) continue;
+    specs.push_back({tensor.name, tensor.dtype, task_.extents(tensor, config.sizes)});
+  }
+  return specs;
+}
+
+Json EvaluationRun::oracle_timing_settings(const std::string& mode) const {
+  Json settings = timing_rules_json(timing_rules(mode));
+  // As the harness evicts: a read pass on a GPU, a fill on the CPU.
+  settings["flush"] = !options_.flush_l2 ? "none" : oracle_device() == "cpu" ? "fill" : "read";
+  settings["flush_bytes"] = l2_flush_bytes(backend_.device());
+  return settings;
+}
+
+// ---- A host-code candidate (docs/kernelbench-modelnew.md)
+
+CorrectnessReport EvaluationRun::check_model_new(ReferenceState& reference, PytorchOracleClient& runner) {
+  CorrectnessReport report;
+  report.passed = true;
+  const auto configs = task_.all_size_configs();
+  for (std::size_t step = 0; step < 2 * configs.size(); ++step) {
+    const std::size_t ci = step % configs.size();
+    const bool user_pass = step >= configs.size();
+    const SizeConfig& config = configs[ci];
+    const std::vector<std::pair<InputKind, int>> cases = correctness_cases(config, ci == 0, user_pass);
+    if (cases.empty()) continue;
+    const std::vector<OracleTensor> input_specs = oracle_input_specs(config);
+    std::vector<OracleTensor> output_specs;  // in the oracle's order, as the runner writes them
+    for (const auto& name : task_.oracle->outputs) {
+      const TensorSpec& tensor = task_.tensor(name);
+      output_specs.push_back({tensor.name, tensor.dtype, task_.extents(tensor, config.sizes)});
+    }
+    const Json problem = problem_with_candidate(task_, config, candidate_);
+    for (const auto& [kind, trial] : cases) {
+      const DataCase* user = user_pass ? &task_.cases[static_cast<std::size_t>(trial)] : nullptr;
+      const std::uint64_t seed = user != nullptr ? 0 : correctness_seed(config, kind, trial);
+      const std::shared_ptr<const CaseData> held = reference_case(reference, config, kind, seed, user);
+      const CaseData& data = *held;
+      std::vector<const Bytes*> inputs;
+      for (const Bytes& bytes : data.inputs) inputs.push_back(&bytes);
+      std::vector<Bytes> written;
+      try {
+        written = runner.outputs(problem, reference.content_key, config.name, input_specs, inputs, output_specs);
+      } catch (const OracleFailure& e) {
+        throw model_new_failure(e, config.name);
+      }
+      CorrectnessCheck check;
+      check.sizes = config.name;
+      check.inputs = user != nullptr ? user->name : to_string(kind);
+      check.seed = seed;
+      check.passed = true;
+      std::string first_problem;
+      std::size_t expected_index = 0;  // task order
+      for (const TensorSpec& tensor : task_.tensors) {
+        if (tensor.role != TensorRole::output) continue;
+        const auto found = std::find_if(output_specs.begin(), output_specs.end(),
+                                        [&](const OracleTensor& spec) { return spec.name == tensor.name; });
+        const Bytes& actual = written[static_cast<std::size_t>(found - output_specs.begin())];
+        std::int64_t count = 1;
+        for (const std::int64_t extent : found->shape) count *= extent;
+        const Unsealed expected(data.expected[expected_index++]);
+        // One run: a fresh process per candidate, and fresh output tensors on every call, leave nothing to poison.
+        OutputComparison comparison = compare_output(tensor.name, tensor.dtype, count, expected, actual, actual,
+                                                     task_.tolerance_for(tensor.dtype));
+        if (!comparison.check.passed) {
+          check.passed = false;
+          if (first_problem.empty()) first_problem = describe_failure(comparison, count);
+        }
+        check.outputs.push_back(std::move(comparison.check));
+      }
+      check.message = first_problem;
+      if (!record_check(report, std::move(check), user_pass)) return report;
+    }
+  }
+  report.message = fmt::format("{} checks passed over {} size configurations", report.trials, configs.size());
+  return report;
+}
+
+TimingReport EvaluationRun::time_model_new(ReferenceState& reference, PytorchOracleClient& runner,
+                                           const std::string& mode) {
+  const SizeConfig& config = task_.timing_sizes;
+  const TimingCases cases = timing_cases(reference);
+  const OracleBaseline timed =
+      runner.time(problem_with_candidate(task_, config, candidate_), reference.content_key, config.name, "eager",
+                  oracle_input_specs(config), input_sets_of(cases), oracle_timing_settings(mode));
+  if (!timed.timing) {
+    throw CandidateFailure(Status::runtime_error, fmt::format("timing ModelNew failed: {}", timed.error));
+  }
+  return *timed.timing;
 }
 
 }  // namespace kernelsmith::detail

@@ -505,6 +505,19 @@ std::uint64_t EvaluationRun::correctness_seed(const SizeConfig& config, InputKin
   return case_seed(options_.seed, config.name, kind, trial);
 }
 
+bool record_check(CorrectnessReport& report, CorrectnessCheck check, bool user_pass) {
+  ++report.trials;
+  const bool passed = check.passed;
+  report.checks.push_back(std::move(check));
+  if (passed) return true;
+  const CorrectnessCheck& failed = report.checks.back();
+  report.passed = false;
+  report.message = user_pass ? fmt::format("{} (sizes '{}'): {}", failed.inputs, failed.sizes, failed.message)
+                             : fmt::format("sizes '{}', {} inputs (seed {}): {}", failed.sizes, failed.inputs,
+                                           failed.seed, failed.message);
+  return false;
+}
+
 CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
                                                  const std::map<std::string, BoundPlan>& bound,
                                                  const std::map<std::string, BoundPlan>* reversed,
@@ -643,17 +656,7 @@ CorrectnessReport EvaluationRun::check_candidate(ReferenceState& reference,
           add_flag(integrity, "ill_conditioned_case");
         }
       }
-      ++report.trials;
-      const bool passed = check.passed;
-      report.checks.push_back(std::move(check));
-      if (!passed) {
-        const CorrectnessCheck& failed = report.checks.back();
-        report.passed = false;
-        report.message = user_pass ? fmt::format("{} (sizes '{}'): {}", failed.inputs, failed.sizes, failed.message)
-                                   : fmt::format("sizes '{}', {} inputs (seed {}): {}", failed.sizes, failed.inputs,
-                                                 failed.seed, failed.message);
-        return report;
-      }
+      if (!record_check(report, std::move(check), user_pass)) return report;
     }
   }
   report.message = fmt::format("{} checks passed over {} size configurations", report.trials, configs.size());

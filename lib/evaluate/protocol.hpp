@@ -182,10 +182,21 @@ class EvaluationRun {
   /// Computes the expected outputs of every correctness case an evaluation under these options checks,
   /// so that evaluations (under their deadline) find them cached. Oracle tasks only.
   void prepare_cases(ReferenceState& reference);
+  /// The device PyTorch runs on for this backend: "cuda:N" on CUDA device N, else "cpu".
+  std::string oracle_device() const;
   /// Seconds spent in the oracle's helper since the last call (the "oracle" stage).
   double take_oracle_seconds();
   /// Fills evaluation.baselines, speedups and baseline_errors from its timing and baseline_timing.
   void record_baselines(ReferenceState& reference, const std::string& mode, Evaluation& evaluation);
+
+  // A host-code candidate (a KernelBench ModelNew file, oracle_protocol.cpp): built and run whole by `runner`,
+  // a helper of its own (PytorchOracleClient::for_candidate). Its failures are thrown as CandidateFailure.
+
+  /// Checks it on every correctness case the plan candidates meet (sizes, input kinds, the caller's data
+  /// cases) against the oracle's expected outputs; its outputs are compared here, never in its process.
+  CorrectnessReport check_model_new(ReferenceState& reference, PytorchOracleClient& runner);
+  /// Times its forward on the timing cases' inputs under the mode's rules, as PyTorch eager is timed.
+  TimingReport time_model_new(ReferenceState& reference, PytorchOracleClient& runner, const std::string& mode);
 
  private:
   CacheFlusher& flusher();
@@ -220,6 +231,10 @@ class EvaluationRun {
                                           const std::string& case_key, const std::vector<Bytes>& inputs);
   /// A TaskError naming the task for a failure the oracle reported.
   [[noreturn]] void oracle_failed(const OracleFailure& failure, const std::string& doing) const;
+  /// The oracle's description of one configuration's input tensors, in task order.
+  std::vector<OracleTensor> oracle_input_specs(const SizeConfig& config) const;
+  /// The timing rules of `mode` as the oracle's helper takes them, with the cache eviction to use.
+  Json oracle_timing_settings(const std::string& mode) const;
 
   Backend& backend_;
   HarnessState& state_;
@@ -241,7 +256,21 @@ Json timing_rules_json(const TimingSettings& rules);
 double speedup_of(const TimingReport& baseline, const TimingReport& candidate);
 /// The key of a task's loaded reference in the harness state.
 std::string reference_key(const Task& task, const std::string& language);
+/// Adds a correctness check to the report; a failed one fails the report with its message (a data case named
+/// by its name, a generated one by its sizes, input kind and seed). Returns whether the check passed.
+bool record_check(CorrectnessReport& report, CorrectnessCheck check, bool user_pass);
 /// Adds an integrity flag once.
 void add_flag(IntegrityReport& integrity, const std::string& flag);
+
+/// Why a candidate failed at a stage: the Evaluation's status and message (a ModelNew that does not build is a
+/// compile_error, one that writes into its input is incorrect, a timed run's wrong output is incorrect, ...).
+class CandidateFailure : public Error {
+ public:
+  CandidateFailure(Status status, const std::string& message) : Error(message), status_(status) {}
+  Status status() const { return status_; }
+
+ private:
+  Status status_;
+};
 
 }  // namespace kernelsmith::detail

@@ -146,6 +146,12 @@ const PythonHelperKind& oracle_helper_kind() {
   return kind;
 }
 
+const PythonHelperKind& model_new_runner_kind() {
+  static const PythonHelperKind kind{"pytorch_oracle.py", "KERNELSMITH_ORACLE_HELPER", "the ModelNew runner",
+                                     "running a ModelNew candidate", 0, nullptr};
+  return kind;
+}
+
 std::int64_t oracle_requests_sent() { return request_counter().load(); }
 
 PytorchOracleClient::PytorchOracleClient(std::string device, double timeout_seconds)
@@ -169,7 +175,30 @@ PytorchOracleClient::PytorchOracleClient(std::string device, double timeout_seco
   register_exchange_folder(shared_folder_);
 }
 
+PytorchOracleClient::PytorchOracleClient(std::string device, double timeout_seconds,
+                                         std::unique_ptr<PythonHelper> own_helper)
+    : own_helper_(std::move(own_helper)), dedicated_(true), device_(std::move(device)), timeout_seconds_(timeout_seconds) {
+  disk_folder_ = own_helper_->folder();
+  folder_ = disk_folder_;
+}
+
+std::unique_ptr<PytorchOracleClient> PytorchOracleClient::for_candidate(std::string device, double timeout_seconds) {
+  std::unique_ptr<PythonHelper> helper;
+  try {
+    helper = std::make_unique<PythonHelper>(model_new_runner_kind());
+  } catch (const std::exception& e) {
+    throw OracleFailure("helper", e.what());
+  }
+  return std::unique_ptr<PytorchOracleClient>(
+      new PytorchOracleClient(std::move(device), timeout_seconds, std::move(helper)));
+}
+
 PytorchOracleClient::~PytorchOracleClient() {
+  if (dedicated_) {
+    remove_files();
+    own_helper_.reset();  // ends the helper and removes its folder
+    return;
+  }
   unregister_exchange_folder(disk_folder_);
   unregister_exchange_folder(shared_folder_);
   std::error_code error;
@@ -197,12 +226,15 @@ Json PytorchOracleClient::request(const Json& body) {
   const auto started = std::chrono::steady_clock::now();
   ++request_counter();
   try {
-    Json reply = ask_python_helper(oracle_helper_kind(), body, timeout_seconds_);
+    if (dedicated_ && !own_helper_) throw Error("the ModelNew runner ended at an earlier request");
+    Json reply = dedicated_ ? own_helper_->round_trip(body, timeout_seconds_)
+                            : ask_python_helper(oracle_helper_kind(), body, timeout_seconds_);
     seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return reply;
   } catch (const std::exception& e) {
     seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     remove_files();
+    if (dedicated_) own_helper_.reset();  // it died or overran its deadline: finished
     throw OracleFailure("helper", e.what());
   }
 }

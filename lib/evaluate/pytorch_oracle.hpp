@@ -24,6 +24,10 @@ namespace kernelsmith::detail {
 /// The oracle helper's kind (script pytorch_oracle.py, $KERNELSMITH_ORACLE_HELPER).
 const PythonHelperKind& oracle_helper_kind();
 
+/// The ModelNew runner's kind: the same script, one helper per candidate, never pooled, writing nothing but
+/// its own folder (docs/kernelbench-modelnew.md).
+const PythonHelperKind& model_new_runner_kind();
+
 /// A tensor as the helper reads or writes it.
 struct OracleTensor {
   std::string name;
@@ -70,6 +74,10 @@ class PytorchOracleClient {
   /// uses where it fits and takes at most half of the memory available. Removes folders there that killed processes left.
   /// Throws Error when the temporary directory's folder cannot be made.
   PytorchOracleClient(std::string device, double timeout_seconds);
+  /// A client of a helper of its own (model_new_runner_kind()), started now and ended with the client: it runs
+  /// one candidate's host code and serves nothing else. Tensors travel through the helper's own folder, which
+  /// no other helper may write. Throws OracleFailure("helper", ...) when the helper cannot start.
+  static std::unique_ptr<PytorchOracleClient> for_candidate(std::string device, double timeout_seconds);
   ~PytorchOracleClient();
   PytorchOracleClient(const PytorchOracleClient&) = delete;
   PytorchOracleClient& operator=(const PytorchOracleClient&) = delete;
@@ -109,6 +117,9 @@ class PytorchOracleClient {
   Json write_tensors(const std::string& prefix, const std::vector<OracleTensor>& specs,
                      const std::vector<const Bytes*>& data);
   void remove_files();
+  PytorchOracleClient(std::string device, double timeout_seconds, std::unique_ptr<PythonHelper> own_helper);
+  std::unique_ptr<PythonHelper> own_helper_;  // for_candidate(): its helper; null for the pooled oracle
+  bool dedicated_ = false;
   std::string device_;
   std::string disk_folder_;
   std::string shared_folder_;  // empty: no shared memory

@@ -37,6 +37,7 @@
 #include "detail/file_cache.hpp"
 #include "detail/python_helper.hpp"
 #include "detail/sandbox.hpp"
+#include "kernelsmith/language.hpp"
 #include "evaluate/task_key.hpp"
 #include "kernelsmith/backend.hpp"
 #include "kernelsmith/config.hpp"
@@ -324,13 +325,17 @@ Evaluation WorkerClient::evaluate(const Task& task, const Candidate& candidate, 
                         {"candidate", candidate_to_json(candidate)},
                         {"programs", program_documents},
                         {"options", evaluator_options_to_json(options)}};
-  const auto reply = task_round_trip(request, options.deadline_seconds);
+  // A ModelNew's load_inline builds run inside its evaluation.
+  const KernelLanguage* language = find_kernel_language(candidate.language);
+  const double deadline =
+      options.deadline_seconds + (language != nullptr && language->host_code ? options.host_code_build_seconds : 0.0);
+  const auto reply = task_round_trip(request, deadline);
   if (!reply) {
     if (timed_out) {
       return failed_evaluation(task, candidate, settings_.backend, device_.name, Status::timeout,
                                fmt::format("did not finish within the deadline of {:.3g} s; the worker was killed "
                                            "(an endless loop, a deadlock, or far too much work per launch)",
-                                           options.deadline_seconds));
+                                           deadline));
     }
     return failed_evaluation(task, candidate, settings_.backend, device_.name, Status::crashed,
                              "the candidate crashed the worker: " + ended);

@@ -26,6 +26,10 @@ Stage stage_of(const std::optional<Evaluation>& parent_evaluation) {
   return parent_evaluation && parent_evaluation->status == Status::ok ? Stage::refine : Stage::draft;
 }
 
+Stage stage_of(const Candidate& parent, const std::optional<Evaluation>& parent_evaluation) {
+  return has_custom_kernel(parent) ? stage_of(parent_evaluation) : Stage::draft;
+}
+
 double experience_reward(Stage stage, Status child_status, double child_speedup, double parent_speedup) {
   const bool correct = child_status == Status::ok;
   if (stage == Stage::draft) return correct ? 1.0 : 0.0;

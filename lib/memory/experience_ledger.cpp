@@ -27,7 +27,7 @@ ExperienceLedger::ExperienceLedger(std::shared_ptr<ExperienceMemory> memory, con
 
 StepContext ExperienceLedger::context(const MutationRequest& request, const std::string& parent_id) const {
   StepContext context;
-  context.stage = stage_of(request.parent_evaluation);
+  context.stage = stage_of(request.parent, request.parent_evaluation);
   context.feedback = request_feedback(request);
   context.parent_id = parent_id;
   if (request.parent_evaluation && request.parent_evaluation->ok()) {

@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'ExperienceItem', 'ExperienceMemory', 'ExperienceMemoryOptions', 'ExperienceQuery', 'ExperienceRecord', 'FeatureDescriptor', 'FeatureInfo', 'FeatureKind', 'FeatureScope', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Predicate', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Retrieval', 'RetrievedItem', 'Retriever', 'Rng', 'RunInfo', 'RunStore', 'SandboxProtection', 'SandboxStatus', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'Skill', 'SkillBank', 'SkillFile', 'SpeedOfLight', 'Stage', 'StageValue', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorMapDecl', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'ValueRetriever', 'ValueRetrieverOptions', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'devices', 'devices_json', 'doubt_casting_flags', 'dtype_size', 'evaluate_expression', 'experience_reward', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'feature_catalog', 'feature_similarity', 'feedback_features', 'find_feature', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_skill_tag', 'parse_stage', 'parse_status', 'render_template', 'request_features', 'request_feedback', 'run_kernel', 'sandbox_status', 'sandboxed_command', 'selection_weights', 'set_helper_python', 'set_triton_python', 'skill_search_path', 'source_tokens', 'stage_of', 'task_features', 'task_search_path', 'triton_kernel_specs', 'triton_status']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'ExperienceItem', 'ExperienceMemory', 'ExperienceMemoryOptions', 'ExperienceQuery', 'ExperienceRecord', 'FeatureDescriptor', 'FeatureInfo', 'FeatureKind', 'FeatureScope', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Predicate', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Retrieval', 'RetrievedItem', 'Retriever', 'Rng', 'RunInfo', 'RunStore', 'SandboxProtection', 'SandboxStatus', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'Skill', 'SkillBank', 'SkillFile', 'SpeedOfLight', 'Stage', 'StageValue', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorMapDecl', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'ValueRetriever', 'ValueRetrieverOptions', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'defines_model_new', 'devices', 'devices_json', 'doubt_casting_flags', 'dtype_size', 'evaluate_expression', 'experience_reward', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'feature_catalog', 'feature_similarity', 'feedback_features', 'find_feature', 'has_custom_kernel', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'model_new_from_problem', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_skill_tag', 'parse_stage', 'parse_status', 'render_template', 'request_features', 'request_feedback', 'run_kernel', 'sandbox_status', 'sandboxed_command', 'selection_weights', 'set_helper_python', 'set_triton_python', 'skill_search_path', 'source_tokens', 'stage_of', 'task_features', 'task_search_path', 'triton_kernel_specs', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -735,6 +735,11 @@ class KernelLanguage:
     def fence_tag(self) -> str:
         """
         The markdown fence tag of its examples.
+        """
+    @property
+    def host_code(self) -> bool:
+        """
+        A file of host code evaluated whole by a confined runner, with no launch plan: KernelBench's ModelNew format ('pytorch'), on any backend whose tasks have a PyTorch oracle.
         """
     @property
     def kernel_rule(self) -> str:
@@ -2504,6 +2509,14 @@ class EvaluatorOptions:
         """
     @flush_l2.setter
     def flush_l2(self, arg0: bool) -> None:
+        ...
+    @property
+    def host_code_build_seconds(self) -> float:
+        """
+        Added to deadline_seconds for a host-code candidate (a KernelBench ModelNew file), whose torch.utils.cpp_extension builds run inside its evaluation.
+        """
+    @host_code_build_seconds.setter
+    def host_code_build_seconds(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
     def isolate(self) -> bool:
@@ -6724,6 +6737,10 @@ def default_tolerance(dtype: DType) -> Tolerance:
     """
     The default tolerance of a dtype: float32 1e-4, float16/bfloat16 1e-2, float64 1e-8, integers exact.
     """
+def defines_model_new(source: str) -> bool:
+    """
+    True when a Python source defines `class ModelNew` at the start of a line: a KernelBench candidate file (language 'pytorch') rather than a Triton one.
+    """
 def devices() -> list[BackendInfo]:
     """
     Every backend this build knows, with its devices or the reason it is unavailable.
@@ -6776,6 +6793,10 @@ def find_feature(name: str) -> FeatureInfo | None:
     """
     The catalog row of a feature, or None.
     """
+def has_custom_kernel(candidate: ...) -> bool:
+    """
+    Whether a candidate has a kernel of its own: always for device code; for a ModelNew file, when its source builds or declares one (load_inline, cpp_extension.load, @triton.jit).
+    """
 def hashed_ngram_embedding(source: str, dimensions: typing.SupportsInt | typing.SupportsIndex = 256, n: typing.SupportsInt | typing.SupportsIndex = 3) -> list[float]:
     """
     The default embedding: token n-grams hashed (with a sign) into `dimensions` buckets, L2-normalised.
@@ -6798,7 +6819,7 @@ def kernel_language(name: str) -> KernelLanguage:
     """
 def kernel_languages() -> list[KernelLanguage]:
     """
-    Every kernel language, in a stable order (CUDA, OpenCL, MACA, Triton), as KernelLanguage rows.
+    Every kernel language, in a stable order (CUDA, OpenCL, MACA, Triton, PyTorch), as KernelLanguage rows.
     """
 def language_for_extension(path: str) -> str:
     """
@@ -6811,6 +6832,10 @@ def messages_from_json(json_text: str, origin: str = '<messages>') -> list[ChatM
 def messages_to_json(messages: collections.abc.Sequence[ChatMessage]) -> str:
     """
     The messages as a JSON array of {'role', 'content'} objects (what each step records).
+    """
+def model_new_from_problem(problem_source: str) -> str:
+    """
+    A KernelBench problem file's Model as a ModelNew candidate's source (the identifier Model renamed ModelNew): what a run with no hand-written seed starts from.
     """
 def mutation_name(mode: EditMode) -> str:
     """
@@ -6900,9 +6925,15 @@ def source_tokens(source: str) -> list[str]:
     """
     The source's tokens: identifiers, numbers, string literals, operators; comments dropped except '// @directive' lines (one token each); preprocessor lines end with a '\\n' token.
     """
+@typing.overload
 def stage_of(parent_evaluation: Evaluation | None) -> Stage:
     """
     refine when the parent Evaluation is correct, draft else (also for None).
+    """
+@typing.overload
+def stage_of(parent: Candidate, parent_evaluation: Evaluation | None) -> Stage:
+    """
+    draft also when the parent is correct but has no kernel of its own (a ModelNew that only calls PyTorch: has_custom_kernel); else as stage_of(parent_evaluation).
     """
 def task_features(task: Task) -> dict[str, float | str]:
     """

@@ -113,6 +113,8 @@ def _backend_for_language(ks, language_name: str, requested: str) -> str:
     machine has: an unknown language, a language of another backend, a backend this machine lacks and (for
     Triton) a missing triton package are errors that say so."""
     language = ks.kernel_language(language_name)  # ValidationError naming the known languages
+    if language.host_code:
+        return requested  # a ModelNew file runs on any backend, against the task's PyTorch oracle
     if requested not in ("auto", language.backend):
         raise ks.ValidationError(f"{language.name} runs on the {language.backend} backend; --backend {requested} "
                                  f"was given (drop --backend, or give --backend {language.backend})")
@@ -184,6 +186,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     language = args.language
     if path and not language:
         language = ks.language_for_extension(path)
+        if language == "triton" and os.path.isfile(path):
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                if ks.defines_model_new(handle.read()):
+                    language = "pytorch"  # KernelBench's format, not a Triton file
         if not language:
             names = ", ".join(l.name for l in ks.kernel_languages())
             raise ks.ValidationError(f"cannot tell the kernel language of '{path}' from its extension; give "
@@ -937,11 +943,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="evaluate one candidate (or the task's reference)")
     p.add_argument("--task", required=True, help="built-in task name or task folder/manifest path")
     p.add_argument("file", nargs="?", metavar="FILE",
-                   help="candidate source file (.cu, .cl, .py for Triton); the extension names the language")
+                   help="candidate source file (.cu, .cl, .py for Triton or a KernelBench ModelNew file); the "
+                        "extension names the language")
     p.add_argument("--candidate", metavar="FILE", help="the same as FILE")
     p.add_argument("--reference", action="store_true", help="evaluate the task's reference")
-    p.add_argument("--language", help="kernel language of FILE (cuda, opencl, maca, triton); default: from the "
-                                      "extension. Triton runs on the cuda backend")
+    p.add_argument("--language", help="kernel language of FILE (cuda, opencl, maca, triton, pytorch); default: "
+                                      "from the extension (a .py file that defines ModelNew is pytorch, another "
+                                      "is triton). Triton runs on the cuda backend; pytorch (a KernelBench "
+                                      "ModelNew file) on any, against a task with a PyTorch oracle")
     p.add_argument("--backend", default="auto", choices=["auto", "cuda", "opencl", "maca"])
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--mode", default="strict", choices=["screen", "strict"])

@@ -59,6 +59,20 @@ A failure is ``{"ok": false, "stage": ..., "message": ...}``, the stage one of `
 Built models are cached per (task key, configuration, device); a request for another task drops the
 models (and compiled baselines) of the previous one and gives the device memory back.
 
+**A ModelNew candidate** (docs/kernelbench-modelnew.md). A problem may carry ``"candidate": {"source": ...,
+"path": "candidate.py"}``: a file in KernelBench's candidate format, defining ``class ModelNew(nn.Module)``
+with the Model's constructor and forward. The problem file is executed first (for ``get_init_inputs`` and
+its constants), then the candidate's (the same constants rewritten where it assigns them), and ``ModelNew``
+is built exactly as Model would be (the same seeds, the same state-dict entries loaded from the task's
+tensors). ``outputs`` then writes ModelNew's outputs, and ``time`` times it as the ``eager`` baseline. Such a
+helper is started for one candidate and ended after it (the evaluator's ModelNew runner): the candidate's
+host code runs in it, confined, and never shares a process with the problem's expected outputs. Its
+``torch.utils.cpp_extension`` builds go into the helper's own folder. A candidate's failures name their
+stage: ``candidate`` (executing its file, a ``load_inline`` build included), ``candidate_build`` (its
+constructor), ``parameters``, ``forward``, ``outputs``, and ``input_changed`` / ``input_returned`` /
+``output_type`` when forward wrote into an input, returned one (or a view of one), or returned something
+that is not a plain tensor.
+
 This module imports only the standard library at import time; torch when a request needs it.
 """
 
@@ -222,11 +236,13 @@ def rewrite_constants(source: str, constants: Dict[str, int], filename: str = "p
 class Built:
     """One problem built for one size configuration on one device."""
 
-    def __init__(self, module: Any, model: Any, initial: Dict[str, Any], path: str):
+    def __init__(self, module: Any, model: Any, initial: Dict[str, Any], path: str, candidate: bool = False):
         self.module = module
         self.model = model
         self.initial = initial  # state-dict values after building, restored before every run
-        self.path = path
+        self.path = path  # the file whose class was built: the problem's, or the candidate's
+        self.candidate = candidate  # the model is a candidate's ModelNew
+        self.label = "ModelNew" if candidate else "Model"
         self.compiled: Dict[str, Any] = {}  # baseline name -> callable
         self.compile_failures: Dict[str, str] = {}
 
@@ -316,7 +332,10 @@ class Oracle:
             self.task_key = task_key
         constants = {str(k): int(v) for k, v in (problem.get("constants") or {}).items()}
         device_name = request.get("device") or "cpu"
+        candidate = problem.get("candidate")
         config = str(request.get("config") or "") + repr(sorted(constants.items()))
+        if candidate:
+            config += hashlib.sha256(str(candidate.get("source", "")).encode()).hexdigest()
         key = (task_key, config, device_name)
         if key in self.built:
             return self.built[key], False
@@ -326,16 +345,7 @@ class Oracle:
         filename = problem.get("path") or "problem.py"
         tree = rewrite_constants(source, constants, filename)
         digest = hashlib.sha256((source + repr(sorted(constants.items()))).encode()).hexdigest()[:16]
-        # The original text on disk, for tracebacks and for torch.compile, which reads source lines; the
-        # rewritten literals keep their line numbers.
-        path = os.path.abspath(os.path.join(self.workdir, f"problem_{digest}.py"))
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(source)
-        name = f"kernelsmith_problem_{digest}"
-        module = types.ModuleType(name)
-        module.__file__ = path
-        sys.modules[name] = module
-        self.module_names.append(name)
+        module, path = self.new_module("problem", digest, source)
         try:
             exec(compile(tree, path, "exec"), module.__dict__)  # noqa: S102 - the problem file, in this helper only
         except Exception as error:
@@ -346,23 +356,79 @@ class Oracle:
                 raise OracleError("module", f"{filename} defines no {needed}; a KernelBench problem defines class "
                                             "Model(nn.Module), get_init_inputs() and get_inputs()")
         seed = int(problem.get("seed", 42))
-        stage = "build"
         try:
             torch.manual_seed(seed)
             init = module.get_init_inputs()
             init = [x.to(device) if isinstance(x, torch.Tensor) else x for x in init]
+        except Exception as error:
+            raise OracleError("build", f"get_init_inputs() of {filename} failed{_problem_line(error, path)}: "
+                                       f"{_error_text(error)}") from None
+        model_class, model_path, model_file, stage = module.Model, path, filename, "build"
+        if candidate:
+            model_class, model_path, model_file = self.candidate_class(candidate, constants)
+            stage = "candidate_build"
+        try:
             torch.manual_seed(seed)
-            model = module.Model(*init)
+            model = model_class(*init)
             model = model.to(device)
             if not problem.get("training", True):
                 model.eval()
         except Exception as error:
-            raise OracleError(stage, f"building the model of {filename} failed{_problem_line(error, path)}: "
+            name = "ModelNew" if candidate else "the model"
+            raise OracleError(stage, f"building {name} of {model_file} failed{_problem_line(error, model_path)}: "
                                      f"{_error_text(error)}") from None
         initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        built = Built(module, model, initial, path)
+        built = Built(module, model, initial, model_path, candidate=bool(candidate))
         self.built[key] = built
         return built, True
+
+    def new_module(self, kind: str, digest: str, source: str) -> Tuple[Any, str]:
+        """An empty module for a file's code, registered until the task changes, and the file's original text
+        written to this helper's folder (for tracebacks, and for torch.compile, which reads source lines; the
+        rewritten literals keep their line numbers). Returns (module, path)."""
+        path = os.path.abspath(os.path.join(self.workdir, f"{kind}_{digest}.py"))
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(source)
+        name = f"kernelsmith_{kind}_{digest}"
+        module = types.ModuleType(name)
+        module.__file__ = path
+        sys.modules[name] = module
+        self.module_names.append(name)
+        return module, path
+
+    def candidate_class(self, candidate: Dict[str, Any], constants: Dict[str, int]) -> Tuple[Any, str, str]:
+        """Executes a ModelNew file (its constants given this configuration's values where it assigns them)
+        and returns (ModelNew, its path on disk, its name for messages). Its torch extension builds go into
+        this helper's folder: the helper runs this one candidate, confined, and is ended after it."""
+        source = str(candidate.get("source", ""))
+        filename = str(candidate.get("path") or "candidate.py")
+        present = {name: value for name, value in constants.items() if re.search(rf"^{re.escape(name)}\s*[:=]", source, re.M)}
+        try:
+            tree = rewrite_constants(source, present, filename)
+        except OracleError as error:
+            raise OracleError("candidate", error.message) from None
+        digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+        extensions = os.path.join(self.workdir, "torch_extensions")
+        os.makedirs(extensions, exist_ok=True)
+        os.environ["TORCH_EXTENSIONS_DIR"] = extensions
+        # cpp_extension runs ninja and the compiler by name: the interpreter's own bin folder (a virtual
+        # environment's ninja) comes first.
+        interpreter_bin = os.path.dirname(sys.executable)
+        if interpreter_bin not in os.environ.get("PATH", "").split(os.pathsep):
+            os.environ["PATH"] = interpreter_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")
+        module, path = self.new_module("candidate", digest, source)
+        try:
+            exec(compile(tree, path, "exec"), module.__dict__)  # noqa: S102 - the candidate, confined, in its own helper
+        except BaseException as error:  # SystemExit from a failed build script is the candidate's failure too
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            raise OracleError("candidate", f"executing {filename} failed{_problem_line(error, path)}: "
+                                           f"{_error_text(error)}") from None
+        model_class = getattr(module, "ModelNew", None)
+        if not isinstance(model_class, type):
+            raise OracleError("candidate", f"{filename} defines no class ModelNew; a KernelBench candidate defines "
+                                           "class ModelNew(nn.Module) with the Model's constructor and forward")
+        return model_class, path, filename
 
     # -- tensors
 
@@ -401,6 +467,11 @@ class Oracle:
                     state[entry].copy_(value)
             for entry, tensor_name in parameters.items():
                 if entry not in state:
+                    if built.candidate:
+                        raise OracleError("parameters", f"ModelNew has no state-dict entry {entry!r}, which the "
+                                                        f"problem's Model has (ModelNew has: "
+                                                        f"{', '.join(state) or 'none'}): keep the Model's parameter "
+                                                        "and submodule names, so that both get the same weights")
                     raise OracleError("parameters", f"the model of {filename} has no state-dict entry {entry!r} "
                                                     f"(it has: {', '.join(state) or 'none'})")
                 if tensor_name not in tensors:
@@ -455,22 +526,64 @@ class Oracle:
         tensors = self.inputs(request.get("inputs") or [], device)
         self.load_parameters(built, problem, tensors)
         arguments = self.arguments(problem, tensors)
+        if built.candidate:
+            filename = str(problem["candidate"].get("path") or "candidate.py")
+            # What forward receives, as it was: a candidate must leave its inputs alone.
+            before = [(name, value.detach().clone()) for name, value in zip(problem.get("forward") or [], arguments)
+                      if isinstance(value, torch.Tensor)]
         try:
             torch.manual_seed(int(problem.get("seed", 42)))
             with torch.no_grad():
                 result = built.model(*arguments)
         except Exception as error:
-            raise OracleError("forward", f"Model.forward of {filename} failed on the sizes "
+            raise OracleError("forward", f"{built.label}.forward of {filename} failed on the sizes "
                                          f"'{request.get('config', '')}'{_problem_line(error, built.path)}: "
                                          f"{_error_text(error)}") from None
+        if built.candidate:
+            self.check_candidate_result(result, arguments, before, problem)
         results = self.flatten(result, filename)
         specs = request.get("outputs") or []
         if len(results) != len(specs):
-            raise OracleError("outputs", f"Model.forward of {filename} returns {len(results)} tensor(s), but the "
-                                         f"task names {len(specs)} output(s) ({', '.join(s['name'] for s in specs)})")
+            raise OracleError("outputs", f"{built.label}.forward of {filename} returns {len(results)} tensor(s), but "
+                                         f"the task names {len(specs)} output(s) "
+                                         f"({', '.join(s['name'] for s in specs)})")
         for value, spec in zip(results, specs):
             self.write_output(value, spec, request.get("config", ""))
         return {"ok": True, "built": fresh, "seconds": time.perf_counter() - started}
+
+    def check_candidate_result(self, result: Any, arguments: Sequence[Any], before: Sequence[Tuple[str, Any]],
+                               problem: Dict[str, Any]) -> None:
+        """Refuses a ModelNew forward that wrote into an input, returned an input (or a view of one: the work
+        an output costs, skipped), or returned something other than plain tensors (a subclass or a lazy
+        object that would compute when the checker reads it)."""
+        torch = self.torch()
+        for name, value in before:
+            after = dict(zip(problem.get("forward") or [], arguments))[name]
+
+            def raw(tensor: Any) -> Any:  # bytes, so that NaNs compare equal to themselves
+                return tensor.detach().reshape(-1).contiguous().view(torch.uint8)
+
+            same = after.shape == value.shape and after.dtype == value.dtype and (
+                value.numel() == 0 or bool(torch.equal(raw(after), raw(value))))
+            if not same:
+                raise OracleError("input_changed", f"ModelNew.forward wrote into its input {name}; inputs must stay "
+                                                   "unchanged (compute into a new tensor)")
+        items = list(result) if isinstance(result, (tuple, list)) else [result]
+        storages = {}
+        for name, value in zip(problem.get("forward") or [], arguments):
+            if isinstance(value, torch.Tensor) and value.numel():
+                storages[value.untyped_storage().data_ptr()] = name
+        for index, item in enumerate(items):
+            if isinstance(item, (bool, int, float)):
+                continue
+            if type(item) is not torch.Tensor:  # noqa: E721 - a subclass is exactly what is refused
+                raise OracleError("output_type", f"ModelNew.forward returns a {type(item).__module__}."
+                                                 f"{type(item).__qualname__} as output {index}; return plain "
+                                                 "torch.Tensor results")
+            if item.numel() and item.untyped_storage().data_ptr() in storages:
+                raise OracleError("input_returned", f"ModelNew.forward returns its input "
+                                                    f"{storages[item.untyped_storage().data_ptr()]} (or a view of it) "
+                                                    f"as output {index}; compute the output into a new tensor")
 
     def write_output(self, value: Any, spec: Dict[str, Any], config: str) -> None:
         torch = self.torch()
@@ -542,14 +655,14 @@ class Oracle:
             synchronize(torch, device)
         except Exception as error:
             if name == "eager":
-                raise OracleError("forward", f"Model.forward failed: {_error_text(error)}") from None
+                raise OracleError("forward", f"{built.label}.forward failed: {_error_text(error)}") from None
             built.compile_failures[name] = f"torch.compile ({name}) failed: {_error_text(error)}"
             built.compiled.pop(name, None)
             raise OracleError("baseline", built.compile_failures[name]) from None
         compile_seconds = time.perf_counter() - compile_started if name != "eager" else 0.0
         settings = request.get("settings") or {}
         with torch.no_grad(), _torch_defaults(torch):
-            report = measure(torch, device, function, argument_sets, settings, name)
+            report = measure(torch, device, function, argument_sets, settings, built.label if built.candidate else name)
         return {"ok": True, "timing": report, "compile_seconds": compile_seconds}
 
 

@@ -144,7 +144,7 @@ TEST_CASE("candidate JSON errors", "[candidate]") {
   CHECK(contains(message("{" + base + R"(, "id": "0000000000000000"})"), "c.json: id: the stated id 0000000000000000"));
   CHECK(contains(message("{" + base + R"(, "sourc": "y"})"), "c.json: sourc: unknown field"));
   CHECK(contains(message(R"({"schema": "kernelsmith.candidate/1", "language": "glsl", "source": "x"})"),
-                 "c.json: language: expected \"cuda\", \"opencl\", \"maca\" or \"triton\"; got \"glsl\""));
+                 "c.json: language: expected \"cuda\", \"opencl\", \"maca\", \"triton\" or \"pytorch\"; got \"glsl\""));
   CHECK(contains(message("{" + base + R"(, "lineage": {"island": "two"}})"), "c.json: lineage.island: expected an integer"));
   CHECK(contains(message("{" + base + R"(, "lineage": {"parent_ids": [1]}})"), "lineage.parent_ids[0]: expected a string"));
   CHECK(contains(message(R"({"language": "cuda", "source": "x"})"), "missing field \"schema\""));

@@ -968,7 +968,7 @@ TEST_CASE("a language of another backend is refused, naming both", "[evolution]"
   CHECK(refusal("fortran").find("unknown kernel language 'fortran'") != std::string::npos);
 }
 
-TEST_CASE("a task checked against PyTorch starts from its seed alone, and without one is refused", "[evolution]") {
+TEST_CASE("a task checked against PyTorch starts from its seed alone, and without one from its Model", "[evolution]") {
   Task task = synthetic_task();
   task.references.clear();
   PytorchOracle oracle;
@@ -993,18 +993,21 @@ TEST_CASE("a task checked against PyTorch starts from its seed alone, and withou
     CHECK(store.program(result.run_id, record.program_id)->candidate.lineage.origin != "reference");
   }
 
+  // Without a seed the run starts from the problem's Model written as a ModelNew (a cold start): the parameter
+  // mutator has nothing to vary in it, so the run stops there, having evaluated it.
   task.seeds.clear();
   TempDb empty;
   config.db_path = empty.str();
-  Evolution without_seed(task, evaluator, std::make_shared<ParamMutator>(), config);
-  std::string message;
-  try {
-    without_seed.run();
-  } catch (const ValidationError& error) {
-    message = error.what();
-  }
-  CHECK(message.find("takes its expected outputs from PyTorch and has neither a reference nor a seed in opencl") !=
-        std::string::npos);
+  const EvolutionResult cold = Evolution(task, evaluator, std::make_shared<ParamMutator>(), config).run();
+  CHECK(cold.evaluations == 1);
+  CHECK(cold.stop_reason == "no_new_candidates");
+  RunStore cold_store(empty.str(), true);
+  const auto cold_evaluations = cold_store.evaluations(cold.run_id);
+  REQUIRE(cold_evaluations.size() == 1);
+  const Candidate seed = cold_store.program(cold.run_id, cold_evaluations[0].program_id)->candidate;
+  CHECK(seed.lineage.origin == "seed");
+  CHECK(seed.language == "pytorch");
+  CHECK(seed.source == "class ModelNew:\n    pass\n");
 }
 
 namespace {
@@ -1329,6 +1332,29 @@ TEST_CASE("a screened candidate that strict mode refutes never leads the run", "
   CHECK(parameter_of(*again.best, "A") != 8);
   CHECK(again.best->fitness() >= result.best->fitness());
   CHECK(resumed_evaluator->confirmed.size() <= 1);  // at most the one new candidate
+}
+
+TEST_CASE("a screening recorded again for its program replaces the one a killed session left", "[evolution][confirmation]") {
+  // A session killed while confirming a program stored its screening but not its evaluation: the resume evaluates
+  // and confirms the program again, and must be able to record its screening (it once failed on the UNIQUE key).
+  TempDb db;
+  const EvolutionResult result =
+      Evolution(synthetic_task(), std::make_shared<ScreeningEvaluator>(), std::make_shared<ParamMutator>(),
+                small_config(db.str(), 12))
+          .run();
+  RunStore store(db.str());
+  const std::vector<EvaluationRecord> before = store.screenings(result.run_id);
+  REQUIRE_FALSE(before.empty());
+  Evaluation again = before.front().evaluation;
+  again.message = "screened again after a resume";
+  store.add_screening(result.run_id, before.front().program_id, before.front().sequence, again);
+  const std::vector<EvaluationRecord> after = store.screenings(result.run_id);
+  CHECK(after.size() == before.size());
+  const auto replaced = std::find_if(after.begin(), after.end(), [&](const EvaluationRecord& record) {
+    return record.program_id == before.front().program_id;
+  });
+  REQUIRE(replaced != after.end());
+  CHECK(replaced->evaluation.message == "screened again after a resume");
 }
 
 TEST_CASE("a would-be leader met by the wall time is left unconfirmed and does not lead", "[evolution][confirmation]") {

@@ -124,10 +124,10 @@ def test_eval_names_a_language_it_cannot_place():
     result = kernelsmith("eval", "--task", "relu", "notes.txt")
     assert result.returncode == 1
     assert result.stderr.startswith("kernelsmith eval: cannot tell the kernel language of 'notes.txt' from its "
-                                    "extension; give --language (cuda, opencl, maca, triton)")
+                                    "extension; give --language (cuda, opencl, maca, triton, pytorch)")
     result = kernelsmith("eval", "--task", "relu", "--language", "fortran", "k.f90")
     assert result.returncode == 1
-    assert "unknown kernel language 'fortran'; expected one of cuda, opencl, maca, triton" in result.stderr
+    assert "unknown kernel language 'fortran'; expected one of cuda, opencl, maca, triton, pytorch" in result.stderr
     result = kernelsmith("eval", "--task", "relu")
     assert result.returncode == 1
     assert "give a candidate FILE (or --candidate FILE), or --reference" in result.stderr

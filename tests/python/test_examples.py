@@ -102,3 +102,12 @@ def test_custom_evaluator_example_discounts_noise(tmp_path):
         if row["status"] == "ok":
             evaluation = run.program(row["id"]).evaluation
             assert evaluation.fitness == pytest.approx(evaluation.speedup / (1 + evaluation.timing.noise))
+
+
+@needs_backend
+def test_model_new_example_evaluates_the_problems_model_as_a_candidate(tmp_path):
+    pytest.importorskip("torch", reason="ModelNew candidates need torch (pip install kernelsmith[torch])")
+    completed = subprocess.run([sys.executable, str(EXAMPLES / "model_new.py"), "--out", str(tmp_path / "work")],
+                               capture_output=True, text=True, timeout=600, env=package_environment())
+    assert completed.returncode == 0, completed.stderr
+    assert "the problem's Model as ModelNew: ok," in completed.stdout, completed.stdout

@@ -191,15 +191,12 @@ def run_problems(args: argparse.Namespace) -> int:
             oracle.baselines = baselines
             task.oracle = oracle
         seed_path = add_seed_from(ks, task, language, seeds_dir)
-        no_reference = task.oracle is not None and language not in task.references
-        if language not in task.seeds and (args.mutator == "param" or no_reference):
+        # Without a seed, an LLM run starts from the problem's own Model written as a ModelNew (a cold start,
+        # docs/kernelbench-modelnew.md); the parameter mutator has nothing to vary in it.
+        if language not in task.seeds and args.mutator == "param":
             where = (f"; {seeds_dir}/{name}/ holds no seed file either" if seeds_dir
                      else " and no --seeds folder was given")
-            if args.mutator == "param":
-                why = "the parameter mutator varies a seed's @tune values (give --seeds DIR, or --mutator llm)"
-            else:
-                why = (f"the task is checked against PyTorch and has no {language} reference either, and an "
-                       f"evolution starts from a kernel (give --seeds DIR)")
+            why = "the parameter mutator varies a seed's @tune values (give --seeds DIR, or --mutator llm)"
             reason = f"no {language} seed: the task has none{where}; {why}"
             skipped.append((name, reason))
             print(f"{name}: skipped: {reason}", file=log, flush=True)
