@@ -314,6 +314,12 @@ void check_sources(const Checker& checker, const Task& task) {
       // A seed is checked against the reference of the backend that runs it: a Triton seed against the
       // CUDA reference (Triton is a front end of the CUDA backend).
       const KernelLanguage* row = find_kernel_language(language);
+      if (row != nullptr && row->host_code) {
+        // A ModelNew seed has no plan, and only a PyTorch module can check it.
+        if (group == &task.references) checker.fail(path, "a ModelNew file cannot be a reference: give a kernel");
+        if (!task.oracle) checker.fail(path, "a ModelNew seed needs an \"oracle\" (a PyTorch module) to be checked against");
+        continue;
+      }
       const std::string reference_language = row != nullptr ? language_of_backend(row->backend) : language;
       // With an oracle, the oracle checks every seed.
       if (group == &task.seeds && row != nullptr && !task.oracle && !task.references.count(reference_language)) {

@@ -12,7 +12,7 @@ import pytest
 
 import kernelsmith as ks
 from backends import needs_opencl
-from test_task_oracle import manifest, write_task
+from test_task_oracle import GEMM_SCALE_MASK, manifest, write_task
 
 pytestmark = [needs_opencl]
 
@@ -234,3 +234,22 @@ def test_an_llm_run_on_a_problem_without_a_seed_starts_from_its_model(task, tmp_
     for step in children:
         parent = store.program(run.id, step.parent_ids[0])
         assert stages[step.id] == ks.stage_of(parent.candidate, programs[step.parent_ids[0]].evaluation)
+
+
+def test_a_task_may_hold_a_modelnew_seed_when_it_has_an_oracle(tmp_path):
+    document = manifest()
+    document["name"] = "gemm_scale_mask_seeded"
+    document["oracle"]["baselines"] = ["eager"]
+    document["seeds"] = {"pytorch": "model_new.py"}
+    folder = write_task(tmp_path / "seeded", document)
+    (folder / "model_new.py").write_text(HONEST)
+    task = ks.Task.load(str(folder))
+    assert dict(task.seeds)["pytorch"].source == HONEST
+    # Without an oracle nothing could check it: refused with the field named.
+    document.pop("oracle")
+    document["references"] = {"opencl": "reference.cl"}
+    broken = write_task(tmp_path / "no_oracle", document)
+    (broken / "model_new.py").write_text(HONEST)
+    (broken / "reference.cl").write_text(GEMM_SCALE_MASK)
+    with pytest.raises(ks.Error, match="seeds.pytorch"):
+        ks.Task.load(str(broken))
