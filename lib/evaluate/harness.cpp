@@ -277,6 +277,10 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
                                           evaluation.baseline_timing->median_ms, final_timing.noise * 100.0,
                                           unconfirmed));
   } catch (const CandidateFailure& e) {
+    if (e.status() == Status::compile_error) {  // a ModelNew whose file or extensions did not build
+      evaluation.compile.ok = false;
+      evaluation.compile.log = e.what();
+    }
     return finish(e.status(), e.what());
   } catch (const TaskError&) {
     throw;

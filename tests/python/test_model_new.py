@@ -122,6 +122,7 @@ def test_a_modelnew_that_does_not_build_or_run_says_why(task, shared_evaluator, 
     result = shared_evaluator.evaluate(task, ks.Candidate("pytorch", source))
     assert result.status == status, result.message
     assert words in result.message
+    assert result.compile.ok == (status != ks.Status.compile_error)
 
 
 def test_a_modelnew_cannot_reach_the_network_or_write_outside_its_folder(task, shared_evaluator, tmp_path):
@@ -134,6 +135,21 @@ def test_a_modelnew_cannot_reach_the_network_or_write_outside_its_folder(task, s
         result = shared_evaluator.evaluate(task, ks.Candidate("pytorch", source))
         assert result.status == ks.Status.runtime_error, result.message
     assert not target.exists()
+
+
+def test_a_modelnew_cannot_read_the_evaluators_caches(task, tmp_path):
+    """The expected outputs the oracle computed are cached on disk (the evaluator's cache_dir): a ModelNew that
+    looks for them there finds nothing it may read, so it fails instead of copying the answer."""
+    cache = tmp_path / "cache"
+    own = evaluator(tmp_path)
+    assert own.evaluate(task, ks.Candidate("pytorch", HONEST)).status == ks.Status.ok  # fills the cache
+    assert any(cache.rglob("*")), "the oracle's disk cache holds nothing to attack"
+    attack = HONEST.replace("return self.gemm(x) * scale * mask",
+                            f"import os\n        os.listdir({str(cache)!r})\n"
+                            "        return self.gemm(x) * scale * mask")
+    result = own.evaluate(task, ks.Candidate("pytorch", attack))
+    assert result.status == ks.Status.runtime_error, result.message
+    assert "PermissionError" in result.message, result.message
 
 
 def test_a_modelnew_with_a_cpp_extension_is_ok(task, shared_evaluator):
