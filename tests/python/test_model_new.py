@@ -269,3 +269,16 @@ def test_a_task_may_hold_a_modelnew_seed_when_it_has_an_oracle(tmp_path):
     (broken / "reference.cl").write_text(GEMM_SCALE_MASK)
     with pytest.raises(ks.Error, match="seeds.pytorch"):
         ks.Task.load(str(broken))
+
+
+def test_kernelbench_run_seeds_take_a_modelnew_file_for_a_pytorch_run(task, tmp_path):
+    from kernelsmith.kernelbench.runner import add_seed_from
+
+    seeded = ks.Task.from_json(task.to_json())
+    folder = tmp_path / "seeds" / seeded.name
+    folder.mkdir(parents=True)
+    (folder / "seed.py").write_text("import triton\n")  # a Triton seed: not a ModelNew
+    assert add_seed_from(ks, seeded, "pytorch", tmp_path / "seeds") is None
+    (folder / "model_new.py").write_text(HONEST)
+    assert add_seed_from(ks, seeded, "pytorch", tmp_path / "seeds") == str(folder / "model_new.py")
+    assert dict(seeded.seeds)["pytorch"].source == HONEST

@@ -96,19 +96,25 @@ def parse_baselines(ks, text: str) -> List[str]:
 
 def add_seed_from(ks, task, language: str, seeds_dir: Optional[Path]) -> Optional[str]:
     """Gives the task the seed file seeds_dir/<task name>/seed<extension> of `language` when the task has no
-    seed in that language. Returns the file's path when one was taken, else None."""
+    seed in that language (for `pytorch`, a ModelNew file: model_new.py, or seed.py when it defines ModelNew).
+    Returns the file's path when one was taken, else None."""
     if language in task.seeds or seeds_dir is None:
         return None
-    for extension in ks.kernel_language(language).extensions:
-        path = seeds_dir / task.name / f"seed{extension}"
+    row = ks.kernel_language(language)
+    names = ["model_new.py", "seed.py"] if row.host_code else [f"seed{extension}" for extension in row.extensions]
+    for name in names:
+        path = seeds_dir / task.name / name
         # The task's name comes from its manifest: neither ".." nor a symbolic link may lead out of seeds_dir.
         try:
             _inputs.path_inside(seeds_dir, path.relative_to(seeds_dir))
         except _inputs.OutsideFolder as error:
             raise ks.ValidationError(f"the seed of task {task.name}: {error}") from None
         if path.is_file():
+            text = path.read_text()
+            if row.host_code and not ks.defines_model_new(text):
+                continue  # a Triton seed.py
             seeds = dict(task.seeds)
-            seeds[language] = ks.KernelSource(language, path.read_text(), str(path))
+            seeds[language] = ks.KernelSource(language, text, str(path))
             task.seeds = seeds
             return str(path)
     return None
