@@ -989,8 +989,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--leakage-ngram", type=int, default=8, help="sft: n-gram size of the leakage guard")
     p.add_argument("--max-per-task", type=int, help="at most this many records (rl: states) per task")
     p.add_argument("--max-per-difficulty", type=int, help="sft: at most this many records per difficulty")
-    p.add_argument("--style", default="messages", choices=["messages", "prompt_completion"],
-                   help="sft record layout (default messages)")
+    p.add_argument("--style", default="messages", choices=["messages", "prompt_completion", "kernelbench"],
+                   help="sft record layout (default messages; kernelbench: a KernelBench-style prompt and a ModelNew "
+                        "answer, for ModelNew children)")
     p.add_argument("--no-dedup", action="store_true", help="keep duplicate steps (sft) or states (rl)")
     p.add_argument("--disqualify-flag", action="append", metavar="FLAG",
                    help="integrity flag that disqualifies a child (repeatable; default: nondeterministic)")

@@ -282,3 +282,27 @@ def test_kernelbench_run_seeds_take_a_modelnew_file_for_a_pytorch_run(task, tmp_
     (folder / "model_new.py").write_text(HONEST)
     assert add_seed_from(ks, seeded, "pytorch", tmp_path / "seeds") == str(folder / "model_new.py")
     assert dict(seeded.seeds)["pytorch"].source == HONEST
+
+
+def test_a_cold_start_run_exports_kernelbench_style_sft_records(task, tmp_path, capsys):
+    """`kernelsmith export --format sft --style kernelbench`: a KernelBench-style prompt around the problem's
+    source and the ModelNew answer, for the steps whose ModelNew children are kept; other children are dropped
+    with their reason."""
+    from kernelsmith import training
+    from kernelsmith.cli import main
+    from loopback_llm import LoopbackLlmServer, chat_reply
+
+    # A ModelNew that differs from the Model (kept as a first step: correct, from the seed).
+    rewritten = HONEST.replace("return self.gemm(x) * scale * mask", "return (self.gemm(x) * mask) * scale")
+    db = tmp_path / "export.db"
+    with LoopbackLlmServer(responder=lambda body, index: chat_reply(f"```python\n{rewritten}```\n")) as server:
+        assert main(["evolve", "--task", str(pathlib.Path(task.folder)), "--backend", "opencl", "--language",
+                     "pytorch", "--mutator", "llm", "--llm-url", server.url, "--model", "m", "--api-key-env", "",
+                     "--budget", "2", "--islands", "1", "--in-flight", "1", "--db", str(db)]) == 0
+    capsys.readouterr()
+    export = training.export_sft([str(db)], str(tmp_path / "sft.jsonl"), training.SftOptions(style="kernelbench"))
+    assert export.report.kept == 1, export.report.summary()
+    (record,) = training.read_jsonl(str(tmp_path / "sft.jsonl"))
+    assert "class Model(nn.Module)" in record["prompt"] and "ModelNew" in record["prompt"]
+    assert record["completion"] == f"```python\n{rewritten.rstrip()}\n```"
+    assert record["metadata"]["language"] == "pytorch"

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from kernelsmith import _core as core
 from kernelsmith.training.leakage import leakage
 from kernelsmith.training.report import ExportReport, write_jsonl
 from kernelsmith.training.rewards import DEFAULT_DISQUALIFYING_FLAGS
@@ -33,6 +34,8 @@ SFT_DROP_REASON_TEXT = {
     "not_evaluated": "the child was never evaluated (the step records why)",
     "child_incorrect": "the child failed to compile, launch, run or match the reference",
     "integrity_flag": "the child's timing carries a disqualifying integrity flag",
+    "not_modelnew": "style=\"kernelbench\" keeps ModelNew answers to KernelBench problems only (a device-code "
+                    "child, or a task without a PyTorch problem)",
     "parent_unknown": "the parent or its evaluation is missing from the store",
     "parent_incorrect": "a repair step (the parent was not correct); see keep_repairs",
     "first_step": "first steps are excluded (first_steps=\"drop\")",
@@ -97,8 +100,10 @@ class SftOptions:
     #: edges[1], else "hard".
     difficulty_edges: Tuple[float, float] = (0.25, 0.08)
     disqualifying_flags: Tuple[str, ...] = DEFAULT_DISQUALIFYING_FLAGS
-    #: "messages" ({"messages": [...]}, TRL/OpenAI chat SFT) or "prompt_completion" (conversational
-    #: {"prompt": [...], "completion": [assistant message]}).
+    #: "messages" ({"messages": [...]}, TRL/OpenAI chat SFT), "prompt_completion" (conversational
+    #: {"prompt": [...], "completion": [assistant message]}), or "kernelbench": the format the field trains
+    #: ModelNew writers on, {"prompt": "<KernelBench-style prompt around the problem's source>",
+    #: "completion": "```python\n<the ModelNew file>\n```"}, for ModelNew children only.
     style: str = "messages"
 
     def validate(self) -> None:
@@ -115,8 +120,8 @@ class SftOptions:
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise ValueError(f"{name} must be >= 0 or None, got {value}")
-        if self.style not in ("messages", "prompt_completion"):
-            raise ValueError(f"style must be 'messages' or 'prompt_completion', not {self.style!r}")
+        if self.style not in ("messages", "prompt_completion", "kernelbench"):
+            raise ValueError(f"style must be 'messages', 'prompt_completion' or 'kernelbench', not {self.style!r}")
 
 
 @dataclass
@@ -143,6 +148,29 @@ class SftExport:
     decisions: List[SftDecision] = field(default_factory=list)
 
 
+def problem_source(view: StepView) -> Optional[str]:
+    """The source of the PyTorch problem the run's task is checked against, or None (a task with a reference
+    kernel)."""
+    try:
+        oracle = core.Task.from_json(view.run.task_json).oracle
+    except Exception:  # a stored task this build cannot read: no problem to show
+        return None
+    return oracle.module.source if oracle is not None else None
+
+
+def kernelbench_prompt(problem: str, backend: str) -> str:
+    """A prompt in the shape KernelBench gives its models: the problem's source, and the request for a ModelNew
+    with custom kernels of the backend's kind, in one Python code block."""
+    kind = "CUDA" if backend == "cuda" else "C++"
+    return (f"Replace PyTorch operators of the architecture below with custom {kind} kernels to make it faster. "
+            "You may replace any of them, fuse several into one kernel, or change the algorithm; keep the results "
+            "the same.\n\n"
+            f"The architecture:\n\n```python\n{problem.rstrip()}\n```\n\n"
+            f"Write the optimized architecture as a class named ModelNew, with custom {kind} operators built inline "
+            "(torch.utils.cpp_extension.load_inline). Answer with the complete new Python file in one ```python "
+            "code block: real, compiling code, no explanation and no testing code.")
+
+
 def _first_filter(view: StepView, options: SftOptions) -> Tuple[Optional[str], List[Dict[str, str]]]:
     """The drop reason of the per-step filters (before leakage and dedup), or None, with the messages."""
     step = view.step
@@ -162,6 +190,8 @@ def _first_filter(view: StepView, options: SftOptions) -> Tuple[Optional[str], L
         return "child_incorrect", messages
     if any(flag in options.disqualifying_flags for flag in view.child_evaluation.flags):
         return "integrity_flag", messages
+    if options.style == "kernelbench" and (view.child.language != "pytorch" or problem_source(view) is None):
+        return "not_modelnew", messages
     if view.parent is None or view.parent_evaluation is None:
         return "parent_unknown", messages
     if not view.parent_evaluation.ok:
@@ -205,6 +235,10 @@ def _record(candidate: _Candidate, difficulty: str, options: SftOptions) -> Dict
         "prompt_tokens": int(step.prompt_tokens),
         "completion_tokens": int(step.completion_tokens),
     }
+    if options.style == "kernelbench":
+        source = view.child.source.rstrip("\n")
+        return {"prompt": kernelbench_prompt(problem_source(view) or "", view.backend),
+                "completion": f"```python\n{source}\n```", "metadata": metadata}
     if options.style == "messages":
         return {"messages": candidate.messages + [answer], "metadata": metadata}
     return {"prompt": candidate.messages, "completion": [answer], "metadata": metadata}
