@@ -412,18 +412,19 @@ def test_an_oracle_problem_is_reported_against_pytorch_eager(tmp_path):
     origins = [row[4] for row in _store_evaluations(db)["kb_l1_19_relu"]]
     assert origins[0] == "seed" and "reference" not in origins
 
-    # Without a seed, even the LLM mutator has nothing to start from: the problem is skipped, saying why.
-    from loopback_llm import LoopbackLlmServer
+    # Without a seed the LLM mutator starts from the problem's own Model written as a ModelNew (a cold start,
+    # docs/kernelbench-modelnew.md): the problem is not skipped, and the Model is its first program.
+    from loopback_llm import LoopbackLlmServer, chat_reply
 
     (folder / "seed.cl").unlink()
     document = json.loads((folder / "task.json").read_text())
     del document["seeds"]
     (folder / "task.json").write_text(json.dumps(document))
-    with LoopbackLlmServer(responder=lambda body, index: None) as server:
+    with LoopbackLlmServer(responder=lambda body, index: chat_reply("no program this time")) as server:
         done = kernelsmith("kernelbench", "run", "--tasks", str(tasks), "--backend", "opencl", "--mutator", "llm",
-                           "--llm-url", server.url, "--model", "scripted", "--api-key-env", "", "--budget", "3",
-                           "--db", str(tmp_path / "unseeded.db"), "--json")
-        assert server.received == []
-    assert done.returncode == 1  # nothing was attempted
-    assert "kb_l1_19_relu: skipped: no opencl seed" in done.stderr
-    assert "checked against PyTorch and has no opencl reference either" in done.stderr
+                           "--llm-url", server.url, "--model", "scripted", "--api-key-env", "", "--budget", "1",
+                           "--db", str(tmp_path / "unseeded.db"), "--json", "--baselines", "eager")
+    assert done.returncode == 0, done.stderr
+    assert "skipped" not in done.stderr
+    cold = [row[4] for row in _store_evaluations(tmp_path / "unseeded.db")["kb_l1_19_relu"]]
+    assert cold == ["seed"]
