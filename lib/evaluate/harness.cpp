@@ -181,8 +181,11 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
           reversed = load_plan(backend_, task, plan, candidate.source, {}, options.compile_timeout_seconds, true);
         } catch (const DeviceFault&) {
           throw;
-        } catch (const std::exception&) {
+        } catch (const std::exception& e) {
+          // Kept with the compile log: the flag alone would not say what to fix.
           add_flag(evaluation.integrity, "schedule_check_unavailable");
+          evaluation.compile.log += fmt::format("{}the schedule check's build (block order reversed) failed: {}",
+                                                evaluation.compile.log.empty() ? "" : "\n", e.what());
         }
       }
       end_stage("load");

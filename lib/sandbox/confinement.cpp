@@ -211,6 +211,10 @@ Outcome drop_to_separate_user(const LaunchPolicy& policy) {
       problem = error_text("setresuid(nobody)");
     } else if (!policy.command.empty() && ::access(policy.command[0].c_str(), X_OK) != 0) {
       problem = "nobody cannot run " + policy.command[0];
+    } else if (!policy.scratch.empty() && ::access(policy.scratch.c_str(), W_OK | X_OK) != 0) {
+      // The scratch folder is nobody's now, but a folder above it may not let nobody through (a launcher
+      // nested in a sandbox that stayed root makes it inside that sandbox's own root-only scratch).
+      problem = "nobody cannot reach its scratch folder " + policy.scratch;
     } else {
       for (const auto& folder : policy.readable) {
         if (::access(folder.c_str(), R_OK | X_OK) != 0 && errno != ENOENT) {

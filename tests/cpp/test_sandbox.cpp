@@ -2,6 +2,7 @@
 // confined shell, and the evaluation worker confined on the OpenCL backend (PoCL here).
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -112,6 +113,26 @@ TEST_CASE("a confined process writes only to its scratch folder and reads no oth
   CHECK(ran.output.find("the expected outputs") == std::string::npos);
   CHECK(ran.output.find("cannot open directory '" + other.path + "': Permission denied") != std::string::npos);
   ::unlink(outside.c_str());
+}
+
+TEST_CASE("a scratch folder inside a folder only root may enter stays the confined process's to write",
+          "[sandbox]") {
+  // As a launcher nested in a sandbox that stayed root makes its program's scratch folder: inside its own
+  // scratch (mode 0700, root's). Switching to nobody would leave the program unable to reach its folder.
+  if (!sandbox_on()) return;
+  Scratch outer;
+  REQUIRE(::chmod(outer.path.c_str(), 0700) == 0);
+  const std::string inner = outer.path + "/program-scratch";
+  REQUIRE(fs::create_directory(inner));
+  detail::SandboxPolicy policy;
+  policy.scratch = inner;
+  // By its full path, as programs name their folder (a path relative to the folder it starts in would not
+  // cross the folder above).
+  const detail::CapturedRun ran =
+      run_confined(policy, {"/bin/sh", "-c", "echo inside > " + inner + "/inside.txt && echo written"});
+  INFO(ran.output);
+  CHECK(ran.output.find("written") != std::string::npos);
+  CHECK(fs::exists(inner + "/inside.txt"));
 }
 
 TEST_CASE("a confined process sees no other process and nothing it starts outlives it", "[sandbox]") {

@@ -125,7 +125,7 @@ TEST_CASE("The schedule check reverses a Triton candidate's program order", "[gp
   EvaluatorOptions strict = test::fast_options("cuda", true, 2);
   strict.mode = "strict";
   const Evaluation honest = create_evaluator(strict)->evaluate(task, triton(kCorrect, kPlan));
-  INFO(honest.message);
+  INFO(honest.message << "\n" << honest.compile.log);
   CHECK(honest.status == Status::ok);
   CHECK_FALSE(has_flag(honest, "race"));
   CHECK_FALSE(has_flag(honest, "schedule_check_unavailable"));
