@@ -16,6 +16,9 @@ echo "test: ctest"
 # The Triton front end's tests compile through helpers that run this interpreter, where setup-deps
 # installed triton (without it they skip, saying why).
 KERNELSMITH_PYTHON="$(pwd)/.venv/bin/python" ctest --test-dir build/ci --output-on-failure
+# What the C++ tests skipped and why (the GPU label is reported as skipped when any of its tests did).
+awk '/skipped: /{sub(/^ */, ""); reason=$0; while ((getline line) > 0 && line ~ /^  /) {sub(/^ */, " ", line); reason=reason line}
+     print reason}' build/ci/Testing/Temporary/LastTest.log 2>/dev/null | sort | uniq -c | sed 's/^/test: C++ /' || true
 
 bash tools/install.sh
 echo "test: pytest"
