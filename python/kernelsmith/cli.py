@@ -844,11 +844,96 @@ def cmd_kernelbench_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_kernelbench_judge(args: argparse.Namespace) -> int:
+    """Judges a corpus of ModelNew files (docs/kernelbench-judge.md). Exit status 0 when every file was judged
+    (whatever the verdicts), 1 when the corpus holds no file to judge."""
+    from kernelsmith.kernelbench import judge
+    from kernelsmith.kernelbench.runner import parse_baselines
+
+    ks = _core()
+    if not args.tasks and not args.kernelbench:
+        raise ks.ValidationError("give --tasks DIR (the --out folder of `kernelsmith kernelbench import`) or "
+                                 "--kernelbench PATH (a KernelBench checkout to import the problems from)")
+    if args.jobs < 0:
+        raise ks.ValidationError(f"--jobs {args.jobs}: give 0 (one per device) or more")
+    try:
+        corpus = judge.read_corpus(args.corpus)
+    except FileNotFoundError as error:
+        raise ks.NotFoundError(str(error)) from None
+    options = ks.EvaluatorOptions()
+    options.backend = _backend_for_language(ks, "pytorch", args.backend)
+    # Every device of the backend unless one (--device) or a set (--devices) is named.
+    options.device = args.device if args.device is not None else 0
+    options.devices = args.devices or ("" if args.device is not None else "all")
+    options.mode = args.mode
+    options.seed = args.seed
+    options.require_sandbox = args.require_sandbox
+    baselines = parse_baselines(ks, args.baselines) if args.baselines else None
+    log = sys.stderr if args.json else sys.stdout
+    if corpus.not_understood:
+        print(f"not understood (not named level_<L>_problem_<P>_sample_<S>_kernel.py), not judged: "
+              f"{', '.join(corpus.not_understood)}", file=log, flush=True)
+    if not corpus.entries:
+        raise ks.NotFoundError(f"{args.corpus}: no ModelNew file to judge")
+    print(f"kernelbench judge: {len(corpus.entries)} file(s) from {args.corpus}", file=log, flush=True)
+
+    def progress(result) -> None:
+        # Each result as it comes (completion order); the report after them keeps the corpus's order.
+        if args.json:
+            print(f"{result.verdict} {result.name}: {result.status}", file=log, flush=True)
+        else:
+            print("\n".join(judge.format_result(result)), file=log, flush=True)
+
+    report = judge.judge(corpus, tasks=args.tasks, kernelbench=args.kernelbench, options=options, jobs=args.jobs,
+                         allow_torch_only=args.allow_torch_only, baselines=baselines,
+                         import_device=args.import_device, on_result=progress,
+                         log=lambda line: print(line, file=log, flush=True))
+    print(judge.format_json(report) if args.json else judge.format_report(report, with_results=False))
+    return 0
+
+
+def _add_kernelbench_judge_parser(commands) -> None:
+    """`kernelsmith kernelbench judge`, added to the `kernelbench` command's subcommands."""
+    p = commands.add_parser("judge", help="a verdict (trusted, flagged, rejected) on every ModelNew file of a corpus, "
+                                          "and KernelBench's metrics over all files and over the trusted ones")
+    p.add_argument("corpus", metavar="CORPUS", help="a JSONL file (one {\"name\", \"level\", \"problem_id\", "
+                                                    "\"code\"} object per line) or a folder of "
+                                                    "level_<L>_problem_<P>_sample_<S>_kernel.py files")
+    p.add_argument("--tasks", metavar="TASKS_DIR", help="folder of imported problems (`kernelsmith kernelbench "
+                                                        "import --out`); with --kernelbench, missing ones are "
+                                                        "imported into it")
+    p.add_argument("--kernelbench", metavar="PATH", help="a KernelBench checkout (holding level1, level2, ... or "
+                                                         "KernelBench/level1, ...): the corpus's problems are "
+                                                         "imported from it (into a temporary folder without --tasks)")
+    p.add_argument("--import-device", default="auto", help="with --kernelbench: where the importer runs the "
+                                                           "problems (cpu, cuda, cuda:N, auto)")
+    p.add_argument("--backend", default="auto", choices=["auto", "cuda", "opencl", "maca"])
+    p.add_argument("--device", type=int, help="only this device (default: every device of the backend)")
+    p.add_argument("--devices", metavar="SET", help="the devices of this host to evaluate on, one worker each: "
+                                                    "'all' (the default) or indices like 0,1,3")
+    p.add_argument("--mode", default="strict", choices=["screen", "strict"],
+                   help="strict (default): the final checks and timing; screen: cheaper, for a first look")
+    p.add_argument("--jobs", type=int, default=0, metavar="N",
+                   help="files evaluated at once (default 0: one per device worker)")
+    p.add_argument("--allow-torch-only", action="store_true",
+                   help="judge pure PyTorch rewrites as such: correct ones are flagged torch_only, not rejected")
+    p.add_argument("--baselines", metavar="LIST", help="the PyTorch baselines to time, comma-separated, from eager, "
+                                                       "compile, compile_max_autotune (default: the tasks' own)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--require-sandbox", action="store_true", help="refuse to run candidates unless every required "
+                                                                  "protection of the sandbox holds here")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (kernelsmith.kernelbench_judge/1); "
+                                                       "progress goes to stderr")
+    p.set_defaults(handler=cmd_kernelbench_judge)
+
+
 def _add_kernelbench_parser(sub) -> None:
-    kernelbench = sub.add_parser("kernelbench", help="KernelBench problems: import them as tasks, run them, report KernelBench's metrics")
+    kernelbench = sub.add_parser("kernelbench", help="KernelBench problems: import them as tasks, run them, report "
+                                                     "KernelBench's metrics, judge corpora of ModelNew files")
     commands = kernelbench.add_subparsers(dest="kernelbench_command", metavar="COMMAND")
     commands.required = True
     _add_kernelbench_import_parser(commands)
+    _add_kernelbench_judge_parser(commands)
 
     p = commands.add_parser("run", help="evolve imported KernelBench problems one after another into one store")
     p.add_argument("--tasks", required=True, metavar="TASKS_DIR",

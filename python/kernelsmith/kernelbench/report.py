@@ -367,11 +367,14 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     return lines
 
 
-def _metrics_lines(name: str, metrics: Metrics, timed: Sequence[str]) -> List[str]:
+def _metrics_lines(name: str, metrics: Metrics, timed: Sequence[str], subject: str = "problem(s)",
+                   counted: Optional[str] = "confirmed evaluations only", correct: str = "with a confirmed kernel",
+                   with_amsr: bool = True) -> List[str]:
+    """The metrics table; the judge (judge.py) names its own subject ("file(s)") and what counts as correct."""
     if not metrics.attempted:
-        return [f"metrics ({name}): no problem attempted"]
-    lines = [f"metrics ({name}, confirmed evaluations only): {metrics.attempted} problem(s) attempted, "
-             f"{metrics.correct} with a confirmed kernel"]
+        return [f"metrics ({name}): no {subject.removesuffix('(s)')} attempted"]
+    scope = f"{name}, {counted}" if counted else name
+    lines = [f"metrics ({scope}): {metrics.attempted} {subject} attempted, {metrics.correct} {correct}"]
     header = ["", *(BASELINE_LABELS[b] for b in timed)]
     rows = [[fast_p_name(p), *(_percent(metrics.baselines[b].fast_p[p]) for b in timed)] for p in FAST_P]
     rows.append(["geomean speedup", *(
@@ -380,6 +383,8 @@ def _metrics_lines(name: str, metrics: Metrics, timed: Sequence[str]) -> List[st
         for b in timed)])
     lines += ["  " + line for line in _table(header, rows, [False, *(True for _ in timed)])]
     lines.append(f"  correctness rate: {_percent(metrics.correctness_rate)}")
+    if not with_amsr:
+        return lines
     lines.append(f"  amsr (mean best confirmed speedup over eager, 0 without a confirmed kernel): "
                  + ("-" if metrics.amsr is None else f"{metrics.amsr:.3f}"))
     return lines
