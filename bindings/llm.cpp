@@ -32,6 +32,21 @@ void define_llm_mutator_methods(Class& cls) {
   cls.def(py::init<std::shared_ptr<LlmClient>, LlmMutatorOptions>(), py::arg("client"),
           py::arg("options") = LlmMutatorOptions{},
           "An LLM mutator over a client (an LlmClient; kernelsmith.llm.as_llm_client wraps any callable).")
+      .def(py::init([](const py::object& client, LlmMutatorOptions options) {
+             // A plain function is a model too (prompt -> text, or messages -> text): wrapped as an LlmClient
+             // by the Python glue, which keeps it alive with the mutator.
+             if (!PyCallable_Check(client.ptr())) {
+               throw py::type_error(
+                   "LlmMutator(client): a client is a kernelsmith.LlmClient or a callable (prompt -> text, or "
+                   "messages -> text, sync or async; docs/llm.md); got " +
+                   py::str(py::type::of(client).attr("__qualname__")).cast<std::string>());
+             }
+             const py::object wrapped = py::module_::import("kernelsmith.llm.glue").attr("as_llm_client")(client);
+             return std::make_shared<LlmMutator>(wrapped.cast<std::shared_ptr<LlmClient>>(), std::move(options));
+           }),
+           py::arg("client"), py::arg("options") = LlmMutatorOptions{},
+           "An LLM mutator over a plain callable: prompt -> text (its first parameter is named prompt or "
+           "annotated str) or messages -> text (a list of {'role', 'content'}).")
       .def("propose", &LlmMutator::propose, py::arg("request"), py::call_guard<py::gil_scoped_release>(),
            "Proposals for a request: builds the prompt, calls the client, parses the answer.")
       .def("propose_with_mode", &LlmMutator::propose_with_mode, py::arg("request"), py::arg("mode"),

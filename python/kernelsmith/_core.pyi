@@ -6584,9 +6584,15 @@ class LlmMutator(Mutator):
     """
     The Mutator that asks a language model for a revision: picks an edit mode, builds the prompt, calls the LlmClient and parses the answer (docs/llm.md).
     """
+    @typing.overload
     def __init__(self, client: LlmClient, options: LlmMutatorOptions = ...) -> None:
         """
         An LLM mutator over a client (an LlmClient; kernelsmith.llm.as_llm_client wraps any callable).
+        """
+    @typing.overload
+    def __init__(self, client: typing.Any, options: LlmMutatorOptions = ...) -> None:
+        """
+        An LLM mutator over a plain callable: prompt -> text (its first parameter is named prompt or annotated str) or messages -> text (a list of {'role', 'content'}).
         """
     def cancel(self) -> None:
         """

@@ -100,6 +100,7 @@ def evolve(
     evaluator: Optional["core.Evaluator"] = None,
     evaluator_options: Optional["core.EvaluatorOptions"] = None,
     background: bool = False,
+    llm: Any = None,
     **config: Any,
 ) -> "Run":
     """Evolves `task` (a Task, a built-in task's name or a task folder) and returns its `Run`.
@@ -107,7 +108,9 @@ def evolve(
     backend: 'auto' (the best available), 'cuda' or 'opencl', for the built-in evaluator (made with
     `evaluator_options` when given); ignored when `evaluator` is given. budget: evaluations, the
     reference and the seeds included. db: the run store (SQLite); by default a new file in the
-    temporary folder. mutator: default ParamMutator() (no LLM needed). Further keywords set
+    temporary folder. mutator: default ParamMutator() (no LLM needed). llm: a model to mutate with, as
+    a plain function (prompt -> text, or messages -> text) or a kernelsmith.LlmClient: the run then uses
+    LlmMutator(llm) (docs/llm.md); a function given as `mutator` is taken the same way. Further keywords set
     EvolutionConfig fields (islands=2, seed=7, ...).
 
     With background=False (default) the call returns when the run ends; an interrupt (the notebook's
@@ -124,8 +127,7 @@ def evolve(
         elif backend != "auto":
             evaluator_options.backend = backend
         evaluator = core.create_evaluator(evaluator_options)
-    if mutator is None:
-        mutator = core.ParamMutator()
+    mutator = _mutator_of(mutator, llm)
     evolution = core.Evolution(task, evaluator, mutator, evolution_config)
 
     bar = _ProgressBar(progress, budget, task.name, db_path)
@@ -135,6 +137,23 @@ def evolve(
     if not background:
         run.wait()
     return run
+
+
+def _mutator_of(mutator: Any, llm: Any) -> "core.Mutator":
+    """The Mutator evolve() runs with: `mutator` as it is, an LlmMutator over `llm` (or over a function given as
+    `mutator`), else the ParamMutator."""
+    if llm is not None:
+        if mutator is not None:
+            raise ValueError("evolve: give either mutator= or llm= (llm=fn runs LlmMutator(fn)), not both")
+        return core.LlmMutator(llm)
+    if mutator is None:
+        return core.ParamMutator()
+    if isinstance(mutator, core.Mutator):
+        return mutator
+    if callable(mutator):
+        return core.LlmMutator(mutator)
+    raise TypeError(f"evolve: mutator must be a kernelsmith.Mutator (ParamMutator, LlmMutator, a Python subclass) or "
+                    f"a model function (prompt -> text, or messages -> text); got {type(mutator).__qualname__}")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from backends import fast_opencl_evaluator
 from loopback_llm import LoopbackLlmServer, Reply, chat_reply
 
 import kernelsmith
@@ -695,8 +696,9 @@ def test_a_silent_llm_endpoint_does_not_outlive_the_wall_time(tmp_path, capsys):
     assert document["stop_reason"] == "wall_time"
     assert document["seconds"] < wall + 5.0, document
     assert elapsed < wall + 15.0  # the evaluator's start and the seeding included
-    assert document["abandoned"] == 2
-    assert len(server.received) == 2  # no retry after the cancel
+    # Every request sent was abandoned at the deadline, and none was retried after the cancel (on a loaded
+    # machine the seeding may take most of the wall time, leaving fewer than --in-flight requests sent).
+    assert document["abandoned"] == len(server.received) <= 2
 
     store = kernelsmith.RunStore(str(db), True)
     (run,) = store.runs()
@@ -761,3 +763,55 @@ def test_the_cli_sets_the_request_timeout_and_retries():
     client = mutator.client.client
     assert (client.timeout, client.max_retries) == (7.5, 1)
     assert mutator.options.request.timeout_seconds == 7.5
+
+
+def test_a_plain_function_is_a_model_for_llm_mutator_and_evolve(tmp_path):
+    """A model is a function: LlmMutator(fn) and evolve(task, llm=fn) take `prompt -> text` (first parameter
+    named prompt, or annotated str) and `messages -> text`, with no wrapper; anything else is refused, naming
+    what is accepted."""
+    prompts: list = []
+
+    def model(prompt):  # prompt -> text
+        prompts.append(prompt)
+        return f"Wider work-groups.\n\n```opencl\n{opencl_relu(128)}```\n"
+
+    mutator = kernelsmith.LlmMutator(model)
+    proposal = mutator.propose_with_mode(relu_request(), kernelsmith.EditMode.full)
+    assert proposal.candidate is not None and proposal.failure == ""
+    assert isinstance(prompts[0], str) and "## Current program" in prompts[0]
+
+    seen: list = []
+
+    def chat(messages: list) -> str:  # messages -> text
+        seen.append(messages)
+        return f"```opencl\n{opencl_relu(256)}```\n"
+
+    assert kernelsmith.LlmMutator(chat).propose_with_mode(relu_request(), kernelsmith.EditMode.full).candidate
+    assert seen[0][0]["role"] == "system" and seen[0][1]["role"] == "user"
+
+    with pytest.raises(TypeError, match="a client is a kernelsmith.LlmClient or a callable .* got int"):
+        kernelsmith.LlmMutator(42)
+
+    task_data = json.loads(kernelsmith.Task.load("relu").to_json())
+    task_data["sizes"] = {"N": 1 << 16}
+    task = kernelsmith.Task.from_json(json.dumps(task_data), "<relu, 2^16 elements>")
+    evaluator = fast_opencl_evaluator(tmp_path / "cache")
+    before = len(prompts)
+    run = kernelsmith.evolve(task, llm=model, evaluator=evaluator, budget=4, islands=1, db=tmp_path / "fn.db",
+                             progress=False)
+    assert len(prompts) > before  # the function was the run's model
+    store = kernelsmith.RunStore(str(tmp_path / "fn.db"), True)
+    (stored,) = store.runs()
+    steps = [s for s in store.steps(stored.id) if s.mutation.startswith("llm")]
+    assert steps and all(s.response.startswith("Wider work-groups.") for s in steps)
+    assert any(s.child_id for s in steps)  # its answer became an evaluated child (later ones are duplicates)
+    assert run.result.evaluations >= 3
+    # A function given as `mutator` is taken as the model too; another type is refused with what is accepted.
+    kernelsmith.evolve(task, mutator=chat, evaluator=evaluator, budget=3, islands=1, db=tmp_path / "m.db",
+                       progress=False)
+    with pytest.raises(TypeError, match="evolve: mutator must be a kernelsmith.Mutator"):
+        kernelsmith.evolve(task, mutator="gpt-4o", evaluator=evaluator, budget=3, db=tmp_path / "x.db",
+                           progress=False)
+    with pytest.raises(ValueError, match="not both"):
+        kernelsmith.evolve(task, mutator=kernelsmith.ParamMutator(), llm=chat, evaluator=evaluator, budget=3,
+                           db=tmp_path / "y.db", progress=False)

@@ -199,6 +199,29 @@ def _accepted_options(client: Callable[..., Any], options: Mapping[str, Any]) ->
     return {k: v for k, v in options.items() if k in names and v is not None}
 
 
+def takes_prompt(client: Callable[..., Any]) -> bool:
+    """True for a client that takes the prompt as one string (``prompt -> text``): its first positional parameter
+    is named ``prompt`` or annotated ``str``. Other clients take the chat messages (``messages -> text``)."""
+    try:
+        signature = inspect.signature(client)
+    except (TypeError, ValueError):
+        return False
+    for parameter in signature.parameters.values():
+        if parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            return parameter.name == "prompt" or parameter.annotation in (str, "str")
+        return False
+    return False
+
+
+def prompt_text(messages: Messages) -> str:
+    """The chat messages as one prompt for a ``prompt -> text`` client: their contents, system first, in order."""
+    return "\n\n".join(str(message["content"]) for message in messages)
+
+
+def _first_argument(client: Callable[..., Any], messages: Messages) -> Any:
+    return prompt_text(messages) if takes_prompt(client) else messages
+
+
 def call_client(
     client: Callable[..., Any], messages: Any, default_model: str = "", **options: Any
 ) -> LlmResult:
@@ -207,7 +230,7 @@ def call_client(
     normalised = normalize_messages(messages)
     kwargs = _accepted_options(client, options)
     start = time.perf_counter()
-    value = client(normalised, **kwargs)
+    value = client(_first_argument(client, normalised), **kwargs)
     if inspect.isawaitable(value):
         value = run_awaitable(value)
     result = normalize_result(value, default_model=default_model or str(options.get("model") or ""))
@@ -226,9 +249,9 @@ async def acall_client(
     if inspect.iscoroutinefunction(client) or inspect.iscoroutinefunction(
         getattr(client, "__call__", None)
     ):
-        value = await client(normalised, **kwargs)
+        value = await client(_first_argument(client, normalised), **kwargs)
     else:
-        value = await asyncio.to_thread(client, normalised, **kwargs)
+        value = await asyncio.to_thread(client, _first_argument(client, normalised), **kwargs)
         if inspect.isawaitable(value):
             value = await value
     result = normalize_result(value, default_model=default_model or str(options.get("model") or ""))
