@@ -136,6 +136,9 @@ PythonHelper::PythonHelper(const PythonHelperKind& kind) : kind_(kind) {
   policy.scratch = workdir_;
   policy.readable = helper_readable_folders();
   policy.readable.push_back(fs::path(script).parent_path().string());
+  if (kind_.readable_folders != nullptr) {
+    for (auto& folder : kind_.readable_folders()) policy.readable.push_back(std::move(folder));
+  }
   if (kind_.writable_folders != nullptr) writable_ = policy.writable = kind_.writable_folders();
   arguments = confine_command(policy, arguments);
   SpawnOptions options;

@@ -28,6 +28,9 @@ struct PythonHelperKind {
   /// Folders the confined helper may write besides its own (where its clients' requests leave their data),
   /// asked when a helper starts and when one is taken from the pool; none when null.
   std::vector<std::string> (*writable_folders)() = nullptr;
+  /// Folders the confined helper may read besides the interpreter's and the scripts' (the ModelNew runner: the
+  /// shared cache of extension builds), asked when a helper starts; none when null.
+  std::vector<std::string> (*readable_folders)() = nullptr;
 };
 
 /// The interpreter helpers run: $KERNELSMITH_PYTHON, else the configured one (set_helper_python), else

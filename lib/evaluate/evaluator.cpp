@@ -25,6 +25,7 @@
 #include "evaluate/device_set.hpp"
 #include "detail/file_cache.hpp"
 #include "evaluate/harness.hpp"
+#include "evaluate/pytorch_oracle.hpp"
 #include "evaluate/task_fit.hpp"
 #include "detail/sha256.hpp"
 #include "detail/thread_pool.hpp"
@@ -354,7 +355,17 @@ class BuiltinEvaluator final : public Evaluator {
         return finish(Status::compile_error, checked.message, report);
       }
       if (!checked.ok()) return finish(*checked.failure, checked.message, {});
-      if (checked.host_code) return outcome;  // built and run whole by the worker's ModelNew runner
+      if (checked.host_code) {
+        // Run whole by the worker's ModelNew runner; its constant load_inline calls are built here first, in
+        // parallel with the batch's other compiles and ahead of the device, into the shared build cache
+        // (docs/kernelbench-modelnew.md, "Builds").
+        if (options_.use_disk_cache) {
+          std::string off;
+          detail::prebuild_extensions(candidate.source, detail::extension_cache_folder(cache_dir_, &off),
+                                      options_.host_code_build_seconds);
+        }
+        return outcome;
+      }
       const LaunchPlan& plan = checked.plan;
       if (detail::launches_triton_kernels(plan)) return triton_compile_stage(task, candidate, plan, finish);
       if (!offline_compiles_) return outcome;  // compiled by the backend in the worker (OpenCL)
@@ -434,12 +445,15 @@ class BuiltinEvaluator final : public Evaluator {
   /// stage already ended it.
   Evaluation finish(const Task& task, const Candidate& candidate, std::future<CompileOutcome>& compile) {
     const auto waited = Clock::now();
-    // The compiler enforces its own timeout; this one covers a toolchain that ignores it.
-    const auto limit = std::chrono::duration<double>(options_.compile_timeout_seconds + 10.0);
+    // The compiler enforces its own timeout; this one covers a toolchain that ignores it. A ModelNew's compile
+    // stage is its extensions' builds, bounded by host_code_build_seconds.
+    const bool host_code = candidate.language == kModelNewLanguage || defines_model_new(candidate.source);
+    const double seconds = host_code ? options_.host_code_build_seconds : options_.compile_timeout_seconds;
+    const auto limit = std::chrono::duration<double>(seconds + 10.0);
     if (compile.wait_for(limit) != std::future_status::ready) {
       Evaluation evaluation =
           detail::failed_evaluation(task, candidate, backend_, device_.name, Status::compile_error, "");
-      evaluation.message = fmt::format("compilation did not finish within {:g} s", options_.compile_timeout_seconds);
+      evaluation.message = fmt::format("compilation did not finish within {:g} s", seconds);
       evaluation.compile.log = evaluation.message;
       evaluation.wall_seconds = seconds_since(waited);
       evaluation.placement.host = host_;

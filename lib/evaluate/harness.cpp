@@ -146,14 +146,26 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
                                   "has a reference kernel: write a kernel with a launch plan in {} instead",
                                   candidate.language, task.name, backend_.language()));
       }
+      // Its torch extensions: built ahead into the shared cache by the builder where it can, else by the runner
+      // with the precompiled header (docs/kernelbench-modelnew.md, "Builds").
+      std::string cache_off = "the evaluator's disk cache is off (use_disk_cache)";
+      const std::string extension_cache =
+          options.use_disk_cache ? extension_cache_folder(state_->cache_dir, &cache_off) : std::string();
       try {
         runner = PytorchOracleClient::for_candidate(run.oracle_device(),
-                                                    options.deadline_seconds + options.host_code_build_seconds);
+                                                    options.deadline_seconds + options.host_code_build_seconds,
+                                                    candidate.source, extension_cache, options.host_code_build_seconds);
       } catch (const OracleFailure& e) {
         return finish(Status::runtime_error, fmt::format("the ModelNew runner could not start: {}", e.what()));
       }
+      const std::string cache_note =
+          extension_cache.empty() && candidate.source.find("cpp_extension") != std::string::npos
+              ? fmt::format("shared build cache off: {}\n", cache_off)
+              : std::string();
       evaluation.compile.ok = true;  // its builds happen as its file is run: a failure is reported at that stage
+      evaluation.compile.log = cache_note + runner->build_log();
       CorrectnessReport correctness = run.check_model_new(reference, *runner);
+      evaluation.compile.log = cache_note + runner->build_log();
       evaluation.correctness = correctness;
       end_stage("correctness");
       if (!correctness.passed) return finish(Status::incorrect, correctness.message);

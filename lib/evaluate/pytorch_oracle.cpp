@@ -19,6 +19,7 @@
 #include "detail/bulk_file.hpp"
 #include "detail/python_helper.hpp"
 #include "json_codec.hpp"
+#include "kernelsmith/sandbox.hpp"
 
 namespace kernelsmith::detail {
 namespace {
@@ -137,7 +138,86 @@ std::vector<std::string> exchange_folders() {
   return {exchange_folders_in_use().begin(), exchange_folders_in_use().end()};
 }
 
+// The shared cache of extension builds the last for_candidate() used: what the builder may write and the runner
+// read (a helper kind's folders are asked through plain functions).
+std::mutex& extension_cache_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::string& current_extension_cache() {
+  static std::string folder;
+  return folder;
+}
+
+std::vector<std::string> extension_cache_folders() {
+  std::lock_guard<std::mutex> lock(extension_cache_mutex());
+  if (current_extension_cache().empty()) return {};
+  return {current_extension_cache()};
+}
+
+std::string read_small_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text;
+  if (!in) return text;
+  text.resize(1 << 16);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
 }  // namespace
+
+const PythonHelperKind& extension_builder_kind() {
+  static const PythonHelperKind kind{"extension_build.py", "KERNELSMITH_EXTENSION_BUILDER", "the extension builder",
+                                     "building a ModelNew candidate's torch extensions", 1, extension_cache_folders};
+  return kind;
+}
+
+std::string extension_cache_folder(const std::string& cache_dir, std::string* why_off) {
+  auto off = [&](std::string why) {
+    if (why_off != nullptr) *why_off = std::move(why);
+    return std::string();
+  };
+  if (cache_dir.empty()) return off("the evaluator has no disk cache");
+  const SandboxStatus sandbox = sandbox_status();
+  if (!sandbox.enabled) return off(fmt::format("the sandbox is off ({})", sandbox.reason));
+  for (const SandboxProtection& protection : sandbox.protections) {
+    if (protection.name == "filesystem" && !protection.on) {
+      return off(fmt::format("the sandbox's filesystem protection is off ({})", protection.detail));
+    }
+  }
+  const fs::path folder = fs::path(cache_dir) / "torch-extensions";
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) return off(fmt::format("cannot create {}: {}", folder.string(), error.message()));
+  return folder.string();
+}
+
+std::string prebuild_extensions(const std::string& source, const std::string& extension_cache,
+                                double timeout_seconds) {
+  if (extension_cache.empty() || source.find("cpp_extension") == std::string::npos) return {};
+  {
+    std::lock_guard<std::mutex> lock(extension_cache_mutex());
+    current_extension_cache() = extension_cache;
+  }
+  std::string log;
+  try {
+    const Json reply = ask_python_helper(extension_builder_kind(),
+                                         {{"op", "prepare"}, {"cache", extension_cache}, {"source", source}},
+                                         timeout_seconds);
+    if (json_value_or<bool>(reply, "ok", false)) {
+      for (const auto& line : reply.value("log", Json::array())) {
+        if (line.is_string()) log += "builder: " + line.get<std::string>() + "\n";
+      }
+    } else {
+      log += "builder: " + json_value_or<std::string>(reply, "message", "failed") + "\n";
+    }
+  } catch (const std::exception& e) {
+    log += fmt::format("builder: {} (the runner builds the extensions itself)\n", e.what());
+  }
+  return log;
+}
 
 const PythonHelperKind& oracle_helper_kind() {
   // One idle helper is kept: it holds the built models (and torch, several hundred MB) between requests.
@@ -148,7 +228,7 @@ const PythonHelperKind& oracle_helper_kind() {
 
 const PythonHelperKind& model_new_runner_kind() {
   static const PythonHelperKind kind{"pytorch_oracle.py", "KERNELSMITH_ORACLE_HELPER", "the ModelNew runner",
-                                     "running a ModelNew candidate", 0, nullptr};
+                                     "running a ModelNew candidate", 0, nullptr, extension_cache_folders};
   return kind;
 }
 
@@ -182,15 +262,58 @@ PytorchOracleClient::PytorchOracleClient(std::string device, double timeout_seco
   folder_ = disk_folder_;
 }
 
-std::unique_ptr<PytorchOracleClient> PytorchOracleClient::for_candidate(std::string device, double timeout_seconds) {
+std::unique_ptr<PytorchOracleClient> PytorchOracleClient::for_candidate(std::string device, double timeout_seconds,
+                                                                       const std::string& source,
+                                                                       const std::string& extension_cache,
+                                                                       double build_seconds) {
+  // The builder runs first, in a process of its own that runs none of the candidate's code; the runner then
+  // reads what it built (docs/kernelbench-modelnew.md, "Builds").
+  std::string builder_log =
+      prebuild_extensions(source, extension_cache, build_seconds > 0.0 ? build_seconds : timeout_seconds);
+  if (!extension_cache.empty()) {
+    std::lock_guard<std::mutex> lock(extension_cache_mutex());
+    current_extension_cache() = extension_cache;
+  }
   std::unique_ptr<PythonHelper> helper;
   try {
     helper = std::make_unique<PythonHelper>(model_new_runner_kind());
   } catch (const std::exception& e) {
     throw OracleFailure("helper", e.what());
   }
-  return std::unique_ptr<PytorchOracleClient>(
+  if (!extension_cache.empty()) {
+    // Read by the runner before the candidate's file runs; the runner could rewrite it, which only changes
+    // where its own builds look.
+    std::ofstream settings(fs::path(helper->folder()) / "extension_cache.json");
+    settings << Json{{"cache", extension_cache}}.dump();
+  }
+  auto client = std::unique_ptr<PytorchOracleClient>(
       new PytorchOracleClient(std::move(device), timeout_seconds, std::move(helper)));
+  client->builder_log_ = std::move(builder_log);
+  return client;
+}
+
+std::string PytorchOracleClient::build_log() const {
+  std::string log = builder_log_;
+  if (!own_helper_) return log;
+  const std::string report = read_small_file((fs::path(own_helper_->folder()) / "extension_builds.json").string());
+  if (report.empty()) return log;
+  try {
+    for (const auto& build : Json::parse(report)) {
+      const std::string name = json_value_or<std::string>(build, "name", "?");
+      if (json_value_or<bool>(build, "failed", false)) {
+        log += fmt::format("runner: extension {}: the builder's build of this call failed (its error above)\n", name);
+      } else if (json_value_or<bool>(build, "prebuilt", false)) {
+        log += fmt::format("runner: extension {} loaded prebuilt from the cache\n", name);
+      } else {
+        log += fmt::format("runner: extension {} built by the runner ({}), {} the precompiled header\n", name,
+                           json_value_or<std::string>(build, "how", "load_inline"),
+                           json_value_or<bool>(build, "header", false) ? "with" : "without");
+      }
+    }
+  } catch (const std::exception&) {
+    log += "runner: its account of its builds is not JSON\n";
+  }
+  return log;
 }
 
 PytorchOracleClient::~PytorchOracleClient() {

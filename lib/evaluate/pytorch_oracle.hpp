@@ -28,6 +28,24 @@ const PythonHelperKind& oracle_helper_kind();
 /// its own folder (docs/kernelbench-modelnew.md).
 const PythonHelperKind& model_new_runner_kind();
 
+/// The builder of ModelNew candidates' torch extensions (script extension_build.py): a pooled helper, confined,
+/// whose one writable folder besides its own is the shared cache of builds (docs/kernelbench-modelnew.md,
+/// "Builds"). It reads a candidate's file as text and never runs it.
+const PythonHelperKind& extension_builder_kind();
+
+/// The shared cache of extension builds under the evaluator's disk cache (`cache_dir`/torch-extensions), or ""
+/// with `why_off` saying why there is none: no disk cache, or a sandbox whose filesystem protection is off (a
+/// runner could then write the cache that other candidates' builds read).
+std::string extension_cache_folder(const std::string& cache_dir, std::string* why_off);
+
+/// Has the builder build `source`'s constant load_inline calls (and the precompiled header they need) into
+/// `extension_cache`, within `timeout_seconds`; returns its account, one "builder: ..." line each. Nothing
+/// when the cache is "" or the source does not use torch.utils.cpp_extension. Never throws: a builder that
+/// fails leaves the builds to the runner, and says so. The evaluator's compile stage calls it for a batch's
+/// ModelNew candidates in parallel, ahead of the device; for_candidate() calls it again (then a lookup).
+std::string prebuild_extensions(const std::string& source, const std::string& extension_cache,
+                                double timeout_seconds);
+
 /// A tensor as the helper reads or writes it.
 struct OracleTensor {
   std::string name;
@@ -77,7 +95,18 @@ class PytorchOracleClient {
   /// A client of a helper of its own (model_new_runner_kind()), started now and ended with the client: it runs
   /// one candidate's host code and serves nothing else. Tensors travel through the helper's own folder, which
   /// no other helper may write. Throws OracleFailure("helper", ...) when the helper cannot start.
-  static std::unique_ptr<PytorchOracleClient> for_candidate(std::string device, double timeout_seconds);
+  ///
+  /// With an `extension_cache` folder (extension_cache_folder()) and a `source` that uses
+  /// torch.utils.cpp_extension, the builder first builds the file's constant load_inline calls (and the
+  /// precompiled header of torch/extension.h) into the cache, within `build_seconds`; the runner may then read
+  /// the cache, never write it. build_log() says what happened.
+  static std::unique_ptr<PytorchOracleClient> for_candidate(std::string device, double timeout_seconds,
+                                                            const std::string& source = {},
+                                                            const std::string& extension_cache = {},
+                                                            double build_seconds = 0.0);
+  /// What the builder did for this candidate, and what the runner's builds did (read from the runner's
+  /// folder: its own account, for the log only). "" when neither has anything to say.
+  std::string build_log() const;
   ~PytorchOracleClient();
   PytorchOracleClient(const PytorchOracleClient&) = delete;
   PytorchOracleClient& operator=(const PytorchOracleClient&) = delete;
@@ -120,6 +149,7 @@ class PytorchOracleClient {
   PytorchOracleClient(std::string device, double timeout_seconds, std::unique_ptr<PythonHelper> own_helper);
   std::unique_ptr<PythonHelper> own_helper_;  // for_candidate(): its helper; null for the pooled oracle
   bool dedicated_ = false;
+  std::string builder_log_;  // for_candidate(): what the builder said
   std::string device_;
   std::string disk_folder_;
   std::string shared_folder_;  // empty: no shared memory

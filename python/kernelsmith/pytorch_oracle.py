@@ -416,6 +416,9 @@ class Oracle:
         interpreter_bin = os.path.dirname(sys.executable)
         if interpreter_bin not in os.environ.get("PATH", "").split(os.pathsep):
             os.environ["PATH"] = interpreter_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")
+        # A library the evaluator's builder made from exactly this call, else a build here on every core with the
+        # precompiled header (extension_build.py; docs/kernelbench-modelnew.md, "Builds").
+        _extension_build_module().RunnerBuilds.install_once(self.workdir)
         module, path = self.new_module("candidate", digest, source)
         try:
             exec(compile(tree, path, "exec"), module.__dict__)  # noqa: S102 - the candidate, confined, in its own helper
@@ -844,6 +847,18 @@ def handle(oracle: Oracle, request: Dict[str, Any]) -> Dict[str, Any]:
 def serve(stdin: Any = None, stdout: Any = None, workdir: Optional[str] = None) -> int:
     """Serves requests from stdin until end of input (_helper_io.py)."""
     return _helper_io().serve_json_lines(functools.partial(handle, Oracle(workdir)), stdin, stdout)
+
+
+def _extension_build_module() -> Any:
+    """extension_build.py, loaded by path once (as _helper_io)."""
+    name = "kernelsmith_extension_build"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(os.path.dirname(os.path.abspath(__file__)), "extension_build.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def _helper_io() -> Any:
