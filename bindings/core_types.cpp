@@ -634,8 +634,43 @@ void bind_evaluation(py::module_& m) {
                ", actor=" + quoted(p.actor) + ", retries=" + std::to_string(p.retries) + ")";
       });
 
+  py::class_<HostKernel>(m, "HostKernel",
+                         "One kernel a ModelNew's forward launched (docs/kernelbench-modelnew.md, \"What ran\").")
+      .def(py::init<>())
+      .def_readwrite("name", &HostKernel::name, "The kernel's name (a CUDA kernel's, an ATen operation's on the CPU).")
+      .def_readwrite("origin", &HostKernel::origin,
+                     "'candidate' (one of its own kernels: load_inline, Triton) or 'library' (ATen, cuBLAS, cuDNN).")
+      .def_readwrite("launches", &HostKernel::launches, "Launches in one forward.")
+      .def_readwrite("device_seconds", &HostKernel::device_seconds,
+                     "Device time of those launches (on the CPU, host time of the calls).")
+      .def("__repr__", [](const HostKernel& k) {
+        return "HostKernel(" + quoted(k.name) + ", origin=" + quoted(k.origin) + ", launches=" +
+               std::to_string(k.launches) + ", device_seconds=" + number(k.device_seconds) + ")";
+      });
+
+  py::class_<HostCodeReport>(m, "HostCodeReport",
+                             "What a ModelNew candidate's forward ran, its own kernels versus library ones, and "
+                             "whether its outputs depend on its own kernels (docs/kernelbench-modelnew.md).")
+      .def(py::init<>())
+      .def_readwrite("kernels", &HostCodeReport::kernels, "The kernels of one profiled forward (list of HostKernel).")
+      .def_readwrite("custom_share", &HostCodeReport::custom_share,
+                     "The candidate's own kernels' share (0..1) of the device time of the kernels listed.")
+      .def_readwrite("custom_calls", &HostCodeReport::custom_calls,
+                     "Calls of the candidate's own kernels in the profiled forward.")
+      .def_readwrite("custom_kernel_every_check", &HostCodeReport::custom_kernel_every_check,
+                     "Whether one of its own kernels ran in every correctness check.")
+      .def_readwrite("ablation", &HostCodeReport::ablation,
+                     "With its own kernels made no-ops that write noise, the outputs: 'changed', 'unchanged', or "
+                     "'no_custom_calls'.")
+      .def_readwrite("policy", &HostCodeReport::policy, "EvaluatorOptions.host_code_policy it was judged under.")
+      .def_readwrite("notes", &HostCodeReport::notes, "What each integrity flag the runner raised saw.")
+      .def("__repr__", [](const HostCodeReport& r) {
+        return "HostCodeReport(kernels=" + std::to_string(r.kernels.size()) + ", custom_share=" +
+               number(r.custom_share) + ", ablation=" + quoted(r.ablation) + ")";
+      });
+
   py::class_<Evaluation>(m, "Evaluation",
-                         "The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/4 "
+                         "The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/5 "
                          "(docs/evaluation-schema.md).")
       .def(py::init<>())
       .def_readwrite("candidate_id", &Evaluation::candidate_id, "Id of the evaluated candidate.")
@@ -671,8 +706,11 @@ void bind_evaluation(py::module_& m) {
       .def_readwrite("placement", &Evaluation::placement,
                      "Where it ran: host, device index, Ray actor, and how often it was run again after its actor was "
                      "lost.")
+      .def_readwrite("host_code", &Evaluation::host_code,
+                     "For a ModelNew candidate that passed its checks: the kernels its forward ran and their shares "
+                     "(HostCodeReport); None otherwise.")
       .def_property_readonly("ok", &Evaluation::ok, "True when status is Status.ok.")
-      .def("to_json", &Evaluation::to_json, "JSON under the schema kernelsmith.evaluation/4.")
+      .def("to_json", &Evaluation::to_json, "JSON under the schema kernelsmith.evaluation/5.")
       .def(py::pickle([](const Evaluation& e) { return e.to_json(); },
                       [](const std::string& json) { return Evaluation::from_json(json, "<pickled evaluation>"); }))
       .def_static("from_json", &Evaluation::from_json, py::arg("json_text"), py::arg("origin") = "<evaluation>",

@@ -122,6 +122,10 @@ void bind_evaluator(py::module_& m) {
       .def_readwrite("host_code_build_seconds", &EvaluatorOptions::host_code_build_seconds,
                      "Added to deadline_seconds for a host-code candidate (a KernelBench ModelNew file), whose "
                      "torch.utils.cpp_extension builds run inside its evaluation.")
+      .def_readwrite("host_code_policy", &EvaluatorOptions::host_code_policy,
+                     "What counts as a solution among ModelNew candidates: 'custom_kernel' (one of its own kernels "
+                     "runs on every check and the outputs depend on it, else it is flagged no_custom_kernel or "
+                     "custom_kernel_unused) or 'torch_only_allowed' (a PyTorch-only program is labelled torch_only).")
       .def_readwrite("oracle_timeout_seconds", &EvaluatorOptions::oracle_timeout_seconds,
                      "Longest one request to the PyTorch oracle's helper may take, in seconds (the expected outputs "
                      "of one case, or timing one baseline: torch.compile max-autotune compiles for minutes on a "

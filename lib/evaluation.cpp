@@ -1,4 +1,4 @@
-// Evaluation: JSON round trip under the schema "kernelsmith.evaluation/4" (docs/evaluation-schema.md)
+// Evaluation: JSON round trip under the schema "kernelsmith.evaluation/5" (docs/evaluation-schema.md)
 // and the concise text an LLM reads as feedback.
 #include "kernelsmith/evaluation.hpp"
 
@@ -163,6 +163,14 @@ const std::map<std::string, std::string>& doubt_casting_flags() {
       {"host_timer_mismatch", "the device timer reported less time than the host clock saw"},
       {"race", "the outputs changed with the order of the blocks"},
       {"schedule_check_unavailable", "the race check could not run on this source"},
+      // A ModelNew (host-code) candidate's checks (docs/kernelbench-modelnew.md, "Integrity").
+      {"no_custom_kernel", "a ModelNew that did not run a kernel of its own in every check (PyTorch only)"},
+      {"custom_kernel_unused", "a ModelNew whose outputs do not change when its own kernels do nothing"},
+      {"torch_settings_changed", "a ModelNew changed torch's global settings (TF32, precision, threads, ...)"},
+      {"work_escaped_timer", "work of a ModelNew was still running after its timed run's end event"},
+      {"async_work_at_return", "work of a ModelNew was still running on another stream when forward returned"},
+      {"cuda_graph", "a ModelNew replayed a CUDA graph (work recorded in an earlier call)"},
+      {"output_not_dense", "a ModelNew returned a broadcast view: fewer elements computed than returned"},
   };
   return flags;
 }

@@ -107,6 +107,7 @@ Json evaluator_options_to_json(const EvaluatorOptions& o) {
           {"deadline_seconds", o.deadline_seconds},
           {"compile_timeout_seconds", o.compile_timeout_seconds},
           {"host_code_build_seconds", o.host_code_build_seconds},
+          {"host_code_policy", o.host_code_policy},
           {"oracle_timeout_seconds", o.oracle_timeout_seconds},
           {"compile_threads", o.compile_threads},
           {"isolate", o.isolate},
@@ -138,6 +139,7 @@ EvaluatorOptions evaluator_options_from_json(const Json& j) {
   o.deadline_seconds = j.at("deadline_seconds").get<double>();
   o.compile_timeout_seconds = j.at("compile_timeout_seconds").get<double>();
   o.host_code_build_seconds = j.at("host_code_build_seconds").get<double>();
+  o.host_code_policy = j.value("host_code_policy", std::string("custom_kernel"));
   o.oracle_timeout_seconds = j.at("oracle_timeout_seconds").get<double>();
   o.compile_threads = j.at("compile_threads").get<int>();
   o.isolate = j.at("isolate").get<bool>();
@@ -519,18 +521,63 @@ Json evaluation_to_json(const Evaluation& e) {
                            {"device_index", e.placement.device_index},
                            {"actor", e.placement.actor},
                            {"retries", e.placement.retries}};
+  json["host_code"] = e.host_code ? host_code_report_to_json(*e.host_code) : Json(nullptr);
   return json;
+}
+
+Json host_code_report_to_json(const HostCodeReport& report) {
+  Json kernels = Json::array();
+  for (const HostKernel& kernel : report.kernels) {
+    kernels.push_back({{"name", kernel.name},
+                       {"origin", kernel.origin},
+                       {"launches", kernel.launches},
+                       {"device_seconds", json_number(kernel.device_seconds)}});
+  }
+  return {{"kernels", kernels},
+          {"custom_share", json_number(report.custom_share)},
+          {"custom_calls", report.custom_calls},
+          {"custom_kernel_every_check", report.custom_kernel_every_check},
+          {"ablation", report.ablation},
+          {"policy", report.policy},
+          {"notes", report.notes}};
+}
+
+HostCodeReport host_code_report_from_json(const JsonField& field) {
+  field.expect_object(
+      {"kernels", "custom_share", "custom_calls", "custom_kernel_every_check", "ablation", "policy", "notes"});
+  HostCodeReport report;
+  if (auto kernels = field.optional("kernels")) {
+    for (const JsonField& item : kernels->elements()) {
+      item.expect_object({"name", "origin", "launches", "device_seconds"});
+      HostKernel kernel;
+      read_field(item, "name", kernel.name);
+      read_field(item, "origin", kernel.origin);
+      read_field(item, "launches", kernel.launches);
+      read_field(item, "device_seconds", kernel.device_seconds);
+      report.kernels.push_back(std::move(kernel));
+    }
+  }
+  read_field(field, "custom_share", report.custom_share);
+  read_field(field, "custom_calls", report.custom_calls);
+  read_field(field, "custom_kernel_every_check", report.custom_kernel_every_check);
+  read_field(field, "ablation", report.ablation);
+  read_field(field, "policy", report.policy);
+  read_field(field, "notes", report.notes);
+  return report;
 }
 
 Evaluation evaluation_from_json(const JsonField& root) {
   root.expect_object({"schema", "candidate_id", "task", "backend", "device", "status", "message", "compile",
                       "correctness", "timing", "baseline_timing", "speedup", "baselines", "speedups",
-                      "baseline_errors", "sol", "integrity", "fitness", "wall_seconds", "stage_seconds", "placement"});
+                      "baseline_errors", "sol", "integrity", "fitness", "wall_seconds", "stage_seconds", "placement",
+                      "host_code"});
   const JsonField schema = root["schema"];
-  if (schema.string() != kEvaluationSchema && schema.string() != kEvaluationSchemaV3 &&
-      schema.string() != kEvaluationSchemaV2 && schema.string() != kEvaluationSchemaV1) {
-    schema.fail_expected(fmt::format("\"{}\" (or the older \"{}\", \"{}\" or \"{}\")", kEvaluationSchema,
-                                     kEvaluationSchemaV3, kEvaluationSchemaV2, kEvaluationSchemaV1));
+  if (schema.string() != kEvaluationSchema && schema.string() != kEvaluationSchemaV4 &&
+      schema.string() != kEvaluationSchemaV3 && schema.string() != kEvaluationSchemaV2 &&
+      schema.string() != kEvaluationSchemaV1) {
+    schema.fail_expected(fmt::format("\"{}\" (or the older \"{}\", \"{}\", \"{}\" or \"{}\")", kEvaluationSchema,
+                                     kEvaluationSchemaV4, kEvaluationSchemaV3, kEvaluationSchemaV2,
+                                     kEvaluationSchemaV1));
   }
   Evaluation evaluation;
   read_field(root, "candidate_id", evaluation.candidate_id);
@@ -574,6 +621,7 @@ Evaluation evaluation_from_json(const JsonField& root) {
     read_field(*placement, "actor", evaluation.placement.actor);
     read_field(*placement, "retries", evaluation.placement.retries);
   }
+  if (auto host_code = root.optional("host_code")) evaluation.host_code = host_code_report_from_json(*host_code);
   return evaluation;
 }
 

@@ -61,9 +61,12 @@ Candidate candidate_from_json(const JsonField& root);
 Json timing_report_to_json(const TimingReport& timing);
 TimingReport timing_report_from_json(const JsonField& field);
 
-/// Schema "kernelsmith.evaluation/4" (docs/evaluation-schema.md); versions 1 to 3 are read too.
+/// Schema "kernelsmith.evaluation/5" (docs/evaluation-schema.md); versions 1 to 4 are read too.
 Json evaluation_to_json(const Evaluation& evaluation);
 Evaluation evaluation_from_json(const JsonField& root);
+/// An evaluation's "host_code" object (a ModelNew's kernels and their shares).
+Json host_code_report_to_json(const HostCodeReport& report);
+HostCodeReport host_code_report_from_json(const JsonField& field);
 
 /// Schema "kernelsmith.task/1" (docs/task-format.md), sources inline.
 Json task_to_json(const Task& task);

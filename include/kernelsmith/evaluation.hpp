@@ -129,6 +129,36 @@ struct IntegrityReport {
   std::vector<std::string> unconfined;
 };
 
+/// One kernel a host-code candidate's forward launched (docs/kernelbench-modelnew.md, "What ran").
+struct HostKernel {
+  std::string name;
+  /// "candidate": one of its own kernels (a `__global__` function of its load_inline sources, one of its Triton
+  /// kernels, on the CPU a function of an extension it built); "library": ATen, cuBLAS, cuDNN and the like.
+  std::string origin;
+  std::int64_t launches = 0;
+  /// Device time of its launches in one forward (on the CPU, the host time of the call).
+  double device_seconds = 0.0;
+};
+
+/// What a host-code (ModelNew) candidate ran, measured in one profiled forward, and what its own kernels mean
+/// for its outputs.
+struct HostCodeReport {
+  std::vector<HostKernel> kernels;
+  /// The candidate's own kernels' share (0..1) of the device time of every kernel listed.
+  double custom_share = 0.0;
+  /// Calls of the candidate's own kernels in the profiled forward.
+  std::int64_t custom_calls = 0;
+  /// Whether at least one of its own kernels ran in every correctness check.
+  bool custom_kernel_every_check = false;
+  /// The ablation run (each of its own kernels a no-op writing noise): "changed" (the outputs depend on its
+  /// kernels), "unchanged" or "no_custom_calls".
+  std::string ablation;
+  /// EvaluatorOptions::host_code_policy it was judged under.
+  std::string policy;
+  /// What each integrity flag raised by the runner saw, one line each.
+  std::vector<std::string> notes;
+};
+
 /// Where an evaluation ran: which machine and device, which Ray actor, and whether it had to be run again
 /// because the process running it was lost (docs/distributed.md).
 struct Placement {
@@ -185,6 +215,9 @@ struct KERNELSMITH_API Evaluation {
   std::map<std::string, double> stage_seconds;
   /// Where it ran (host, device, actor) and how often it was lost and run again.
   Placement placement;
+  /// For a host-code candidate that passed its checks: the kernels its forward ran (its own versus library
+  /// ones) and their device-time shares. Absent for kernel candidates.
+  std::optional<HostCodeReport> host_code;
 
   bool ok() const { return status == Status::ok; }
 
@@ -196,9 +229,10 @@ struct KERNELSMITH_API Evaluation {
   std::string to_prompt_text() const;
 };
 
-/// Version 4 added placement; version 3 baselines, speedups and baseline_errors; version 2 stage_seconds.
-/// Documents of versions 1 to 3 are still read.
-inline constexpr const char* kEvaluationSchema = "kernelsmith.evaluation/4";
+/// Version 5 added host_code; version 4 placement; version 3 baselines, speedups and baseline_errors; version 2
+/// stage_seconds. Documents of versions 1 to 4 are still read.
+inline constexpr const char* kEvaluationSchema = "kernelsmith.evaluation/5";
+inline constexpr const char* kEvaluationSchemaV4 = "kernelsmith.evaluation/4";
 inline constexpr const char* kEvaluationSchemaV3 = "kernelsmith.evaluation/3";
 inline constexpr const char* kEvaluationSchemaV2 = "kernelsmith.evaluation/2";
 inline constexpr const char* kEvaluationSchemaV1 = "kernelsmith.evaluation/1";

@@ -93,6 +93,11 @@ struct EvaluatorOptions {
   /// Added to deadline_seconds for a host-code candidate (a ModelNew file, docs/kernelbench-modelnew.md),
   /// whose torch.utils.cpp_extension builds run inside its evaluation: ~47 s for a one-line CUDA kernel.
   double host_code_build_seconds = 300.0;
+  /// What counts as a solution among host-code candidates (docs/kernelbench-modelnew.md, "What ran"):
+  /// "custom_kernel" (at least one of the candidate's own kernels runs on every check and the outputs depend on
+  /// it, else it is flagged no_custom_kernel or custom_kernel_unused, which cast doubt) or "torch_only_allowed"
+  /// (a PyTorch-only program is labelled torch_only, which casts none).
+  std::string host_code_policy = "custom_kernel";
   /// Longest one request to the PyTorch oracle's helper may take (a task with an oracle: the expected
   /// outputs of one case, or the timing of one baseline, whose torch.compile with max-autotune compiles
   /// for minutes on a GPU). Past it the helper is killed: the task fails, or that baseline is not timed.

@@ -144,6 +144,10 @@ void validate_options(const EvaluatorOptions& options) {
   if (!(options.suspicious_speedup > 0.0)) fail("suspicious_speedup must be > 0");
   if (!(options.deadline_seconds > 0.0)) fail(fmt::format("deadline_seconds must be > 0; got {}", options.deadline_seconds));
   if (!(options.compile_timeout_seconds > 0.0)) fail("compile_timeout_seconds must be > 0");
+  if (options.host_code_policy != "custom_kernel" && options.host_code_policy != "torch_only_allowed") {
+    fail(fmt::format("host_code_policy must be \"custom_kernel\" or \"torch_only_allowed\"; got \"{}\"",
+                     options.host_code_policy));
+  }
   if (!(options.host_code_build_seconds >= 0.0)) {
     fail(fmt::format("host_code_build_seconds must be >= 0; got {}", options.host_code_build_seconds));
   }

@@ -27,6 +27,20 @@ namespace {
 constexpr double kConfirmingRatio = 1.5;
 constexpr double kTrustedNoise = 0.25;
 
+/// The policy on what counts as a kernel solution (EvaluatorOptions::host_code_policy): under "custom_kernel" a
+/// ModelNew none of whose own kernels ran in some check is flagged no_custom_kernel, one whose outputs did not
+/// change when its own kernels were made no-ops custom_kernel_unused (both cast doubt); under
+/// "torch_only_allowed" a program that runs none of its own kernels is labelled torch_only (which casts none),
+/// and a decoy kernel is still custom_kernel_unused.
+void apply_host_code_policy(const HostCodeReport& host, IntegrityReport& integrity) {
+  const bool torch_only = !host.custom_kernel_every_check || host.ablation == "no_custom_calls";
+  if (torch_only) {
+    add_flag(integrity, host.policy == "torch_only_allowed" ? "torch_only" : "no_custom_kernel");
+  } else if (host.ablation == "unchanged") {
+    add_flag(integrity, "custom_kernel_unused");  // a decoy kernel misleads whatever the policy
+  }
+}
+
 }  // namespace
 
 using Clock = std::chrono::steady_clock;
@@ -136,6 +150,7 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     std::function<TimingReport(const std::string&)> time_candidate;
     std::size_t launches_per_run = 1;
     std::unique_ptr<PytorchOracleClient> runner;  // a host-code candidate's own helper
+    std::optional<HostCodeReport> host_code;      // what it ran, reported when it passes its checks
     LoadedPlan loaded;
     std::optional<LoadedPlan> reversed;
     TimingCases timing_cases;
@@ -164,12 +179,20 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
               : std::string();
       evaluation.compile.ok = true;  // its builds happen as its file is run: a failure is reported at that stage
       evaluation.compile.log = cache_note + runner->build_log();
-      CorrectnessReport correctness = run.check_model_new(reference, *runner);
+      host_code.emplace();
+      host_code->policy = options.host_code_policy;
+      CorrectnessReport correctness = run.check_model_new(reference, *runner, *host_code, evaluation.integrity);
       evaluation.compile.log = cache_note + runner->build_log();
       evaluation.correctness = correctness;
       end_stage("correctness");
       if (!correctness.passed) return finish(Status::incorrect, correctness.message);
-      time_candidate = [&](const std::string& timing_mode) { return run.time_model_new(reference, *runner, timing_mode); };
+      // What ran, and whether the outputs depend on the candidate's own kernels (docs/kernelbench-modelnew.md).
+      run.inspect_model_new(reference, *runner, *host_code, evaluation.integrity);
+      end_stage("inspection");
+      apply_host_code_policy(*host_code, evaluation.integrity);
+      time_candidate = [&](const std::string& timing_mode) {
+        return run.time_model_new(reference, *runner, timing_mode, *host_code, evaluation.integrity);
+      };
     } else {
       const LaunchPlan& plan = checked.plan;
       try {
@@ -284,6 +307,7 @@ Evaluation Harness::evaluate(const Task& task, const Candidate& candidate, const
     if (sol.peak_gflops > 0.0) sol.compute_fraction = sol.achieved_gflops / sol.peak_gflops;
     sol.fraction = std::max(sol.bandwidth_fraction, sol.compute_fraction);
     evaluation.sol = sol;
+    evaluation.host_code = host_code;
 
     const TimingReport& final_timing = *evaluation.timing;
     return finish(Status::ok, fmt::format("{:.3f}x {} speed ({:.4g} ms vs {:.4g} ms, noise {:.1f}%){}",

@@ -57,14 +57,34 @@ CandidateFailure model_new_failure(const OracleFailure& failure, const std::stri
   if (stage == "candidate" || stage == "candidate_build" || stage == "parameters") {
     return {Status::compile_error, fmt::format("ModelNew could not be built: {}", failure.what())};
   }
-  if (stage == "outputs" || stage == "input_changed" || stage == "input_returned" || stage == "output_type") {
+  if (stage == "outputs" || stage == "input_changed" || stage == "input_returned" || stage == "output_type" ||
+      stage == "output_aliased") {
     return {Status::incorrect, fmt::format("sizes '{}': {}", sizes, failure.what())};
+  }
+  if (stage == "tampering" || stage == "background_work") {  // the integrity checks (_host_code_guard.py)
+    return {Status::runtime_error, fmt::format("refused ({}): {}", stage, failure.what())};
   }
   const std::string what = failure.what();
   if (stage == "helper" && what.find("did not finish") != std::string::npos) {
     return {Status::timeout, what};
   }
   return {Status::runtime_error, stage == "helper" ? what : fmt::format("sizes '{}': {}", sizes, what)};
+}
+
+/// The runner's flags and notes of one reply, added to the evaluation's.
+void take_runner_flags(const Json& reply, HostCodeReport& host, IntegrityReport& integrity) {
+  if (const auto flags = reply.find("flags"); flags != reply.end() && flags->is_array()) {
+    for (const Json& flag : *flags) {
+      if (flag.is_string()) add_flag(integrity, flag.get<std::string>());
+    }
+  }
+  if (const auto notes = reply.find("notes"); notes != reply.end() && notes->is_array()) {
+    for (const Json& note : *notes) {
+      if (note.is_string() && std::find(host.notes.begin(), host.notes.end(), note.get<std::string>()) == host.notes.end()) {
+        host.notes.push_back(note.get<std::string>());
+      }
+    }
+  }
 }
 
 /// The baselines an oracle task times: eager always (speedup is against it), then the ones it lists.
@@ -306,9 +326,11 @@ Json EvaluationRun::oracle_timing_settings(const std::string& mode) const {
 
 // ---- A host-code candidate (docs/kernelbench-modelnew.md)
 
-CorrectnessReport EvaluationRun::check_model_new(ReferenceState& reference, PytorchOracleClient& runner) {
+CorrectnessReport EvaluationRun::check_model_new(ReferenceState& reference, PytorchOracleClient& runner,
+                                                 HostCodeReport& host, IntegrityReport& integrity) {
   CorrectnessReport report;
   report.passed = true;
+  host.custom_kernel_every_check = true;
   const auto configs = task_.all_size_configs();
   for (std::size_t step = 0; step < 2 * configs.size(); ++step) {
     const std::size_t ci = step % configs.size();
@@ -336,6 +358,8 @@ CorrectnessReport EvaluationRun::check_model_new(ReferenceState& reference, Pyto
       } catch (const OracleFailure& e) {
         throw model_new_failure(e, config.name);
       }
+      if (json_value_or<std::int64_t>(runner.last_reply(), "custom_calls", 0) <= 0) host.custom_kernel_every_check = false;
+      take_runner_flags(runner.last_reply(), host, integrity);
       CorrectnessCheck check;
       check.sizes = config.name;
       check.inputs = user != nullptr ? user->name : to_string(kind);
@@ -368,15 +392,92 @@ CorrectnessReport EvaluationRun::check_model_new(ReferenceState& reference, Pyto
   return report;
 }
 
+void EvaluationRun::inspect_model_new(ReferenceState& reference, PytorchOracleClient& runner, HostCodeReport& host,
+                                      IntegrityReport& integrity) {
+  // A case the checks already ran (the timing cases' inputs stay unseen until the timed runs that are checked).
+  const SizeConfig& config = task_.timing_sizes;
+  const std::shared_ptr<const CaseData> held =
+      reference_case(reference, config, InputKind::random, correctness_seed(config, InputKind::random, 0));
+  std::vector<const Bytes*> inputs;
+  for (const Bytes& bytes : held->inputs) inputs.push_back(&bytes);
+  Json reply;
+  try {
+    reply = runner.inspect(problem_with_candidate(task_, config, candidate_), reference.content_key, config.name,
+                           oracle_input_specs(config), inputs);
+  } catch (const OracleFailure& e) {
+    throw model_new_failure(e, config.name);
+  }
+  const Json& report = reply.at("host_code");
+  host.kernels.clear();
+  for (const Json& item : report.at("kernels")) {
+    HostKernel kernel;
+    kernel.name = item.at("name").get<std::string>();
+    kernel.origin = item.at("origin").get<std::string>();
+    kernel.launches = item.at("launches").get<std::int64_t>();
+    kernel.device_seconds = item.at("device_seconds").get<double>();
+    host.kernels.push_back(std::move(kernel));
+  }
+  host.custom_share = json_value_or<double>(report, "custom_share", 0.0);
+  host.custom_calls = json_value_or<std::int64_t>(report, "custom_calls", 0);
+  host.ablation = json_value_or<std::string>(report, "ablation", "");
+  take_runner_flags(reply, host, integrity);
+}
+
+namespace {
+
+/// The first output of `written` (the oracle's order) that differs from `data`'s expected outputs (the task's
+/// order), described; "" when all match.
+std::string first_mismatch(const Task& task, const SizeConfig& config, const std::vector<Bytes>& written,
+                           const CaseData& data) {
+  std::size_t expected_index = 0;
+  for (const TensorSpec& tensor : task.tensors) {
+    if (tensor.role != TensorRole::output) continue;
+    const auto& names = task.oracle->outputs;
+    const auto found = std::find(names.begin(), names.end(), tensor.name);
+    const Bytes& actual = written[static_cast<std::size_t>(found - names.begin())];
+    std::int64_t count = 1;
+    for (const std::int64_t extent : task.extents(tensor, config.sizes)) count *= extent;
+    const Unsealed expected(data.expected[expected_index++]);
+    const OutputComparison comparison =
+        compare_output(tensor.name, tensor.dtype, count, expected, actual, actual, task.tolerance_for(tensor.dtype));
+    if (!comparison.check.passed) return describe_failure(comparison, count);
+  }
+  return {};
+}
+
+}  // namespace
+
 TimingReport EvaluationRun::time_model_new(ReferenceState& reference, PytorchOracleClient& runner,
-                                           const std::string& mode) {
+                                           const std::string& mode, HostCodeReport& host, IntegrityReport& integrity) {
   const SizeConfig& config = task_.timing_sizes;
   const TimingCases cases = timing_cases(reference);
-  const OracleBaseline timed =
-      runner.time(problem_with_candidate(task_, config, candidate_), reference.content_key, config.name, "eager",
-                  oracle_input_specs(config), input_sets_of(cases), oracle_timing_settings(mode));
+  std::vector<OracleTensor> output_specs;  // in the oracle's order, as the runner writes them
+  for (const auto& name : task_.oracle->outputs) {
+    const TensorSpec& tensor = task_.tensor(name);
+    output_specs.push_back({tensor.name, tensor.dtype, task_.extents(tensor, config.sizes)});
+  }
+  const PytorchOracleClient::CandidateTiming timed = runner.time_candidate(
+      problem_with_candidate(task_, config, candidate_), reference.content_key, config.name,
+      oracle_input_specs(config), input_sets_of(cases), output_specs, oracle_timing_settings(mode));
   if (!timed.timing) {
-    throw CandidateFailure(Status::runtime_error, fmt::format("timing ModelNew failed: {}", timed.error));
+    if (timed.stage == "helper") {
+      throw model_new_failure(OracleFailure(timed.stage, timed.error), config.name);
+    }
+    const CandidateFailure failure = model_new_failure(OracleFailure(timed.stage, timed.error), config.name);
+    throw CandidateFailure(failure.status(), fmt::format("timing ModelNew failed: {}", failure.what()));
+  }
+  take_runner_flags(timed.reply, host, integrity);
+  // The timed runs on the timing cases' exact inputs must compute what the checks did: a result cached from
+  // an earlier call, or a graph replayed on stale buffers, does not.
+  for (std::size_t set = 0; set < cases.size() && set < timed.checked.size(); ++set) {
+    const std::string mismatch = first_mismatch(task_, config, timed.checked[set], *cases[set]);
+    if (!mismatch.empty()) {
+      throw CandidateFailure(Status::incorrect,
+                             fmt::format("sizes '{}': a timed run's outputs are wrong (timing case {}): {}; the outputs "
+                                         "of every call must be computed from that call's inputs (no results kept "
+                                         "from earlier calls)",
+                                         config.name, set, mismatch));
+    }
   }
   return *timed.timing;
 }

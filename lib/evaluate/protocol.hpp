@@ -194,9 +194,19 @@ class EvaluationRun {
 
   /// Checks it on every correctness case the plan candidates meet (sizes, input kinds, the caller's data
   /// cases) against the oracle's expected outputs; its outputs are compared here, never in its process.
-  CorrectnessReport check_model_new(ReferenceState& reference, PytorchOracleClient& runner);
-  /// Times its forward on the timing cases' inputs under the mode's rules, as PyTorch eager is timed.
-  TimingReport time_model_new(ReferenceState& reference, PytorchOracleClient& runner, const std::string& mode);
+  /// `host` learns whether one of its own kernels ran in every check; the runner's flags go into `integrity`.
+  CorrectnessReport check_model_new(ReferenceState& reference, PytorchOracleClient& runner, HostCodeReport& host,
+                                    IntegrityReport& integrity);
+  /// What its forward runs (its own kernels versus library ones), whether its outputs depend on its own kernels
+  /// (the ablation run), and the flags of the runner's inspection (docs/kernelbench-modelnew.md, "What ran"), on a
+  /// correctness case of the timing sizes.
+  void inspect_model_new(ReferenceState& reference, PytorchOracleClient& runner, HostCodeReport& host,
+                         IntegrityReport& integrity);
+  /// Times its forward on the timing cases' inputs under the mode's rules, as PyTorch eager is timed, every run
+  /// on inputs it has not seen; the outputs of the last timed runs, on the timing cases' exact inputs, are
+  /// compared with the expected ones (a failure is thrown as `incorrect`).
+  TimingReport time_model_new(ReferenceState& reference, PytorchOracleClient& runner, const std::string& mode,
+                              HostCodeReport& host, IntegrityReport& integrity);
 
  private:
   CacheFlusher& flusher();

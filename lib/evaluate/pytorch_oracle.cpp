@@ -353,6 +353,7 @@ Json PytorchOracleClient::request(const Json& body) {
     Json reply = dedicated_ ? own_helper_->round_trip(body, timeout_seconds_)
                             : ask_python_helper(oracle_helper_kind(), body, timeout_seconds_);
     seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    last_reply_ = reply;
     return reply;
   } catch (const std::exception& e) {
     seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -468,6 +469,70 @@ OracleBaseline PytorchOracleClient::time(const Json& problem, const std::string&
     result.lasting = false;
   }
   return result;
+}
+
+PytorchOracleClient::CandidateTiming PytorchOracleClient::time_candidate(
+    const Json& problem, const std::string& task_key, const std::string& config,
+    const std::vector<OracleTensor>& input_specs, const std::vector<std::vector<const Bytes*>>& input_sets,
+    const std::vector<OracleTensor>& output_specs, const Json& settings) {
+  CandidateTiming result;
+  Json body = {{"op", "time"},      {"task_key", task_key}, {"problem", problem},  {"config", config},
+               {"device", device_}, {"baseline", "eager"},  {"settings", settings}};
+  std::uintmax_t request_bytes = 0;
+  for (const auto& set : input_sets) {
+    request_bytes += set_bytes(set);
+    for (const OracleTensor& output : output_specs) request_bytes += tensor_bytes(output);
+  }
+  choose_folder(request_bytes);
+  try {
+    Json sets = Json::array();
+    Json checks = Json::array();
+    for (std::size_t set = 0; set < input_sets.size(); ++set) {
+      sets.push_back(write_tensors(fmt::format("set{}_", set), input_specs, input_sets[set]));
+      checks.push_back(write_tensors(fmt::format("check{}_", set), output_specs, {}));
+    }
+    body["input_sets"] = sets;
+    body["check_outputs"] = checks;
+    result.reply = request(body);
+    if (json_value_or<bool>(result.reply, "ok", false)) {
+      result.timing =
+          timing_report_from_json(JsonField(result.reply.at("timing"), "<the ModelNew runner's reply>", "timing"));
+      for (std::size_t set = 0; set < input_sets.size(); ++set) {
+        std::vector<Bytes> outputs;
+        for (std::size_t i = 0; i < output_specs.size(); ++i) {
+          outputs.push_back(read_file_bytes(checks[set][i]["path"].get<std::string>(), tensor_bytes(output_specs[i]),
+                                            output_specs[i].name));
+        }
+        result.checked.push_back(std::move(outputs));
+      }
+    } else {
+      result.stage = json_value_or<std::string>(result.reply, "stage", "request");
+      result.error = json_value_or<std::string>(result.reply, "message", "the runner failed without saying why");
+    }
+  } catch (const OracleFailure& e) {
+    result.stage = e.stage();
+    result.error = e.what();
+  } catch (const std::exception& e) {
+    result.stage = "outputs";
+    result.error = e.what();
+  }
+  remove_files();
+  return result;
+}
+
+Json PytorchOracleClient::inspect(const Json& problem, const std::string& task_key, const std::string& config,
+                                  const std::vector<OracleTensor>& input_specs,
+                                  const std::vector<const Bytes*>& inputs) {
+  Json body = {{"op", "inspect"}, {"task_key", task_key}, {"problem", problem}, {"config", config}, {"device", device_}};
+  choose_folder(set_bytes(inputs));
+  body["inputs"] = write_tensors("in_", input_specs, inputs);
+  const Json reply = request(body);
+  remove_files();
+  if (!json_value_or<bool>(reply, "ok", false)) {
+    throw OracleFailure(json_value_or<std::string>(reply, "stage", "request"),
+                        json_value_or<std::string>(reply, "message", "the runner failed without saying why"));
+  }
+  return reply;
 }
 
 }  // namespace kernelsmith::detail

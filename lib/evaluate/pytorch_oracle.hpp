@@ -130,6 +130,30 @@ class PytorchOracleClient {
                       const std::string& baseline, const std::vector<OracleTensor>& input_specs,
                       const std::vector<std::vector<const Bytes*>>& input_sets, const Json& settings);
 
+  /// A ModelNew candidate timed (its runner's "time" request, baseline "eager"): every run on inputs it has not
+  /// seen, then one more timed run per input set on that set's exact values, whose outputs (one buffer per
+  /// tensor of `output_specs`, per set) come back in `checked` for the caller to compare (pytorch_oracle.py,
+  /// measure). Never throws for a failure the runner reports: `stage` and `error` say what.
+  struct CandidateTiming {
+    std::optional<TimingReport> timing;
+    std::string stage;
+    std::string error;
+    std::vector<std::vector<Bytes>> checked;
+    Json reply;  ///< the runner's reply ("custom_calls", "flags", "notes")
+  };
+  CandidateTiming time_candidate(const Json& problem, const std::string& task_key, const std::string& config,
+                                 const std::vector<OracleTensor>& input_specs,
+                                 const std::vector<std::vector<const Bytes*>>& input_sets,
+                                 const std::vector<OracleTensor>& output_specs, const Json& settings);
+
+  /// A ModelNew candidate's forward inspected on `inputs` (the runner's "inspect" request): the kernels it ran,
+  /// the ablation run, flags. Returns the reply; throws OracleFailure when the runner refuses or fails.
+  Json inspect(const Json& problem, const std::string& task_key, const std::string& config,
+               const std::vector<OracleTensor>& input_specs, const std::vector<const Bytes*>& inputs);
+
+  /// The last reply a request got (a candidate's outputs request adds "custom_calls" and "flags").
+  const Json& last_reply() const { return last_reply_; }
+
   /// Sends the next request's tensors through shared memory when `request_bytes` fit there (see the
   /// constructor), else through the disk; request_folder() says which.
   void choose_folder(std::uintmax_t request_bytes);
@@ -148,6 +172,7 @@ class PytorchOracleClient {
   void remove_files();
   PytorchOracleClient(std::string device, double timeout_seconds, std::unique_ptr<PythonHelper> own_helper);
   std::unique_ptr<PythonHelper> own_helper_;  // for_candidate(): its helper; null for the pooled oracle
+  Json last_reply_;
   bool dedicated_ = false;
   std::string builder_log_;  // for_candidate(): what the builder said
   std::string device_;

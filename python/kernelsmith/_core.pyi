@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'ExperienceItem', 'ExperienceMemory', 'ExperienceMemoryOptions', 'ExperienceQuery', 'ExperienceRecord', 'FeatureDescriptor', 'FeatureInfo', 'FeatureKind', 'FeatureScope', 'HistoryPoint', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Predicate', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Retrieval', 'RetrievedItem', 'Retriever', 'Rng', 'RunInfo', 'RunStore', 'SandboxProtection', 'SandboxStatus', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'Skill', 'SkillBank', 'SkillFile', 'SpeedOfLight', 'Stage', 'StageValue', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorMapDecl', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'ValueRetriever', 'ValueRetrieverOptions', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'defines_model_new', 'devices', 'devices_json', 'doubt_casting_flags', 'dtype_size', 'evaluate_expression', 'experience_reward', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'feature_catalog', 'feature_similarity', 'feedback_features', 'find_feature', 'has_custom_kernel', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'model_new_from_problem', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_skill_tag', 'parse_stage', 'parse_status', 'render_template', 'request_features', 'request_feedback', 'run_kernel', 'sandbox_status', 'sandboxed_command', 'selection_weights', 'set_helper_python', 'set_triton_python', 'skill_search_path', 'source_tokens', 'stage_of', 'task_features', 'task_search_path', 'triton_kernel_specs', 'triton_status']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'ExperienceItem', 'ExperienceMemory', 'ExperienceMemoryOptions', 'ExperienceQuery', 'ExperienceRecord', 'FeatureDescriptor', 'FeatureInfo', 'FeatureKind', 'FeatureScope', 'HistoryPoint', 'HostCodeReport', 'HostKernel', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Predicate', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Retrieval', 'RetrievedItem', 'Retriever', 'Rng', 'RunInfo', 'RunStore', 'SandboxProtection', 'SandboxStatus', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'Skill', 'SkillBank', 'SkillFile', 'SpeedOfLight', 'Stage', 'StageValue', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorMapDecl', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'ValueRetriever', 'ValueRetrieverOptions', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'defines_model_new', 'devices', 'devices_json', 'doubt_casting_flags', 'dtype_size', 'evaluate_expression', 'experience_reward', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'feature_catalog', 'feature_similarity', 'feedback_features', 'find_feature', 'has_custom_kernel', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'model_new_from_problem', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_skill_tag', 'parse_stage', 'parse_status', 'render_template', 'request_features', 'request_feedback', 'run_kernel', 'sandbox_status', 'sandboxed_command', 'selection_weights', 'set_helper_python', 'set_triton_python', 'skill_search_path', 'source_tokens', 'stage_of', 'task_features', 'task_search_path', 'triton_kernel_specs', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -1790,9 +1790,113 @@ class Placement:
     @retries.setter
     def retries(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+class HostKernel:
+    """
+    One kernel a ModelNew's forward launched (docs/kernelbench-modelnew.md, "What ran").
+    """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def device_seconds(self) -> float:
+        """
+        Device time of those launches (on the CPU, host time of the calls).
+        """
+    @device_seconds.setter
+    def device_seconds(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def launches(self) -> int:
+        """
+        Launches in one forward.
+        """
+    @launches.setter
+    def launches(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def name(self) -> str:
+        """
+        The kernel's name (a CUDA kernel's, an ATen operation's on the CPU).
+        """
+    @name.setter
+    def name(self, arg0: str) -> None:
+        ...
+    @property
+    def origin(self) -> str:
+        """
+        'candidate' (one of its own kernels: load_inline, Triton) or 'library' (ATen, cuBLAS, cuDNN).
+        """
+    @origin.setter
+    def origin(self, arg0: str) -> None:
+        ...
+class HostCodeReport:
+    """
+    What a ModelNew candidate's forward ran, its own kernels versus library ones, and whether its outputs depend on its own kernels (docs/kernelbench-modelnew.md).
+    """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def ablation(self) -> str:
+        """
+        With its own kernels made no-ops that write noise, the outputs: 'changed', 'unchanged', or 'no_custom_calls'.
+        """
+    @ablation.setter
+    def ablation(self, arg0: str) -> None:
+        ...
+    @property
+    def custom_calls(self) -> int:
+        """
+        Calls of the candidate's own kernels in the profiled forward.
+        """
+    @custom_calls.setter
+    def custom_calls(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def custom_kernel_every_check(self) -> bool:
+        """
+        Whether one of its own kernels ran in every correctness check.
+        """
+    @custom_kernel_every_check.setter
+    def custom_kernel_every_check(self, arg0: bool) -> None:
+        ...
+    @property
+    def custom_share(self) -> float:
+        """
+        The candidate's own kernels' share (0..1) of the device time of the kernels listed.
+        """
+    @custom_share.setter
+    def custom_share(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def kernels(self) -> list[HostKernel]:
+        """
+        The kernels of one profiled forward (list of HostKernel).
+        """
+    @kernels.setter
+    def kernels(self, arg0: collections.abc.Sequence[HostKernel]) -> None:
+        ...
+    @property
+    def notes(self) -> list[str]:
+        """
+        What each integrity flag the runner raised saw.
+        """
+    @notes.setter
+    def notes(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
+    @property
+    def policy(self) -> str:
+        """
+        EvaluatorOptions.host_code_policy it was judged under.
+        """
+    @policy.setter
+    def policy(self, arg0: str) -> None:
+        ...
 class Evaluation:
     """
-    The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/4 (docs/evaluation-schema.md).
+    The evaluator's structured feedback on one candidate; JSON schema kernelsmith.evaluation/5 (docs/evaluation-schema.md).
     """
     @staticmethod
     def _repr_html_(evaluation: 'core.Evaluation') -> str:
@@ -1815,7 +1919,7 @@ class Evaluation:
         ...
     def to_json(self) -> str:
         """
-        JSON under the schema kernelsmith.evaluation/4.
+        JSON under the schema kernelsmith.evaluation/5.
         """
     def to_prompt_text(self) -> str:
         """
@@ -1892,6 +1996,14 @@ class Evaluation:
         """
     @fitness.setter
     def fitness(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def host_code(self) -> HostCodeReport | None:
+        """
+        For a ModelNew candidate that passed its checks: the kernels its forward ran and their shares (HostCodeReport); None otherwise.
+        """
+    @host_code.setter
+    def host_code(self, arg0: HostCodeReport | None) -> None:
         ...
     @property
     def integrity(self) -> IntegrityReport:
@@ -2517,6 +2629,14 @@ class EvaluatorOptions:
         """
     @host_code_build_seconds.setter
     def host_code_build_seconds(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def host_code_policy(self) -> str:
+        """
+        What counts as a solution among ModelNew candidates: 'custom_kernel' (one of its own kernels runs on every check and the outputs depend on it, else it is flagged no_custom_kernel or custom_kernel_unused) or 'torch_only_allowed' (a PyTorch-only program is labelled torch_only).
+        """
+    @host_code_policy.setter
+    def host_code_policy(self, arg0: str) -> None:
         ...
     @property
     def isolate(self) -> bool:
@@ -6958,7 +7078,7 @@ def triton_status() -> TritonStatus:
     Whether Triton candidates can be compiled here: asks a compile helper (started once, then kept) whether triton imports. Never raises.
     """
 CANDIDATE_SCHEMA: str = 'kernelsmith.candidate/1'
-EVALUATION_SCHEMA: str = 'kernelsmith.evaluation/4'
+EVALUATION_SCHEMA: str = 'kernelsmith.evaluation/5'
 INITIAL_ORIGINS: tuple = ('reference', 'seed')
 ORIGINS: tuple = ('reference', 'seed', 'user', 'param', 'llm_full', 'llm_diff', 'llm_crossover')
 RUN_STORE_SCHEMA_VERSION: int = 4

@@ -71,7 +71,14 @@ host code runs in it, confined, and never shares a process with the problem's ex
 stage: ``candidate`` (executing its file, a ``load_inline`` build included), ``candidate_build`` (its
 constructor), ``parameters``, ``forward``, ``outputs``, and ``input_changed`` / ``input_returned`` /
 ``output_type`` when forward wrote into an input, returned one (or a view of one), or returned something
-that is not a plain tensor.
+that is not a plain tensor, ``output_aliased`` when two outputs share memory, and ``tampering`` /
+``background_work`` when its code replaced a function the checks or the timing use, or left a thread or a
+process running (_host_code_guard.py; docs/kernelbench-modelnew.md, "Integrity"). For a candidate, ``outputs``
+replies also carry ``custom_calls`` (calls of its own kernels in that forward), ``flags`` and ``notes``;
+``time`` runs every warm-up and sample on inputs it has not seen and takes ``"check_outputs"`` (one list of
+output tensors per input set), where it writes the results of the last timed runs, made on each set's exact
+values; and ``{"op": "inspect", ..., "inputs": [tensor, ...]}`` profiles one forward and makes the ablation run
+-> ``{"ok": true, "host_code": {"kernels", "custom_share", "custom_calls", "ablation"}, "flags", "notes"}``.
 
 This module imports only the standard library at import time; torch when a request needs it.
 """
@@ -257,6 +264,11 @@ class Oracle:
         self.built: Dict[Tuple[str, str, str], Built] = {}
         self.module_names: List[str] = []
         self.torch_ready = False
+        # A ModelNew candidate's integrity checks (_host_code_guard.py), made before its file runs.
+        self.guard: Any = None
+        self.ledger: Any = None
+        self.candidate_flags: List[str] = []
+        self.candidate_notes: List[str] = []  # what each flag saw
 
     # -- torch and devices
 
@@ -377,6 +389,8 @@ class Oracle:
             name = "ModelNew" if candidate else "the model"
             raise OracleError(stage, f"building {name} of {model_file} failed{_problem_line(error, model_path)}: "
                                      f"{_error_text(error)}") from None
+        if candidate:
+            self.check_candidate("after ModelNew was built")
         initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
         built = Built(module, model, initial, model_path, candidate=bool(candidate))
         self.built[key] = built
@@ -420,6 +434,7 @@ class Oracle:
         # precompiled header (extension_build.py; docs/kernelbench-modelnew.md, "Builds").
         _extension_build_module().RunnerBuilds.install_once(self.workdir)
         module, path = self.new_module("candidate", digest, source)
+        self.guard_candidate(path)
         try:
             exec(compile(tree, path, "exec"), module.__dict__)  # noqa: S102 - the candidate, confined, in its own helper
         except BaseException as error:  # SystemExit from a failed build script is the candidate's failure too
@@ -427,11 +442,44 @@ class Oracle:
                 raise
             raise OracleError("candidate", f"executing {filename} failed{_problem_line(error, path)}: "
                                            f"{_error_text(error)}") from None
+        self.check_candidate("after its file ran")
         model_class = getattr(module, "ModelNew", None)
         if not isinstance(model_class, type):
             raise OracleError("candidate", f"{filename} defines no class ModelNew; a KernelBench candidate defines "
                                            "class ModelNew(nn.Module) with the Model's constructor and forward")
         return model_class, path, filename
+
+    # -- a candidate's integrity (_host_code_guard.py; docs/kernelbench-modelnew.md, "Integrity")
+
+    def guard_candidate(self, path: str) -> None:
+        """Before the candidate's file runs: the ledger of its own kernels installed, then what it must leave
+        alone taken (functions, settings, threads, processes)."""
+        torch = self.torch()
+        guards = _guard_module()
+        # torch.compile inside a candidate compiles in this process, not in a pool of workers that would outlive
+        # its forward.
+        os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+        self.ledger = guards.KernelLedger(torch, path)
+        self.ledger.install()
+        self.guard = guards.Guard(torch, OracleError, globals(), extra=self.ledger.wrappers)
+        self.candidate_flags = []
+        self.candidate_notes = []
+
+    def check_candidate(self, moment: str) -> None:
+        """Refuses a candidate that replaced a guarded function or left work in the background; a changed
+        setting is put back and flagged."""
+        if self.guard is None:
+            return
+        self.guard.verify(moment)
+        changed = self.guard.settings_changed()
+        if changed and "torch_settings_changed" not in self.candidate_flags:
+            self.candidate_flags.append("torch_settings_changed")
+            self.candidate_notes.append(f"{moment}, torch's settings {', '.join(changed)} had changed (put back)")
+
+    def candidate_reply(self, calls_before: int) -> Dict[str, Any]:
+        """What a reply about a candidate adds: calls of its own kernels during the request, and flags."""
+        calls = (self.ledger.total_calls() - calls_before) if self.ledger is not None else 0
+        return {"custom_calls": calls, "flags": list(self.candidate_flags), "notes": list(self.candidate_notes)}
 
     # -- tensors
 
@@ -534,6 +582,7 @@ class Oracle:
             # What forward receives, as it was: a candidate must leave its inputs alone.
             before = [(name, value.detach().clone()) for name, value in zip(problem.get("forward") or [], arguments)
                       if isinstance(value, torch.Tensor)]
+        calls_before = self.ledger.total_calls() if built.candidate and self.ledger is not None else 0
         try:
             torch.manual_seed(int(problem.get("seed", 42)))
             with torch.no_grad():
@@ -543,7 +592,11 @@ class Oracle:
                                          f"'{request.get('config', '')}'{_problem_line(error, built.path)}: "
                                          f"{_error_text(error)}") from None
         if built.candidate:
+            # Work a candidate left on other streams finishes before its outputs are read: such work is flagged
+            # by the inspection and the timing (async_work_at_return, work_escaped_timer), not left to a race.
+            synchronize(torch, device)
             self.check_candidate_result(result, arguments, before, problem)
+            self.check_candidate("after ModelNew.forward returned")
         results = self.flatten(result, filename)
         specs = request.get("outputs") or []
         if len(results) != len(specs):
@@ -552,7 +605,10 @@ class Oracle:
                                          f"({', '.join(s['name'] for s in specs)})")
         for value, spec in zip(results, specs):
             self.write_output(value, spec, request.get("config", ""))
-        return {"ok": True, "built": fresh, "seconds": time.perf_counter() - started}
+        reply = {"ok": True, "built": fresh, "seconds": time.perf_counter() - started}
+        if built.candidate:
+            reply.update(self.candidate_reply(calls_before))
+        return reply
 
     def check_candidate_result(self, result: Any, arguments: Sequence[Any], before: Sequence[Tuple[str, Any]],
                                problem: Dict[str, Any]) -> None:
@@ -583,10 +639,23 @@ class Oracle:
                 raise OracleError("output_type", f"ModelNew.forward returns a {type(item).__module__}."
                                                  f"{type(item).__qualname__} as output {index}; return plain "
                                                  "torch.Tensor results")
+            owner = storages.get(item.untyped_storage().data_ptr()) if item.numel() else None
+            if owner is not None and owner.startswith("output"):
+                raise OracleError("output_aliased", f"ModelNew.forward returns output {index} in the memory of its "
+                                                    f"{owner}; each output must be a tensor of its own")
             if item.numel() and item.untyped_storage().data_ptr() in storages:
                 raise OracleError("input_returned", f"ModelNew.forward returns its input "
                                                     f"{storages[item.untyped_storage().data_ptr()]} (or a view of it) "
                                                     f"as output {index}; compute the output into a new tensor")
+            if item.numel():
+                storages[item.untyped_storage().data_ptr()] = f"output {index}"
+            # Fewer elements stored than the output has (a broadcast view, stride 0): the work of the output's
+            # other elements was never done; flagged, as a reference may return such a view too.
+            if item.numel() > 1 and item.untyped_storage().nbytes() < item.numel() * item.element_size() and \
+                    "output_not_dense" not in self.candidate_flags:
+                self.candidate_flags.append("output_not_dense")
+                self.candidate_notes.append(f"output {index} is a view with {item.untyped_storage().nbytes()} bytes "
+                                            f"of storage for {item.numel()} elements")
 
     def write_output(self, value: Any, spec: Dict[str, Any], config: str) -> None:
         torch = self.torch()
@@ -652,9 +721,12 @@ class Oracle:
         argument_sets = [self.arguments(problem, tensors) for tensors in sets]
         function = self.baseline(built, name)
         compile_started = time.perf_counter()
+        # A candidate's first run takes values it will not see again (the exact sets are for the checked runs).
+        first = fresh_arguments(torch, argument_sets[0], torch.Generator(device=device).manual_seed(3)) \
+            if built.candidate else argument_sets[0]
         try:
             with torch.no_grad(), _torch_defaults(torch):
-                function(*argument_sets[0])  # compiles a torch.compile baseline (under the settings it is timed in)
+                function(*first)  # compiles a torch.compile baseline (under the settings it is timed in)
             synchronize(torch, device)
         except Exception as error:
             if name == "eager":
@@ -664,9 +736,108 @@ class Oracle:
             raise OracleError("baseline", built.compile_failures[name]) from None
         compile_seconds = time.perf_counter() - compile_started if name != "eager" else 0.0
         settings = request.get("settings") or {}
+        if not built.candidate:
+            with torch.no_grad(), _torch_defaults(torch):
+                report = measure(torch, device, function, argument_sets, settings, name)
+            return {"ok": True, "timing": report, "compile_seconds": compile_seconds}
+        calls_before = self.ledger.total_calls() if self.ledger is not None else 0
+        timed: Dict[str, Any] = {"prepare_exact": lambda index: self.load_parameters(built, problem, sets[index])}
         with torch.no_grad(), _torch_defaults(torch):
-            report = measure(torch, device, function, argument_sets, settings, built.label if built.candidate else name)
-        return {"ok": True, "timing": report, "compile_seconds": compile_seconds}
+            expected_settings = _guard_module().read_settings(torch)
+            try:
+                report = measure(torch, device, function, argument_sets, settings, built.label, candidate=timed)
+            except OracleError:
+                raise
+            except Exception as error:
+                raise OracleError("forward", f"ModelNew.forward failed while timed: {_error_text(error)}") from None
+            changed = self.guard.settings_changed(expected_settings) if self.guard is not None else []
+        self.check_candidate("after the timed runs")
+        if changed and "torch_settings_changed" not in self.candidate_flags:
+            self.candidate_flags.append("torch_settings_changed")
+            self.candidate_notes.append(f"while timed, torch's settings {', '.join(changed)} changed (put back)")
+        drains = sorted(timed.get("drain_ms") or [])
+        if drains:
+            drain = drains[len(drains) // 2]
+            guards = _guard_module()
+            if drain * 1e-3 > guards.DRAIN_SECONDS and drain > guards.DRAIN_SHARE * report["median_ms"] and \
+                    "work_escaped_timer" not in self.candidate_flags:
+                self.candidate_flags.append("work_escaped_timer")
+                self.candidate_notes.append(f"after each timed run's end event, the device still worked {drain:.3g} "
+                                            f"ms (median) on work the timed stream did not wait for")
+        # The checked runs' results, written where the evaluator reads them (each as `outputs` writes one).
+        checks = request.get("check_outputs") or []
+        for index, (result, specs) in enumerate(zip(timed.get("results") or [], checks)):
+            self.check_candidate_result(result, [], [], problem)
+            values = self.flatten(result, "candidate.py")
+            if len(values) != len(specs):
+                raise OracleError("outputs", f"timed run {index}: ModelNew.forward returns {len(values)} tensor(s), "
+                                             f"but the task names {len(specs)} output(s)")
+            for value, spec in zip(values, specs):
+                self.write_output(value, spec, request.get("config", ""))
+        reply = {"ok": True, "timing": report, "compile_seconds": compile_seconds}
+        reply.update(self.candidate_reply(calls_before))
+        return reply
+
+    def inspect(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        """What a ModelNew's forward runs (_host_code_guard.profile_forward), whether a device-wide
+        synchronisation after it returned still waited (work left running at return), and whether its outputs
+        depend on its own kernels: the forward again with each of them made a no-op that writes noise (the
+        ablation run) must change them. -> {"ok": true, "host_code": {"kernels", "custom_share", "custom_calls",
+        "ablation": "changed" | "unchanged" | "no_custom_calls"}, "flags", "notes"}."""
+        built, _ = self.build(request)
+        if not built.candidate:
+            raise OracleError("request", "inspect is for a problem with a ModelNew candidate")
+        torch = self.torch()
+        guards = _guard_module()
+        problem = request["problem"]
+        device = self.device(request.get("device") or "cpu")
+        tensors = self.inputs(request.get("inputs") or [], device)
+        self.load_parameters(built, problem, tensors)
+        arguments = self.arguments(problem, tensors)
+        generator = torch.Generator().manual_seed(11)
+        # A copy of the inputs per forward, made before it (outside the profiled run).
+        copies = [fresh_arguments(torch, arguments, generator, perturb=False) for _ in range(4)]
+
+        def forward() -> List[Any]:
+            given = copies.pop()
+            torch.manual_seed(int(problem.get("seed", 42)))
+            with torch.no_grad():
+                result = built.model(*given)
+            return self.flatten(result, "candidate.py")
+
+        try:
+            result, report, flags = guards.profile_forward(torch, device, forward, self.ledger)
+            forward()
+            drained = guards.drain_seconds(torch, device)
+            plain = forward()
+            synchronize(torch, device)
+            plain = [v.detach().to("cpu").clone() for v in plain]
+            if self.ledger.total_calls() and report["custom_calls"]:
+                self.ledger.ablate = True
+                try:
+                    ablated = forward()
+                    synchronize(torch, device)
+                    ablated = [v.detach().to("cpu").clone() for v in ablated]
+                finally:
+                    self.ledger.ablate = False
+                report["ablation"] = "unchanged" if guards.same_outputs(torch, plain, ablated) else "changed"
+            else:
+                report["ablation"] = "no_custom_calls"
+        except OracleError:
+            raise
+        except Exception as error:
+            raise OracleError("forward", f"ModelNew.forward failed while inspected: {_error_text(error)}") from None
+        del result
+        self.check_candidate("after the inspected runs")
+        for flag in flags:
+            if flag not in self.candidate_flags:
+                self.candidate_flags.append(flag)
+        if drained > guards.DRAIN_SECONDS and "async_work_at_return" not in self.candidate_flags:
+            self.candidate_flags.append("async_work_at_return")
+            self.candidate_notes.append(f"after forward returned and its stream was done, the device still worked "
+                                        f"{drained * 1e3:.3g} ms")
+        return {"ok": True, "host_code": report, "flags": list(self.candidate_flags),
+                "notes": list(self.candidate_notes)}
 
 
 def synchronize(torch: Any, device: Any) -> None:
@@ -756,23 +927,63 @@ class _Clock:
         return (time.perf_counter() - self.started) * 1e3
 
 
+def fresh_arguments(torch: Any, arguments: Sequence[Any], generator: Any, perturb: bool = True) -> List[Any]:
+    """A copy of ``arguments`` no call has seen: new tensors (new identities and, mostly, new addresses), and
+    floating-point ones scaled elementwise by a factor between 0.75 and 1.25 (signs and zeros kept), so that no
+    cache keyed by identity, address or content finds them, and a result kept from one run is far from
+    another's."""
+    fresh = []
+    for value in arguments:
+        if isinstance(value, torch.Tensor):
+            if perturb and value.dtype.is_floating_point and value.numel():
+                # Drawn on the tensor's device (a host draw of a gigabyte input would dominate the timing loop).
+                own = generator is not None and generator.device == value.device
+                factor = torch.rand(value.shape, generator=generator if own else None, device=value.device,
+                                    dtype=value.dtype)
+                value = value * (0.75 + 0.5 * factor)
+            else:
+                value = value.clone()
+        fresh.append(value)
+    return fresh
+
+
 def measure(torch: Any, device: Any, function: Callable[..., Any], argument_sets: Sequence[Sequence[Any]],
-            settings: Dict[str, Any], name: str) -> Dict[str, Any]:
+            settings: Dict[str, Any], name: str, candidate: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """measure_sequence of lib/evaluate/timing.cpp over one call of ``function``; the runs cycle through
-    ``argument_sets`` (the harness's input sets). Returns TimingReport's fields."""
+    ``argument_sets`` (the harness's input sets). Returns TimingReport's fields.
+
+    With ``candidate`` (a dict, for a ModelNew), every warm-up and timed run gets inputs no call has seen
+    (fresh_arguments), and after the samples one more timed run per input set takes that set's exact values,
+    its result kept in ``candidate["results"]`` for the evaluator to check; ``candidate["drain_ms"]`` gets, per
+    sample, how long a device-wide synchronisation still waited after the end event (work on other streams)."""
     if device.type == "cuda":
         torch.cuda.set_device(device)
     flusher = _Flusher(torch, device, str(settings.get("flush", "none")), int(settings.get("flush_bytes", 0)))
     clock = _Clock(torch, device)
     runs = [0]
     current = [0]
+    generator = torch.Generator(device=device).manual_seed(int(settings.get("seed", 7)))
+    prepared: List[Any] = [None]
+    last: List[Any] = [None]
 
-    def before_run() -> None:
+    def before_run(exact: bool = False) -> None:
         current[0] = runs[0] % len(argument_sets)
         runs[0] += 1
+        if candidate is not None:
+            prepared[0] = None
+            prepared[0] = fresh_arguments(torch, argument_sets[current[0]], generator, perturb=not exact)
 
     def run() -> None:
-        function(*argument_sets[current[0]])
+        if prepared[0] is not None:
+            last[0] = function(*prepared[0])
+        else:
+            function(*argument_sets[current[0]])
+
+    def drain() -> None:
+        if candidate is not None and device.type == "cuda":
+            started = time.perf_counter()
+            torch.cuda.synchronize(device)
+            candidate.setdefault("drain_ms", []).append((time.perf_counter() - started) * 1e3)
 
     for _ in range(max(int(settings.get("warmups", 2)), 1)):
         before_run()
@@ -793,12 +1004,30 @@ def measure(torch: Any, device: Any, function: Callable[..., Any], argument_sets
         clock.start()
         run()
         samples.append(clock.stop_ms())
+        drain()
         taken = len(samples)
         if taken >= min_samples and noise_target_met(samples, stop_rule, noise_target):
             converged = True
             break
         if taken >= MINIMUM_SAMPLES and time.perf_counter() - started >= budget:
             break
+    if candidate is not None:
+        # The timed runs on the exact input sets, whose results the evaluator checks: the same code path as
+        # every sample, on values the candidate has not seen before.
+        results = []
+        runs[0] = 0
+        for index in range(len(argument_sets)):
+            if candidate.get("prepare_exact") is not None:
+                candidate["prepare_exact"](index)  # the set's own parameters, as the expected outputs had them
+            before_run(exact=True)
+            flusher.flush()
+            clock.start()
+            run()
+            samples.append(clock.stop_ms())
+            drain()
+            results.append(last[0])
+        candidate["results"] = results
+        prepared[0] = None
     stats = sample_statistics(samples)
 
     # The host clock around back-to-back runs and a full synchronisation: work the device clock missed.
@@ -832,7 +1061,9 @@ def handle(oracle: Oracle, request: Dict[str, Any]) -> Dict[str, Any]:
             return oracle.outputs(request)
         if op == "time":
             return oracle.time(request)
-        raise OracleError("request", f"unknown op {op!r}; expected version, outputs or time")
+        if op == "inspect":
+            return oracle.inspect(request)
+        raise OracleError("request", f"unknown op {op!r}; expected version, outputs, time or inspect")
     except OracleError as error:
         return error.to_json()
     except MemoryError:
@@ -840,7 +1071,7 @@ def handle(oracle: Oracle, request: Dict[str, Any]) -> Dict[str, Any]:
     except Exception as error:  # a torch error outside the problem's code (out of device memory, ...)
         return OracleError("request", _error_text(error)).to_json()
     finally:
-        if op in ("outputs", "time"):
+        if op in ("outputs", "time", "inspect"):
             oracle.release_device_memory()
 
 
@@ -859,6 +1090,24 @@ def _extension_build_module() -> Any:
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def _sibling_module(filename: str) -> Any:
+    """A module of this folder, loaded by path once (the helper runs as a script: the package is not importable)
+    and kept in sys.modules as kernelsmith_<its name>."""
+    name = "kernelsmith_" + filename[:-3].lstrip("_")
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(os.path.dirname(os.path.abspath(__file__)), filename))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _guard_module() -> Any:
+    """_host_code_guard.py (a ModelNew's integrity checks)."""
+    return _sibling_module("_host_code_guard.py")
 
 
 def _helper_io() -> Any:

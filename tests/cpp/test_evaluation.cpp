@@ -94,6 +94,16 @@ Evaluation full_evaluation() {
   e.placement.device_index = 3;
   e.placement.actor = "a1b2c3";
   e.placement.retries = 1;
+  HostCodeReport host;
+  host.kernels = {{"scale_mask_kernel(float const*, bool const*, float*, float, long, long)", "candidate", 1, 2.5e-6},
+                  {"sm90_xmma_gemm_f32f32", "library", 1, 7.5e-6}};
+  host.custom_share = 0.25;
+  host.custom_calls = 1;
+  host.custom_kernel_every_check = true;
+  host.ablation = "changed";
+  host.policy = "custom_kernel";
+  host.notes = {"a note"};
+  e.host_code = host;
   return e;
 }
 
@@ -120,7 +130,7 @@ TEST_CASE("failure fitness orders the failures", "[evaluation]") {
 TEST_CASE("evaluation JSON round trip keeps every field", "[evaluation]") {
   const Evaluation e = full_evaluation();
   const std::string json = e.to_json();
-  CHECK(contains(json, "\"schema\": \"kernelsmith.evaluation/4\""));
+  CHECK(contains(json, "\"schema\": \"kernelsmith.evaluation/5\""));
   const Evaluation c = Evaluation::from_json(json);
   CHECK(c.to_json() == json);
   CHECK(c.candidate_id == e.candidate_id);
@@ -153,11 +163,20 @@ TEST_CASE("evaluation JSON round trip keeps every field", "[evaluation]") {
   CHECK(c.placement.device_index == 3);
   CHECK(c.placement.actor == "a1b2c3");
   CHECK(c.placement.retries == 1);
+  REQUIRE(c.host_code.has_value());
+  REQUIRE(c.host_code->kernels.size() == 2);
+  CHECK(c.host_code->kernels[0].origin == "candidate");
+  CHECK(c.host_code->kernels[1].name == "sm90_xmma_gemm_f32f32");
+  CHECK(c.host_code->kernels[1].device_seconds == 7.5e-6);
+  CHECK(c.host_code->custom_share == 0.25);
+  CHECK(c.host_code->custom_kernel_every_check);
+  CHECK(c.host_code->ablation == "changed");
+  CHECK(c.host_code->notes == std::vector<std::string>{"a note"});
 }
 
 TEST_CASE("evaluations of schema version 3 read back with an unknown placement", "[evaluation]") {
   std::string json = full_evaluation().to_json();
-  const auto schema = json.find("kernelsmith.evaluation/4");
+  const auto schema = json.find("kernelsmith.evaluation/5");
   REQUIRE(schema != std::string::npos);
   json.replace(schema, 24, "kernelsmith.evaluation/3");
   const auto placement = json.find(",\n  \"placement\"");

@@ -273,7 +273,7 @@ def test_evaluation_round_trip_and_prompt():
     assert e.ok
     text = e.to_json()
     document = json.loads(text)
-    assert document["schema"] == ks.EVALUATION_SCHEMA == "kernelsmith.evaluation/4"
+    assert document["schema"] == ks.EVALUATION_SCHEMA == "kernelsmith.evaluation/5"
     assert document["placement"] == {"host": "", "device_index": -1, "actor": "", "retries": 0}
     assert document["status"] == "ok"
     copy = ks.Evaluation.from_json(text)
