@@ -1,5 +1,6 @@
 // The search: selection, population, archive, novelty, the Mutator interface (subclassable from Python),
 // the parameter mutator, the run store and the evolution engine.
+#include <fmt/format.h>
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
@@ -733,6 +734,27 @@ void bind_run_store(py::module_& m) {
 }
 
 void bind_evolution(py::module_& m) {
+  py::class_<LlmPrice>(m, "LlmPrice", "What a language model charges per 1,000 tokens (docs/llm.md, \"Budgets\").")
+      .def(py::init<>())
+      .def(py::init([](double prompt_per_1k, double completion_per_1k) { return LlmPrice{prompt_per_1k, completion_per_1k}; }),
+           py::arg("prompt_per_1k"), py::arg("completion_per_1k"))
+      .def_readwrite("prompt_per_1k", &LlmPrice::prompt_per_1k, "Price of 1,000 prompt tokens.")
+      .def_readwrite("completion_per_1k", &LlmPrice::completion_per_1k, "Price of 1,000 completion tokens.")
+      .def("__repr__", [](const LlmPrice& p) {
+        return fmt::format("LlmPrice(prompt_per_1k={}, completion_per_1k={})", p.prompt_per_1k, p.completion_per_1k);
+      });
+
+  py::class_<LlmSpend>(m, "LlmSpend", "What a run has spent on a language model (docs/llm.md, \"Budgets\").")
+      .def(py::init<>())
+      .def_readonly("calls", &LlmSpend::calls, "Steps whose proposal came from a model call.")
+      .def_readonly("prompt_tokens", &LlmSpend::prompt_tokens, "Prompt tokens, as the endpoint reported them.")
+      .def_readonly("completion_tokens", &LlmSpend::completion_tokens, "Completion tokens, as reported.")
+      .def_readonly("cost", &LlmSpend::cost, "Their cost at EvolutionConfig.llm_prices.")
+      .def_property_readonly("tokens", &LlmSpend::tokens, "Prompt plus completion tokens.")
+      .def("__repr__", [](const LlmSpend& s) {
+        return fmt::format("LlmSpend(calls={}, tokens={}, cost={:.4f})", s.calls, s.tokens(), s.cost);
+      });
+
   py::class_<EvolutionConfig>(m, "EvolutionConfig", "Settings of an evolution run (docs/search.md).")
       .def(py::init<>())
       .def_readwrite("islands", &EvolutionConfig::islands,
@@ -773,6 +795,15 @@ void bind_evolution(py::module_& m) {
       .def_readwrite("max_failed_proposals", &EvolutionConfig::max_failed_proposals,
                      "Stop after this many proposals in a row yield nothing to evaluate (failures, duplicates); 0 "
                      "disables the rule.")
+      .def_readwrite("max_llm_calls", &EvolutionConfig::max_llm_calls,
+                     "Stop (resumably, 'llm_budget') once the run made this many model calls; 0: no cap.")
+      .def_readwrite("max_llm_tokens", &EvolutionConfig::max_llm_tokens,
+                     "Stop (resumably, 'llm_budget') once the model calls used this many tokens (prompt plus "
+                     "completion, as the endpoint reported them); 0: no cap.")
+      .def_readwrite("max_llm_cost", &EvolutionConfig::max_llm_cost,
+                     "Stop (resumably, 'llm_budget') once the model calls cost this much at llm_prices; 0: no cap.")
+      .def_readwrite("llm_prices", &EvolutionConfig::llm_prices,
+                     "Prices per 1,000 tokens by model name, a dict of LlmPrice; '*' prices any model not named.")
       .def_readwrite("seed", &EvolutionConfig::seed, "Random seed of the run.")
       .def_readwrite("db_path", &EvolutionConfig::db_path,
                      "SQLite file of the run; ':memory:' keeps it in memory (nothing survives the process).")
@@ -786,6 +817,8 @@ void bind_evolution(py::module_& m) {
       .def_readwrite("device", &EvolutionConfig::device,
                      "DeviceInfo for the mutators' constraints; an empty backend is looked up from devices() by the "
                      "evaluator's names.")
+      .def("llm_cost", &EvolutionConfig::llm_cost, py::arg("model"), py::arg("prompt_tokens"),
+           py::arg("completion_tokens"), "The cost of one model call at llm_prices (the model's, else '*', else 0).")
       .def("validate", &EvolutionConfig::validate, "Raises ValidationError naming the field.")
       .def("to_json", &EvolutionConfig::to_json,
            "The settings as JSON (custom feature and embedding functions by name only).")
@@ -816,7 +849,9 @@ void bind_evolution(py::module_& m) {
                     "wall time) came first (it keeps its screening and does not lead); '' when it needed no "
                     "confirmation.")
       .def_readonly("improved", &Progress::improved,
-                    "True when this step found a new best program (always a confirmed one).");
+                    "True when this step found a new best program (always a confirmed one).")
+      .def_readonly("llm_spend", &Progress::llm_spend,
+                    "What the run has spent on a language model so far (LlmSpend), earlier sessions included.");
 
   py::class_<EvolutionResult>(m, "EvolutionResult",
                               "What run() returns: why it stopped, the best program and counts and times.")
@@ -856,6 +891,8 @@ void bind_evolution(py::module_& m) {
       .def_readonly("abandoned", &EvolutionResult::abandoned,
                     "Proposals whose mutator call was still running when stop() or the wall time ended the run "
                     "(cancelled; stored as steps with abandoned_by).")
+      .def_readonly("llm_spend", &EvolutionResult::llm_spend,
+                    "What the run spent on a language model (LlmSpend), earlier sessions included.")
       .def_readonly("wall_seconds", &EvolutionResult::wall_seconds, "Wall time of run(), in seconds.")
       .def_readonly("evaluator_seconds", &EvolutionResult::evaluator_seconds,
                     "Time inside Evaluator.evaluate_batch, in seconds.")

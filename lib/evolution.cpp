@@ -63,10 +63,40 @@ void EvolutionConfig::validate() const {
   if (max_failed_proposals < 1) {
     throw ValidationError(fmt::format("max_failed_proposals = {} must be at least 1", max_failed_proposals));
   }
+  if (max_llm_calls < 0 || max_llm_tokens < 0 || !(max_llm_cost >= 0.0)) {
+    throw ValidationError(fmt::format("max_llm_calls = {}, max_llm_tokens = {} and max_llm_cost = {} must be >= 0 "
+                                      "(0: no cap)",
+                                      max_llm_calls, max_llm_tokens, max_llm_cost));
+  }
+  for (const auto& [model, price] : llm_prices) {
+    if (!(price.prompt_per_1k >= 0.0) || !(price.completion_per_1k >= 0.0)) {
+      throw ValidationError(fmt::format("llm_prices['{}'] = ({}, {}) per 1k tokens must be >= 0", model,
+                                        price.prompt_per_1k, price.completion_per_1k));
+    }
+  }
+  if (max_llm_cost > 0.0 && llm_prices.empty()) {
+    throw ValidationError(fmt::format("max_llm_cost = {} needs llm_prices (per 1k prompt and completion tokens, by "
+                                      "model; \"*\" for any model)",
+                                      max_llm_cost));
+  }
   if (db_path.empty()) throw ValidationError("db_path is empty: give a file path, or \":memory:\"");
 }
 
+double EvolutionConfig::llm_cost(const std::string& model, std::int64_t prompt_tokens,
+                                 std::int64_t completion_tokens) const {
+  auto found = llm_prices.find(model);
+  if (found == llm_prices.end()) found = llm_prices.find("*");
+  if (found == llm_prices.end()) return 0.0;
+  return (static_cast<double>(prompt_tokens) * found->second.prompt_per_1k +
+          static_cast<double>(completion_tokens) * found->second.completion_per_1k) /
+         1000.0;
+}
+
 std::string EvolutionConfig::to_json() const {
+  nlohmann::json prices_json = nlohmann::json::object();
+  for (const auto& [model, price] : llm_prices) {
+    prices_json[model] = {{"prompt_per_1k", price.prompt_per_1k}, {"completion_per_1k", price.completion_per_1k}};
+  }
   nlohmann::json features_json = nlohmann::json::array();
   for (const FeatureDescriptor& feature : features) {
     features_json.push_back({{"name", feature.name},
@@ -108,6 +138,10 @@ std::string EvolutionConfig::to_json() const {
       {"target_speedup", target_speedup},
       {"stagnation", stagnation},
       {"max_failed_proposals", max_failed_proposals},
+      {"max_llm_calls", max_llm_calls},
+      {"max_llm_tokens", max_llm_tokens},
+      {"max_llm_cost", max_llm_cost},
+      {"llm_prices", prices_json},
       {"seed", seed},
       {"db_path", db_path},
       {"resume", resume},
@@ -174,6 +208,17 @@ EvolutionConfig EvolutionConfig::from_json(const std::string& json_text) {
     read(json, "target_speedup", config.target_speedup);
     read(json, "stagnation", config.stagnation);
     read(json, "max_failed_proposals", config.max_failed_proposals);
+    read(json, "max_llm_calls", config.max_llm_calls);
+    read(json, "max_llm_tokens", config.max_llm_tokens);
+    read(json, "max_llm_cost", config.max_llm_cost);
+    if (json.contains("llm_prices")) {
+      for (const auto& [model, price] : json.at("llm_prices").items()) {
+        LlmPrice entry;
+        read(price, "prompt_per_1k", entry.prompt_per_1k);
+        read(price, "completion_per_1k", entry.completion_per_1k);
+        config.llm_prices[model] = entry;
+      }
+    }
     read(json, "seed", config.seed);
     read(json, "db_path", config.db_path);
     read(json, "resume", config.resume);
@@ -394,6 +439,7 @@ struct Evolution::Impl {
   std::int64_t session_evaluations = 0;
   std::int64_t since_improvement = 0;
   std::int64_t failed_in_a_row = 0;
+  LlmSpend llm_spend;  // the run's, earlier sessions included
   std::uint64_t tickets = 0;
   std::int64_t next_migration = 0;
   std::optional<Program> best;
@@ -645,6 +691,7 @@ struct Evolution::Impl {
     progress.failed_proposals = result.failed_proposals;
     progress.duplicates = result.duplicates + result.near_duplicates;
     progress.elapsed_seconds = seconds_since(started);
+    progress.llm_spend = llm_spend;
     if (best) {
       progress.best_program_id = best->id();
       progress.best_fitness = best->fitness();
@@ -886,6 +933,7 @@ struct Evolution::Impl {
     const std::vector<EvaluationRecord> records = store->evaluations(run_id);
     const std::vector<MigrationRecord> migrations = store->migrations(run_id);
     const std::vector<StepRecord> steps = store->steps(run_id);
+    for (const StepRecord& step : steps) count_llm_call(step);
 
     // Steps by child: the parent and mutation that led to each program.
     std::unordered_map<std::string, const StepRecord*> step_of_child;
@@ -1091,6 +1139,22 @@ struct Evolution::Impl {
     notify(progress);
   }
 
+  // A step whose proposal came from a model call (it recorded the prompt) adds to the run's LLM spend.
+  void count_llm_call(const StepRecord& step) {
+    if (step.prompt.empty()) return;
+    ++llm_spend.calls;
+    llm_spend.prompt_tokens += step.prompt_tokens;
+    llm_spend.completion_tokens += step.completion_tokens;
+    llm_spend.cost += config.llm_cost(step.model, step.prompt_tokens, step.completion_tokens);
+  }
+
+  // Whether every LLM cap leaves room for `more` calls than those counted.
+  bool llm_budget_has_room(std::int64_t more = 0) const {
+    return !(config.max_llm_calls > 0 && llm_spend.calls + more >= config.max_llm_calls) &&
+           !(config.max_llm_tokens > 0 && llm_spend.tokens() >= config.max_llm_tokens) &&
+           !(config.max_llm_cost > 0.0 && llm_spend.cost >= config.max_llm_cost);
+  }
+
   // What every step of a job records: where its parent came from and what was shown with it.
   StepRecord step_of(const Job& job) const {
     StepRecord step;
@@ -1131,6 +1195,7 @@ struct Evolution::Impl {
       step.latency_seconds = proposal.latency_seconds;
       step.llm_attempts = proposal.llm_attempts;
       step.skill = proposal.skill;
+      count_llm_call(step);
       if (!proposal.candidate) {
         if (proposal.known_candidate) {
           // The mutator withheld a program the run holds already: name that program.
@@ -1274,6 +1339,7 @@ struct Evolution::Impl {
     if (config.wall_seconds > 0.0 && seconds_since(started) >= config.wall_seconds) return "wall_time";
     if (config.stagnation > 0 && since_improvement >= config.stagnation) return "stagnation";
     if (failed_in_a_row >= config.max_failed_proposals) return "no_new_candidates";
+    if (!llm_budget_has_room()) return "llm_budget";
     return "";
   }
 
@@ -1356,7 +1422,8 @@ struct Evolution::Impl {
         reason = stop_reason();
         if (!reason.empty()) break;
         while (static_cast<int>(outstanding.size()) < in_flight &&
-               evaluations + static_cast<std::int64_t>(outstanding.size()) < config.budget && !stop_requested.load()) {
+               evaluations + static_cast<std::int64_t>(outstanding.size()) < config.budget && !stop_requested.load() &&
+               llm_budget_has_room(static_cast<std::int64_t>(outstanding.size()))) {
           std::shared_ptr<Job> job = make_job();
           if (!job) break;
           job->submitted = Clock::now();
@@ -1407,6 +1474,7 @@ struct Evolution::Impl {
     result.best_speedup = best ? best->evaluation.speedup : 0.0;
     result.evaluations = evaluations;
     result.session_evaluations = session_evaluations;
+    result.llm_spend = llm_spend;
     result.wall_seconds = seconds_since(started);
     result.engine_share = result.wall_seconds > 0.0
                               ? std::max(0.0, 1.0 - (result.evaluator_seconds + result.mutator_seconds) / result.wall_seconds)
@@ -1424,8 +1492,10 @@ struct Evolution::Impl {
         store->set_run_status(run_id, "failed", "error", message);
       } else {
         update_islands();
-        // A deadline (stop(), the wall time) stops a run that could go on; the other rules finish it.
-        store->set_run_status(run_id, reason == "stopped" || reason == "wall_time" ? "stopped" : "finished", reason);
+        // A deadline (stop(), the wall time) or a spent LLM budget stops a run that could go on; the other rules
+        // finish it.
+        const bool resumable = reason == "stopped" || reason == "wall_time" || reason == "llm_budget";
+        store->set_run_status(run_id, resumable ? "stopped" : "finished", reason);
       }
     } catch (...) {
       if (!failure) failure = std::current_exception();

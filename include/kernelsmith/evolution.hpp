@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,22 @@
 #include "kernelsmith/task.hpp"
 
 namespace kernelsmith {
+
+/// What a language model charges per 1,000 tokens (any currency, the same for every model of a run).
+struct LlmPrice {
+  double prompt_per_1k = 0.0;
+  double completion_per_1k = 0.0;
+};
+
+/// What a run has spent on a language model: its steps whose proposal came from a model call (a recorded
+/// prompt), the tokens the endpoint reported (`usage`) and their cost at EvolutionConfig::llm_prices.
+struct LlmSpend {
+  std::int64_t calls = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  double cost = 0.0;
+  std::int64_t tokens() const { return prompt_tokens + completion_tokens; }
+};
 
 struct KERNELSMITH_API EvolutionConfig {
   // Islands, population and parent selection.
@@ -68,6 +85,19 @@ struct KERNELSMITH_API EvolutionConfig {
   /// run out of ideas. (A run also stops, at once, when no program is left that the mutator can work
   /// from: see Mutator::can_mutate and Proposal::exhausted_ids.)
   std::int64_t max_failed_proposals = 100;
+  /// Caps on what the run may spend on a language model (0: no cap; docs/llm.md, "Budgets"): model calls,
+  /// tokens (prompt plus completion, as the endpoint reported them) and cost (at llm_prices). A resumed run
+  /// counts its earlier steps. A call starts only while every cap has room; calls in flight when a cap is
+  /// reached finish and are kept. The run then stops with "llm_budget", and can go on with a resume under a
+  /// larger cap.
+  std::int64_t max_llm_calls = 0;
+  std::int64_t max_llm_tokens = 0;
+  double max_llm_cost = 0.0;
+  /// Prices per 1,000 tokens by model name; "*" prices every model not named. max_llm_cost needs a price for
+  /// the run's models.
+  std::map<std::string, LlmPrice> llm_prices;
+  /// The cost of one model call at llm_prices (the model's price, else "*"'s, else 0).
+  double llm_cost(const std::string& model, std::int64_t prompt_tokens, std::int64_t completion_tokens) const;
 
   // Reproducibility and storage.
   std::uint64_t seed = 0;
@@ -122,13 +152,16 @@ struct Progress {
   /// The best program is new. The best is always a confirmed program (or one whose evaluation needs no
   /// confirmation).
   bool improved = false;
+  /// What the run has spent on a language model so far, earlier sessions included.
+  LlmSpend llm_spend;
 };
 
 struct EvolutionResult {
   std::int64_t run_id = 0;
   std::string db_path;
-  /// "budget", "wall_time", "target_speedup", "stagnation", "stopped", "no_new_candidates". The store
-  /// marks the run "stopped" for "stopped" and "wall_time" (it can go on with a resume), "finished" else.
+  /// "budget", "wall_time", "target_speedup", "stagnation", "stopped", "no_new_candidates", "llm_budget". The
+  /// store marks the run "stopped" for "stopped", "wall_time" and "llm_budget" (it can go on with a resume),
+  /// "finished" else.
   std::string stop_reason;
   /// The stop reason in words where the reason alone does not say enough: for "no_new_candidates",
   /// whether the proposals kept failing or no program was left that the mutator could work from (and
@@ -162,6 +195,8 @@ struct EvolutionResult {
   /// Proposals whose mutator call was still running when a deadline (stop(), the wall time) ended the
   /// run: cancelled, and recorded as steps with `abandoned_by` set (Mutator::cancel).
   std::int64_t abandoned = 0;
+  /// What the run spent on a language model, earlier sessions included (EvolutionConfig::max_llm_calls, ...).
+  LlmSpend llm_spend;
   double wall_seconds = 0.0;
   double evaluator_seconds = 0.0;  ///< inside Evaluator::evaluate_batch
   double mutator_seconds = 0.0;    ///< inside Mutator::propose, summed over threads

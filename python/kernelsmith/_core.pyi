@@ -21,7 +21,7 @@ from kernelsmith import ValidationError
 import os
 import pathlib
 import typing
-__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'ExperienceItem', 'ExperienceMemory', 'ExperienceMemoryOptions', 'ExperienceQuery', 'ExperienceRecord', 'FeatureDescriptor', 'FeatureInfo', 'FeatureKind', 'FeatureScope', 'HistoryPoint', 'HostCodeReport', 'HostKernel', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmRequestOptions', 'LlmResponse', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Predicate', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Retrieval', 'RetrievedItem', 'Retriever', 'Rng', 'RunInfo', 'RunStore', 'SandboxProtection', 'SandboxStatus', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'Skill', 'SkillBank', 'SkillFile', 'SpeedOfLight', 'Stage', 'StageValue', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorMapDecl', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'ValueRetriever', 'ValueRetrieverOptions', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'defines_model_new', 'devices', 'devices_json', 'doubt_casting_flags', 'dtype_size', 'evaluate_expression', 'experience_reward', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'feature_catalog', 'feature_similarity', 'feedback_features', 'find_feature', 'has_custom_kernel', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'model_new_from_problem', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_skill_tag', 'parse_stage', 'parse_status', 'render_template', 'request_features', 'request_feedback', 'run_kernel', 'sandbox_status', 'sandboxed_command', 'selection_weights', 'set_helper_python', 'set_triton_python', 'skill_search_path', 'source_tokens', 'stage_of', 'task_features', 'task_search_path', 'triton_kernel_specs', 'triton_status']
+__all__: list[str] = ['Archive', 'ArchiveConfig', 'Attempt', 'BackendInfo', 'BackendUnavailableError', 'BuiltPrompt', 'CANDIDATE_SCHEMA', 'Candidate', 'ChatMessage', 'CodeBlock', 'CompileReport', 'CorrectnessCheck', 'CorrectnessReport', 'DType', 'DataCase', 'DeviceError', 'DeviceFault', 'DeviceInfo', 'DiffBlock', 'Distribution', 'EVALUATION_SCHEMA', 'EditMode', 'Error', 'Evaluation', 'EvaluationRecord', 'Evaluator', 'EvaluatorOptions', 'Evolution', 'EvolutionConfig', 'EvolutionResult', 'ExperienceItem', 'ExperienceMemory', 'ExperienceMemoryOptions', 'ExperienceQuery', 'ExperienceRecord', 'FeatureDescriptor', 'FeatureInfo', 'FeatureKind', 'FeatureScope', 'HistoryPoint', 'HostCodeReport', 'HostKernel', 'INITIAL_ORIGINS', 'Inspiration', 'IntegrityReport', 'IslandPopulation', 'IslandRecord', 'KernelLanguage', 'KernelResources', 'KernelRunner', 'KernelSource', 'KernelTime', 'LaunchDecl', 'LaunchError', 'LaunchPlan', 'LibraryLoadError', 'LibraryNotFoundError', 'Lineage', 'LlmAttempt', 'LlmClient', 'LlmMutator', 'LlmMutatorOptions', 'LlmPrice', 'LlmRequestOptions', 'LlmResponse', 'LlmSpend', 'MapElitesArchive', 'MigrationConfig', 'MigrationRecord', 'MutationRequest', 'Mutator', 'NotFoundError', 'NotSupportedError', 'NoveltyConfig', 'NoveltyFilter', 'NoveltyVerdict', 'ORIGINS', 'OfflineProgram', 'OutputCheck', 'ParamMutator', 'ParamMutatorOptions', 'ParentChoice', 'ParsedResponse', 'Placement', 'PlanError', 'Population', 'PopulationConfig', 'Predicate', 'Program', 'ProgramRecord', 'Progress', 'PromptBuilder', 'PromptBuilderOptions', 'PromptTemplates', 'Proposal', 'PytorchOracle', 'RUN_STORE_SCHEMA_VERSION', 'Retrieval', 'RetrievedItem', 'Retriever', 'Rng', 'RunInfo', 'RunStore', 'SandboxProtection', 'SandboxStatus', 'SelectionConfig', 'SelectionMode', 'SelectionPolicy', 'SizeConfig', 'Skill', 'SkillBank', 'SkillFile', 'SpeedOfLight', 'Stage', 'StageValue', 'Status', 'StepRecord', 'StoreError', 'SymbolMissingError', 'TASK_SCHEMA', 'Task', 'TaskError', 'TensorMapDecl', 'TensorRole', 'TensorSpec', 'TimeoutError', 'TimingReport', 'Tolerance', 'TritonKernelSpec', 'TritonStatus', 'TunableParam', 'ValidationError', 'ValueRetriever', 'ValueRetrieverOptions', 'WorkModel', 'WorkspaceDecl', 'apply_diff_response', 'best_backend', 'better_program', 'builtin_task_names', 'candidate_format_rules', 'compile_candidate_offline', 'cosine_similarity', 'create_evaluator', 'default_feature_descriptors', 'default_tolerance', 'defines_model_new', 'devices', 'devices_json', 'doubt_casting_flags', 'dtype_size', 'evaluate_expression', 'experience_reward', 'extract_code_blocks', 'extract_diff_blocks', 'failure_fitness', 'feature_catalog', 'feature_similarity', 'feedback_features', 'find_feature', 'has_custom_kernel', 'hashed_ngram_embedding', 'helper_python', 'is_floating', 'is_initial_origin', 'kernel_language', 'kernel_languages', 'language_for_extension', 'messages_from_json', 'messages_to_json', 'model_new_from_problem', 'mutation_name', 'normalize_source', 'normalized_source_hash', 'parse_dtype', 'parse_edit_mode', 'parse_full_response', 'parse_response', 'parse_selection_policy', 'parse_skill_tag', 'parse_stage', 'parse_status', 'render_template', 'request_features', 'request_feedback', 'run_kernel', 'sandbox_status', 'sandboxed_command', 'selection_weights', 'set_helper_python', 'set_triton_python', 'skill_search_path', 'source_tokens', 'stage_of', 'task_features', 'task_search_path', 'triton_kernel_specs', 'triton_status']
 class DType:
     """
     Element type of task tensors and workspaces.
@@ -5540,6 +5540,67 @@ class RunStore:
         """
         The schema version of the file: RUN_STORE_SCHEMA_VERSION, or 1 for a version-1 file opened read-only (opened for writing, it is upgraded).
         """
+class LlmPrice:
+    """
+    What a language model charges per 1,000 tokens (docs/llm.md, "Budgets").
+    """
+    @typing.overload
+    def __init__(self) -> None:
+        ...
+    @typing.overload
+    def __init__(self, prompt_per_1k: typing.SupportsFloat | typing.SupportsIndex, completion_per_1k: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def completion_per_1k(self) -> float:
+        """
+        Price of 1,000 completion tokens.
+        """
+    @completion_per_1k.setter
+    def completion_per_1k(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def prompt_per_1k(self) -> float:
+        """
+        Price of 1,000 prompt tokens.
+        """
+    @prompt_per_1k.setter
+    def prompt_per_1k(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class LlmSpend:
+    """
+    What a run has spent on a language model (docs/llm.md, "Budgets").
+    """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def calls(self) -> int:
+        """
+        Steps whose proposal came from a model call.
+        """
+    @property
+    def completion_tokens(self) -> int:
+        """
+        Completion tokens, as reported.
+        """
+    @property
+    def cost(self) -> float:
+        """
+        Their cost at EvolutionConfig.llm_prices.
+        """
+    @property
+    def prompt_tokens(self) -> int:
+        """
+        Prompt tokens, as the endpoint reported them.
+        """
+    @property
+    def tokens(self) -> int:
+        """
+        Prompt plus completion tokens.
+        """
 class EvolutionConfig:
     """
     Settings of an evolution run (docs/search.md).
@@ -5551,6 +5612,10 @@ class EvolutionConfig:
         """
     def __init__(self) -> None:
         ...
+    def llm_cost(self, model: str, prompt_tokens: typing.SupportsInt | typing.SupportsIndex, completion_tokens: typing.SupportsInt | typing.SupportsIndex) -> float:
+        """
+        The cost of one model call at llm_prices (the model's, else '*', else 0).
+        """
     def to_json(self) -> str:
         """
         The settings as JSON (custom feature and embedding functions by name only).
@@ -5648,12 +5713,44 @@ class EvolutionConfig:
     def language(self, arg0: str) -> None:
         ...
     @property
+    def llm_prices(self) -> dict[str, LlmPrice]:
+        """
+        Prices per 1,000 tokens by model name, a dict of LlmPrice; '*' prices any model not named.
+        """
+    @llm_prices.setter
+    def llm_prices(self, arg0: collections.abc.Mapping[str, LlmPrice]) -> None:
+        ...
+    @property
     def max_failed_proposals(self) -> int:
         """
         Stop after this many proposals in a row yield nothing to evaluate (failures, duplicates); 0 disables the rule.
         """
     @max_failed_proposals.setter
     def max_failed_proposals(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_llm_calls(self) -> int:
+        """
+        Stop (resumably, 'llm_budget') once the run made this many model calls; 0: no cap.
+        """
+    @max_llm_calls.setter
+    def max_llm_calls(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_llm_cost(self) -> float:
+        """
+        Stop (resumably, 'llm_budget') once the model calls cost this much at llm_prices; 0: no cap.
+        """
+    @max_llm_cost.setter
+    def max_llm_cost(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_llm_tokens(self) -> int:
+        """
+        Stop (resumably, 'llm_budget') once the model calls used this many tokens (prompt plus completion, as the endpoint reported them); 0: no cap.
+        """
+    @max_llm_tokens.setter
+    def max_llm_tokens(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     @property
     def memory(self) -> int:
@@ -5803,6 +5900,11 @@ class Progress:
         The island of the step.
         """
     @property
+    def llm_spend(self) -> LlmSpend:
+        """
+        What the run has spent on a language model so far (LlmSpend), earlier sessions included.
+        """
+    @property
     def message(self) -> str:
         """
         The evaluation's message, or why there was no candidate.
@@ -5895,6 +5997,11 @@ class EvolutionResult:
     def failed_proposals(self) -> int:
         """
         Proposals that yielded no candidate.
+        """
+    @property
+    def llm_spend(self) -> LlmSpend:
+        """
+        What the run spent on a language model (LlmSpend), earlier sessions included.
         """
     @property
     def migrations(self) -> int:

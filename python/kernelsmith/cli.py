@@ -362,7 +362,35 @@ def _evolution_config(ks, args: argparse.Namespace, resume: bool):
     config.language = args.language or ""
     config.experience = args.experience
     config.memory_path = args.memory or ""
+    config.max_llm_calls = args.max_llm_calls
+    config.max_llm_tokens = args.max_llm_tokens
+    config.max_llm_cost = args.max_llm_cost
+    config.llm_prices = _llm_prices(ks, args.llm_price or [])
     return config
+
+
+def _llm_prices(ks, specs) -> dict:
+    """--llm-price MODEL=PROMPT,COMPLETION (per 1,000 tokens; MODEL '*' for any model) as EvolutionConfig.llm_prices."""
+    prices = {}
+    for spec in specs:
+        model, _, values = spec.partition("=")
+        parts = values.split(",")
+        try:
+            if not model or len(parts) != 2:
+                raise ValueError
+            prices[model] = ks.LlmPrice(float(parts[0]), float(parts[1]))
+        except ValueError:
+            raise SystemExit(f"kernelsmith: --llm-price {spec!r}: write MODEL=PROMPT,COMPLETION, the prices of 1,000 "
+                             "prompt and completion tokens (MODEL '*' for any model), e.g. --llm-price gpt-4o=0.0025,0.01")
+    return prices
+
+
+def _spend_text(spend) -> str:
+    """What a run has spent on a model, for a progress line: '' before its first model call."""
+    if not spend.calls:
+        return ""
+    text = f"  llm {spend.calls} calls {spend.tokens} tokens"
+    return text + (f" cost {spend.cost:.4f}" if spend.cost else "")
 
 
 def _progress_printer(args: argparse.Namespace, log, prefix: str = ""):
@@ -380,7 +408,8 @@ def _progress_printer(args: argparse.Namespace, log, prefix: str = ""):
             mark = " *" if best.observe(progress.run_id, progress.program_id, status) else ""
             print(
                 f"{prefix}[{progress.evaluations}/{progress.budget}] {progress.mutation:<10} island {progress.island} "
-                f"{progress.program_id} {status:<14} {progress.speedup:7.3f}x  {best.text()}{mark}",
+                f"{progress.program_id} {status:<14} {progress.speedup:7.3f}x  {best.text()}{mark}"
+                f"{_spend_text(progress.llm_spend)}",
                 file=log,
                 flush=True,
             )
@@ -559,6 +588,20 @@ def _confirmed_best_text(confirmed: dict, separator: str = "\n  ") -> str:
     return line
 
 
+def _llm_spend_summary(ks, run, steps) -> dict:
+    """What a run spent on a model, counted as the engine counts it (LlmSpend): its steps with a recorded prompt,
+    their reported tokens, and their cost at the run's own llm_prices."""
+    config = ks.EvolutionConfig.from_json(run.config_json)
+    calls = [step for step in steps if step.prompt]
+    return {
+        "calls": len(calls),
+        "prompt_tokens": sum(step.prompt_tokens for step in calls),
+        "completion_tokens": sum(step.completion_tokens for step in calls),
+        "cost": sum(config.llm_cost(step.model, step.prompt_tokens, step.completion_tokens) for step in calls),
+        "priced": bool(config.llm_prices),
+    }
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     """Summarises the latest run of a store: the best confirmed programs, the lineage of the best, the confirmed
     best speedup over evaluations, and apart from them the faster evaluations that are not confirmed."""
@@ -577,6 +620,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     pending = sum(1 for step in steps if step.pending)
     abandoned = [step for step in steps if step.abandoned_by]
     llm = _llm_attempt_summary(steps)
+    llm.update(_llm_spend_summary(ks, run, steps))
     best = reader.evaluated_programs(run.id, confirmed_only=True, best_first=True, limit=5)
     unconfirmed = reader.unconfirmed_above(run.id, best[0]["speedup"] if best else 0.0, 5)
     lineage = []
@@ -643,6 +687,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         statuses = ", ".join(f"{status} x{count}" for status, count in llm["statuses"].items())
         print(f"  LLM: {llm['requests']} requests, {llm['attempts']} attempts ({llm['retries']} retries; {statuses}), "
               f"{llm['seconds']:.1f} s waiting")
+    if llm["calls"]:
+        print(f"  LLM spend: {llm['calls']} calls, {llm['prompt_tokens']} prompt + {llm['completion_tokens']} "
+              f"completion tokens" + (f", cost {llm['cost']:.4f}" if llm["priced"] else " (no prices given)"))
     if best:
         print("best confirmed programs (ok, strict mode, no doubt-casting flag):")
         for entry in document["best"]:
@@ -989,6 +1036,15 @@ def _add_evolution_arguments(p: argparse.ArgumentParser, per_problem: bool = Fal
                                                             "Ray actors evaluating, so each has the next waiting)")
     p.add_argument("--wall-time", type=float, default=0.0, help=f"stop after this many seconds{each} (0: none)")
     p.add_argument("--target-speedup", type=float, default=0.0, help=f"stop at this speedup{each} (0: none)")
+    p.add_argument("--max-llm-calls", type=int, default=0, metavar="N",
+                   help=f"stop, resumably, after this many model calls{each} (0: no cap)")
+    p.add_argument("--max-llm-tokens", type=int, default=0, metavar="N",
+                   help=f"stop, resumably, once the model calls used this many tokens{each}, as the endpoint "
+                        "reported them (0: no cap)")
+    p.add_argument("--max-llm-cost", type=float, default=0.0, metavar="COST",
+                   help=f"stop, resumably, once the model calls cost this much{each} at --llm-price (0: no cap)")
+    p.add_argument("--llm-price", action="append", metavar="MODEL=PROMPT,COMPLETION",
+                   help="price of 1,000 prompt and completion tokens of MODEL ('*': any model); repeatable")
     p.add_argument("--llm-url", help="OpenAI-compatible base URL (with --mutator llm)")
     p.add_argument("--model", help="model name (with --mutator llm)")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key")

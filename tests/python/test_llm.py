@@ -815,3 +815,57 @@ def test_a_plain_function_is_a_model_for_llm_mutator_and_evolve(tmp_path):
     with pytest.raises(ValueError, match="not both"):
         kernelsmith.evolve(task, mutator=kernelsmith.ParamMutator(), llm=chat, evaluator=evaluator, budget=3,
                            db=tmp_path / "y.db", progress=False)
+
+
+@pytest.mark.skipif(not opencl_available(), reason="no OpenCL device (install pocl-opencl-icd)")
+def test_an_llm_budget_stops_a_run_resumably_and_the_spend_is_reported(tmp_path, capsys):
+    """--max-llm-calls against a loopback server that reports `usage`: the run stops at the cap with reason
+    llm_budget (resumable), the spend is in the result, the progress lines and `report` (priced with
+    --llm-price); a resume under a larger cap counts the earlier calls and makes only the new ones; a token cap
+    and a cost cap stop a run too."""
+    from kernelsmith.cli import main
+
+    manifest = _small_relu_manifest(tmp_path)
+    blocks = iter([32, 64, 128, 512, 1024, 16, 8, 256, 4, 2, 1])
+
+    def responder(body, index):
+        return chat_reply(f"Try another work-group size.\n```opencl\n{opencl_relu(next(blocks))}```\n",
+                          prompt_tokens=1000, completion_tokens=100)
+
+    db = tmp_path / "run.db"
+    common = ["evolve", "--task", str(manifest), "--backend", "opencl", "--mutator", "llm", "--model", "coder",
+              "--api-key-env", "", "--budget", "20", "--islands", "1", "--in-flight", "1", "--db", str(db),
+              "--llm-price", "coder=0.5,2.0"]
+    with LoopbackLlmServer(responder=responder) as server:
+        assert main(common + ["--llm-url", server.url, "--max-llm-calls", "2", "--json"]) == 0
+        first = json.loads(capsys.readouterr().out)
+        assert len(server.received) == 2
+        assert main(common + ["--llm-url", server.url, "--max-llm-calls", "3", "--resume"]) == 0
+        resumed = capsys.readouterr()
+        assert len(server.received) == 3  # the earlier two calls counted: one more
+    assert first["stop_reason"] == "llm_budget"
+    assert "stopped: llm_budget" in resumed.out
+    assert "llm 3 calls 3300 tokens cost 2.1000" in resumed.err + resumed.out  # the live progress line
+    store = kernelsmith.RunStore(str(db), True)
+    (run,) = store.runs()
+    assert (run.status, run.stop_reason) == ("stopped", "llm_budget")
+
+    assert main(["report", "--db", str(db), "--json"]) == 0
+    spend = json.loads(capsys.readouterr().out)["llm"]
+    # 3 calls of 1000 + 100 tokens at 0.5 and 2.0 per 1,000: 3 * (0.5 + 0.2)
+    assert (spend["calls"], spend["prompt_tokens"], spend["completion_tokens"]) == (3, 3000, 300)
+    assert spend["cost"] == pytest.approx(2.1)
+    assert main(["report", "--db", str(db)]) == 0
+    assert "LLM spend: 3 calls, 3000 prompt + 300 completion tokens, cost 2.1000" in capsys.readouterr().out
+
+    for cap in (["--max-llm-tokens", "2000"], ["--max-llm-cost", "1.0"]):  # each reached after the second call
+        other = tmp_path / f"cap{cap[0]}.db"
+        with LoopbackLlmServer(responder=responder) as server:
+            arguments = [a if a != str(db) else str(other) for a in common]
+            assert main(arguments + ["--llm-url", server.url, "--json"] + cap) == 0
+            document = json.loads(capsys.readouterr().out)
+            assert document["stop_reason"] == "llm_budget" and len(server.received) == 2, cap
+    config = kernelsmith.EvolutionConfig()
+    config.max_llm_cost = 1.0
+    with pytest.raises(kernelsmith.ValidationError, match="max_llm_cost = 1 needs llm_prices"):
+        config.validate()
