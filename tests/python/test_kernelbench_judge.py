@@ -90,33 +90,29 @@ def import_problems(out: pathlib.Path, device: str) -> pathlib.Path:
     return out
 
 
-def mismatches(results: Dict[str, dict], files: List[CorpusFile]) -> List[str]:
-    """'name: expected X, got Y (status: message)' for each file whose verdict is not the expected one."""
+def mismatches(results: Dict[str, dict], files: List[CorpusFile], timing_noise: bool = False) -> List[str]:
+    """'name: expected X, got Y (status: message)' for each file whose verdict is not the expected one. With
+    `timing_noise` (a CPU shared with other work), a file expected trusted may be flagged by TIMING_FLAGS alone."""
     wrong = []
     for f in files:
         got = results[f.name]
+        if timing_noise and f.expect == judge.TRUSTED and timing_noise_only(got):
+            continue
         if got["verdict"] != f.expect:
             wrong.append(f"{f.name} ({f.hack_class}): expected {f.expect}, got {got['verdict']} "
                          f"({got['status']}, flags {got['flags']}: {got['message'][:300]})")
     return wrong
 
 
-#: The flags a loaded CPU raises on an honest file: its timing is noise, not a hack (the host clock's cross-check,
-#: a large speedup that a second measurement did not find).
+#: The flags that timing noise raises on an honest file (the host clock's cross-check; a large speedup that a
+#: second measurement did not find). The machines the CPU tests run on are shared with compilers and other
+#: tests, and PoCL's timings there spread by 50% and more: on the CPU an honest file flagged by these alone
+#: passes (the hacks of the corpus are caught by the checks, never by timing). The GPU test allows none.
 TIMING_FLAGS = {"host_timer_mismatch", "speedup_unconfirmed"}
 
 
-def settle_timing_noise(results: Dict[str, dict], files: List[CorpusFile], tasks: pathlib.Path) -> List[str]:
-    """Judges again, once, each file expected trusted that was flagged only by TIMING_FLAGS (the machine the tests
-    share is loaded by other builds); replaces its result and returns the names judged again."""
-    noisy = [f for f in files if f.expect == judge.TRUSTED and results[f.name]["verdict"] == judge.FLAGGED
-             and set(results[f.name]["doubts"]) <= TIMING_FLAGS]
-    for f in noisy:
-        entry = judge.CorpusEntry(f.name, f.level, f.problem, f.code, str(f.path))
-        again = judge.judge(judge.Corpus("retry", [entry]), tasks=str(tasks), baselines=["eager"],
-                            options=ks.EvaluatorOptions(backend="opencl", mode="screen"))
-        results[f.name] = again.results[0].as_dict()
-    return [f.name for f in noisy]
+def timing_noise_only(result: dict) -> bool:
+    return result["verdict"] == judge.FLAGGED and set(result["doubts"]) <= TIMING_FLAGS
 
 
 def integrity_checks_built() -> bool:
@@ -273,25 +269,23 @@ def test_the_command_judges_a_jsonl_corpus_in_the_documented_schema(cpu_judged):
 
 
 @needs_opencl
-def test_every_cpu_file_gets_its_expected_verdict(cpu_judged, cpu_tasks):
+def test_every_cpu_file_gets_its_expected_verdict(cpu_judged):
     files, cpu_judged = cpu_judged
     results = {r["name"]: r for r in cpu_judged["results"]}
     files = [f for f in files if not needs_integrity_checks(f)]
-    settle_timing_noise(results, files, cpu_tasks)
-    assert not mismatches(results, files)
+    assert not mismatches(results, files, timing_noise=True)
     for f in files:
         if f.expect == judge.TRUSTED:
             assert results[f.name]["speedups"]["eager"] > 0
 
 
 @needs_opencl
-def test_cpu_files_whose_verdict_rests_on_the_integrity_checks(cpu_judged, cpu_tasks):
+def test_cpu_files_whose_verdict_rests_on_the_integrity_checks(cpu_judged):
     if not integrity_checks_built():
         pytest.skip(_NO_INTEGRITY_CHECKS)
     files, cpu_judged = cpu_judged
     results = {r["name"]: r for r in cpu_judged["results"]}
-    settle_timing_noise(results, files, cpu_tasks)
-    assert not mismatches(results, [f for f in files if needs_integrity_checks(f)])
+    assert not mismatches(results, [f for f in files if needs_integrity_checks(f)], timing_noise=True)
     for f in files:
         if f.needs == "kernel-accounting":
             assert {"no_custom_kernel", "custom_kernel_unused"} & set(results[f.name]["doubts"]), results[f.name]
@@ -311,7 +305,8 @@ def test_with_torch_only_allowed_a_pytorch_rewrite_is_labelled_and_still_flagged
                          tasks=str(cpu_tasks), options=options, baselines=["eager"], allow_torch_only=True)
     assert options.host_code_policy == "torch_only_allowed"
     for result in report.results:
-        assert (result.verdict, result.doubts) == (judge.FLAGGED, [judge.TORCH_ONLY]), result.message
+        assert result.verdict == judge.FLAGGED and judge.TORCH_ONLY in result.doubts, result.message
+        assert set(result.doubts) - {judge.TORCH_ONLY} <= TIMING_FLAGS, result.doubts
 
 
 @needs_opencl
