@@ -36,8 +36,8 @@ is missed (``--no-target`` reports only), 2 when the machine lacks what the kind
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime
-import importlib.util
 import json
 import os
 import platform
@@ -52,16 +52,17 @@ from typing import Any, Dict, List, Optional, Sequence
 TARGET_RATIO = 10.0
 KINDS = ("cpp", "cuda", "triton")
 
-def _example() -> Any:
-    """examples/model_new.py: the problem (Linear, scale, LeakyReLU in KernelBench's format) comes from there."""
-    spec = importlib.util.spec_from_file_location("kernelsmith_example_model_new",
-                                                  Path(__file__).resolve().parents[1] / "examples" / "model_new.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _example_problem() -> str:
+    """The problem of examples/model_new.py (a Linear layer, a scale and a LeakyReLU in KernelBench's format),
+    read from its syntax tree: the KernelBench-way processes must not import kernelsmith."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "model_new.py"
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["PROBLEM"]:
+            return ast.literal_eval(node.value)
+    raise RuntimeError(f"{path} defines no PROBLEM")
 
 
-PROBLEM = _example().PROBLEM
+PROBLEM = _example_problem()
 
 # The epilogue's body, one per extension variant: each computes the same values another way.
 BODIES = [

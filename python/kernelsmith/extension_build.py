@@ -57,6 +57,8 @@ REPORT_FILE = "extension_builds.json"
 FAILED_FILE = "failed.log"
 #: Precompiled headers kept per cache (each is several hundred MB); the least recently made go first.
 MAX_HEADERS = 6
+#: Prebuilt libraries kept per cache (a few MB each).
+MAX_EXTENSIONS = 2000
 #: load_inline's parameters in order (torch 2.x), for positional arguments.
 LOAD_INLINE_PARAMETERS = (
     "name", "cpp_sources", "cuda_sources", "sycl_sources", "functions", "extra_cflags", "extra_cuda_cflags",
@@ -243,6 +245,20 @@ def _prune_headers(cache: str, keep: str) -> None:
             entries.append((os.path.getmtime(path), path))
     for _, path in sorted(entries)[:max(0, len(entries) + 1 - MAX_HEADERS)]:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _prune_extensions(cache: str) -> None:
+    """Keeps the cache's libraries under MAX_EXTENSIONS: the least recently made tenth goes when it is over."""
+    folder = os.path.join(cache, "ext")
+    with contextlib.suppress(OSError):
+        entries = [(os.path.getmtime(os.path.join(folder, name)), name) for name in os.listdir(folder)
+                   if ".partial-" not in name and not name.endswith(".lock")]
+        if len(entries) <= MAX_EXTENSIONS:
+            return
+        for _, name in sorted(entries)[:len(entries) - MAX_EXTENSIONS + MAX_EXTENSIONS // 10]:
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name + ".lock"))
 
 
 class _Constants(ast.NodeVisitor):
@@ -436,10 +452,12 @@ def prepare(cache: str, source: str, scratch: str) -> Dict[str, Any]:
                                "seconds": 0.0})
             continue
         extensions.append(_build_extension(cache, arguments, scratch, log))
-    if not calls and ("cpp_extension" in source):  # load() or computed arguments: the runner builds, with a header
+    if "cpp_extension" in source and not any(entry["state"] in ("built", "cached") for entry in extensions):
+        # load(), computed arguments or refused flags: the runner builds, with the header of the default flags.
         key = ensure_header(cache, [], [], log)
         if key:
             headers.append(key)
+    _prune_extensions(cache)
     for entry in extensions:
         log.append(f"extension {entry['name']}: {entry['state']}" + (f" in {entry['seconds']:.1f} s" if entry["seconds"] else "")
                    + (f" ({entry['detail'].splitlines()[0] if entry['detail'] else ''})" if entry["detail"] else ""))

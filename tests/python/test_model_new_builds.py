@@ -5,6 +5,7 @@ there, and the results stay correct."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import sys
 
@@ -154,3 +155,16 @@ def test_an_extension_that_does_not_compile_is_a_compile_error_built_once(setup)
     assert result.status == ks.Status.compile_error, result.message
     assert "undeclared_name" in result.message + result.compile.log, result.message
     assert (cache / "ext" / key_of(source) / eb.FAILED_FILE).is_file()
+
+
+def test_the_cache_keeps_a_bounded_number_of_libraries(tmp_path, monkeypatch):
+    monkeypatch.setattr(eb, "MAX_EXTENSIONS", 10)
+    for index in range(12):
+        entry = tmp_path / "ext" / f"key{index:02d}"
+        entry.mkdir(parents=True)
+        (tmp_path / "ext" / f"key{index:02d}.lock").touch()
+        os.utime(entry, (index, index))
+    eb._prune_extensions(str(tmp_path))
+    kept = sorted(p.name for p in (tmp_path / "ext").iterdir() if p.is_dir())
+    assert kept == [f"key{index:02d}" for index in range(3, 12)]  # the oldest go, a tenth below the bound
+    assert not (tmp_path / "ext" / "key00.lock").exists()
