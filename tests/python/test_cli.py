@@ -192,3 +192,30 @@ def test_devices_lists_maca_with_the_reason_it_cannot_run():
     reasons = ("when kernelsmith was built", "libmcruntime.so not found", "libkernelsmith_maca.so not found",
                "no MetaX device")
     assert any(reason in maca["reason"] for reason in reasons), maca["reason"]
+
+
+def test_the_main_jobs_summary_tells_a_newcomer_what_the_run_found(tmp_path):
+    """tools/main.sh ends with tools/main_summary.py over `kernelsmith report --json`: here after a real short
+    run on PoCL, it names the task and device, the reference's own score (timed in this run), the best program
+    or that nothing beat the reference, where the store is and what to try next."""
+    from backends import backend_available
+
+    if not backend_available("opencl"):
+        pytest.skip("no OpenCL device (install pocl-opencl-icd)")
+    db = tmp_path / "main.db"
+    subprocess.run([sys.executable, "-m", "kernelsmith", "evolve", "--task", "relu", "--backend", "opencl",
+                    "--mutator", "param", "--budget", "3", "--islands", "1", "--db", str(db)],
+                   check=True, text=True, capture_output=True, timeout=600)
+    document = subprocess.run([sys.executable, "-m", "kernelsmith", "report", "--db", str(db), "--json"],
+                              check=True, text=True, capture_output=True, timeout=120).stdout
+    shown = subprocess.run([sys.executable, str(ROOT / "tools" / "main_summary.py"), str(db), "42"], input=document,
+                           check=True, text=True, capture_output=True, timeout=60).stdout
+    assert "== main: done in 42 s" in shown
+    assert "The run evolved 'relu' on opencl" in shown and "3 evaluations" in shown
+    assert "The reference, evaluated as a candidate, scored" in shown
+    best = json.loads(document)["best"]
+    if best and best[0]["evaluation"] != 1 and best[0]["speedup"] > 1.0:
+        assert f"Best: program {best[0]['id']}, {best[0]['speedup']:.2f}x the reference's speed" in shown
+    else:
+        assert "Nothing beat the reference this time" in shown
+    assert f"The run is stored in {db}" in shown and f"kernelsmith serve --db {db}" in shown
