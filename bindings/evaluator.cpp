@@ -141,6 +141,9 @@ void bind_evaluator(py::module_& m) {
                      "compile cache and device peaks; empty for $KERNELSMITH_CACHE_DIR or ~/.cache/kernelsmith")
       .def_readwrite("use_disk_cache", &EvaluatorOptions::use_disk_cache,
                      "Keep compiled kernels in the disk cache under cache_dir and reuse them.")
+      .def_readwrite("baseline_session", &EvaluatorOptions::baseline_session,
+                     "The session whose baseline timings on disk this evaluator shares; empty: one of its own, so "
+                     "that speedups are against baselines timed in the same run (docs/evaluation.md).")
       .def("__repr__", &repr_options);
 
   py::class_<Evaluator, PyEvaluator, py::smart_holder>(

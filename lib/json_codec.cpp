@@ -112,7 +112,8 @@ Json evaluator_options_to_json(const EvaluatorOptions& o) {
           {"compile_threads", o.compile_threads},
           {"isolate", o.isolate},
           {"cache_dir", o.cache_dir},
-          {"use_disk_cache", o.use_disk_cache}};
+          {"use_disk_cache", o.use_disk_cache},
+          {"baseline_session", o.baseline_session}};
 }
 
 EvaluatorOptions evaluator_options_from_json(const Json& j) {
@@ -145,6 +146,7 @@ EvaluatorOptions evaluator_options_from_json(const Json& j) {
   o.isolate = j.at("isolate").get<bool>();
   o.cache_dir = j.at("cache_dir").get<std::string>();
   o.use_disk_cache = j.at("use_disk_cache").get<bool>();
+  o.baseline_session = j.value("baseline_session", std::string());
   return o;
 }
 

@@ -112,6 +112,12 @@ struct EvaluatorOptions {
   /// Compile cache on disk; empty for $KERNELSMITH_CACHE_DIR or ~/.cache/kernelsmith.
   std::string cache_dir;
   bool use_disk_cache = true;
+  /// The baselines' timings (the reference kernel's, PyTorch eager's and torch.compile's) are kept on disk for
+  /// the evaluators that name the same session: a speedup is then measured against a baseline timed in the
+  /// same run, on the machine as it is now, not in an earlier run. Empty (the default): a session of this
+  /// evaluator's own (its workers share it). Naming one reuses its baselines across runs (a benchmark's warm
+  /// pass, a sweep spread over several processes).
+  std::string baseline_session;
 };
 
 /// The built-in evaluator over the shared harness. Throws BackendUnavailableError with the reason when

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <unordered_map>
 
@@ -202,6 +203,17 @@ class BuiltinEvaluator final : public Evaluator {
         compile_cache_(options_.use_disk_cache ? (std::filesystem::path(cache_dir_) / "compile").string()
                                                : std::string()) {
     options_.backend = backend_;
+    // Baselines timed by this evaluator (and its workers) are not reused by another run (EvaluatorOptions).
+    if (options_.baseline_session.empty()) {
+      std::random_device entropy;
+      options_.baseline_session =
+          detail::Sha256()
+              .field(std::to_string(entropy()) + "." + std::to_string(entropy()))
+              .field(std::to_string(::getpid()))
+              .field(std::to_string(std::chrono::system_clock::now().time_since_epoch().count()))
+              .hex()
+              .substr(0, 16);
+    }
     if (!options_.isolate && devices.size() > 1) {
       throw ValidationError(fmt::format(
           "EvaluatorOptions: devices \"{}\" needs isolate=True: a device set runs one worker process per device",

@@ -232,6 +232,7 @@ std::map<std::string, OracleBaseline> EvaluationRun::oracle_baselines(ReferenceS
                                      .field(reference.oracle_version.torch)
                                      .field(name)
                                      .field(settings.dump())
+                                     .field(options_.baseline_session)
                                      .hex();
     OracleBaseline baseline;
     bool from_disk = false;

@@ -886,6 +886,7 @@ TimingReport EvaluationRun::baseline(ReferenceState& reference, const std::strin
                                    .field(mode)
                                    .field(timing_rules_json(rules).dump())
                                    .field(options_.flush_l2 ? "flush_l2" : "no_flush")
+                                   .field(options_.baseline_session)
                                    .hex();
   if (mode != "remeasure") {
     if (const auto text = oracle_cache().find_text(disk_key)) {

@@ -2559,6 +2559,14 @@ class EvaluatorOptions:
     def backend(self, arg0: str) -> None:
         ...
     @property
+    def baseline_session(self) -> str:
+        """
+        The session whose baseline timings on disk this evaluator shares; empty: one of its own, so that speedups are against baselines timed in the same run (docs/evaluation.md).
+        """
+    @baseline_session.setter
+    def baseline_session(self, arg0: str) -> None:
+        ...
+    @property
     def cache_dir(self) -> str:
         """
         compile cache and device peaks; empty for $KERNELSMITH_CACHE_DIR or ~/.cache/kernelsmith

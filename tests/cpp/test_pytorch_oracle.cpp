@@ -145,6 +145,9 @@ TEST_CASE("a KernelBench problem's module is the oracle: correct and wrong candi
   // near it) would time both sides again, one more request, and replace the cached eager median with the new one.
   EvaluatorOptions options = oracle_options(cache.path);
   options.suspicious_speedup = 1e9;
+  // Both evaluators name one session, so the second may take the first's baselines (by default each evaluator
+  // times its own: EvaluatorOptions::baseline_session).
+  options.baseline_session = "oracle-cache-test";
 
   auto evaluator = create_evaluator(options);
   const std::int64_t requests_before = detail::oracle_requests_sent();
@@ -181,7 +184,7 @@ TEST_CASE("a KernelBench problem's module is the oracle: correct and wrong candi
   CHECK(wrong.status == Status::incorrect);
   CHECK(contains(wrong.message, "out:"));
 
-  // A second evaluator (another run) finds the expected outputs and the baselines on disk: the helper
+  // A second evaluator of the same session finds the expected outputs and the baselines on disk: the helper
   // is only asked for its torch version.
   auto again = create_evaluator(options);
   const std::int64_t before_second = detail::oracle_requests_sent();

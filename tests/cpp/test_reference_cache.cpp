@@ -40,13 +40,14 @@ int zero_stored_outputs(const fs::path& folder) {
 /// A cache folder of its own, the small task, its OpenCL reference as the candidate, and the first
 /// evaluation through a fresh evaluator (which fills the folder).
 struct CachedRun {
-  explicit CachedRun(const std::string& name)
+  explicit CachedRun(const std::string& name, const std::string& baseline_session = "")
       : cache(fs::temp_directory_path() / ("kernelsmith-" + name + "-cache-" + std::to_string(::getpid()))),
         options(test::fast_options("opencl", false, 1)),
         task(test::small_task()),
         right(test::candidate_in("opencl", task.references.at("opencl").source)) {
     fs::remove_all(cache);
     options.cache_dir = cache.string();
+    options.baseline_session = baseline_session;
     first = create_evaluator(options)->evaluate(task, right);
     INFO(first.message);
     REQUIRE(first.status == Status::ok);
@@ -93,13 +94,14 @@ TEST_CASE("reference outputs are computed once per machine: the next evaluator r
   CHECK(third.status == Status::ok);
 }
 
-TEST_CASE("the reference's baseline timing is kept on disk: the next evaluator takes it, a re-measurement does not",
+TEST_CASE("the reference's baseline timing is kept on disk for its session: the next evaluator of the session "
+          "takes it, one of another session or a re-measurement does not",
           "[harness][opencl][reference_cache]") {
   if (!test::opencl_available()) {
     WARN("skipped: no OpenCL device");
     return;
   }
-  CachedRun run("baseline");
+  CachedRun run("baseline", "shared-session");
   EvaluatorOptions& options = run.options;
   const fs::path& cache = run.cache;
   const Task& task = run.task;
@@ -132,6 +134,14 @@ TEST_CASE("the reference's baseline timing is kept on disk: the next evaluator t
   REQUIRE(second.status == Status::ok);
   REQUIRE(second.baseline_timing);
   CHECK(second.baseline_timing->median_ms == marker);
+
+  // An evaluator of its own session (the default) times the reference again: a speedup is against a baseline
+  // timed in the same run.
+  EvaluatorOptions own_session = options;
+  own_session.baseline_session.clear();
+  const Evaluation fresh = create_evaluator(own_session)->evaluate(task, right);
+  REQUIRE(fresh.baseline_timing);
+  CHECK(fresh.baseline_timing->median_ms != marker);
 
   // Without the disk cache the reference is timed again.
   options.use_disk_cache = false;
