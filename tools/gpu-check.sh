@@ -16,7 +16,8 @@
 # libstdc++ statically; the library hides its copy, see lib/CMakeLists.txt). Each choice has its own
 # build folders, so the two never mix.
 #
-# Steps: info build gpu unit install pytest devices bench sandbox suite hopper scale kbimport kbrun kbcheck kbbase maca (KernelBench:
+# Steps: info build gpu unit install pytest devices bench sandbox suite hopper scale kbimport kbrun kbcheck kbbase maca
+# modelnew (KernelBench:
 # KERNELBENCH names its problem folder; KB_LEVELS, KB_LANGUAGE, KB_BUDGET, KB_BASELINES, KB_L1_PROBLEMS and
 # KB_L2_PROBLEMS narrow them; kbcheck: KB_CHECK_JOBS, KB_CHECK_RESUME, KB_CHECK_LARGEST, KB_CHECK_ADMIT_SECONDS,
 # KB_CHECK_MEMORY_GIB; scale: KS_SCALE_COUNTS,
@@ -368,10 +369,43 @@ step_maca() {
   return $rc
 }
 
+# ModelNew on the GPU (docs/kernelbench-modelnew.md): the ModelNew tests (CUDA and Triton kernels inside a
+# ModelNew, the runner's timing against triton.testing.do_bench), then the hand-written ModelNew files of
+# examples/kernelbench (cuBLAS's GEMM and a fused CUDA epilogue) evaluated in strict mode against eager
+# PyTorch and torch.compile on their imported problems (KB_MODELNEW_PROBLEMS, default 12,76 of level 2);
+# KB_MODELNEW_TESTS=0 leaves the tests out.
+step_modelnew() {
+  need_install || return 1
+  local rc=0 tasks="$root/build/kb-modelnew" problem task
+  if [ "${KB_MODELNEW_TESTS:-1}" = 1 ]; then
+    (cd /tmp && KERNELSMITH_REQUIRE_GPU_TESTS=1 "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider \
+      -c "$root/pyproject.toml" --rootdir "$root" --junitxml "$logs/pytest-modelnew.xml" \
+      "$root/tests/python/test_model_new_gpu.py" "$root/tests/python/test_host_code_integrity.py") || rc=1
+  fi
+  [ -d "$kernelbench/level2" ] || { echo "no KernelBench problems at $kernelbench: set KERNELBENCH"; return 1; }
+  rm -rf "$tasks"
+  (cd /tmp && "$venv/bin/kernelsmith" kernelbench import "$kernelbench/level2" --level 2 \
+    --problems "${KB_MODELNEW_PROBLEMS:-12,76}" --device cuda --out "$tasks") || rc=1
+  for task in "$tasks"/kb_l2_*; do
+    [ -f "$root/examples/kernelbench/$(basename "$task")/model_new.py" ] || continue
+    (cd /tmp && "$venv/bin/kernelsmith" eval --task "$task" --backend cuda --mode strict --json \
+      "$root/examples/kernelbench/$(basename "$task")/model_new.py" >"$logs/modelnew-$(basename "$task").json") || rc=1
+    "$venv/bin/python" - "$logs/modelnew-$(basename "$task").json" <<'PY' || rc=1
+import json, sys
+e = json.load(open(sys.argv[1]))
+t = e.get("timing") or {}
+print(f"{e['task']}: {e['status']} ({e['message'][:200]}); median {t.get('median_ms', 0):.4f} ms; speedups "
+      + ", ".join(f"{k} {v:.3f}x" for k, v in sorted((e.get("speedups") or {}).items()))
+      + "; baselines " + ", ".join(f"{k} {v.get('median_ms', 0):.4f} ms" for k, v in sorted((e.get("baselines") or {}).items())))
+PY
+  done
+  return $rc
+}
+
 export root OUT logs build venv jobs python compiler_tag kernelbench kb_tasks
 export -f step_info sqlite_include step_build need_build step_gpu step_unit step_install need_install \
   step_pytest step_devices step_bench step_suite step_hopper step_scale step_kbimport step_kbrun step_kbcheck step_kbbase \
-  step_maca step_sandbox
+  step_maca step_sandbox step_modelnew
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -392,7 +426,8 @@ for step in "${steps[@]}"; do
     kbrun) run_step kbrun 590 step_kbrun ;;
     kbcheck) run_step kbcheck 590 step_kbcheck ;;
     maca) run_step maca 900 step_maca ;;
-    *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite hopper scale kbimport kbrun kbcheck kbbase maca)"; failures=$((failures + 1)) ;;
+    modelnew) run_step modelnew 590 step_modelnew ;;
+    *) note "unknown step '$step' (steps: info build gpu unit install pytest devices bench suite hopper scale kbimport kbrun kbcheck kbbase maca modelnew)"; failures=$((failures + 1)) ;;
   esac
 done
 note "gpu-check done: $failures failed step(s); logs in $logs"
