@@ -115,7 +115,10 @@ def test_confirmed_means_ok_strict_and_no_doubting_flag_in_python_and_in_sql(db)
 def test_every_doubting_flag_is_documented_and_is_a_flag_the_evaluator_raises():
     documented = (ROOT / "docs" / "evaluation.md").read_text()
     section = documented.split("## Confirmed evaluations", 1)[1].split("\n## ", 1)[0]
-    raised = "".join(path.read_text() for path in (ROOT / "lib" / "evaluate").glob("*.cpp"))
+    # Raised by the worker's harness, or by the ModelNew runner it starts (the host-code integrity checks).
+    sources = sorted((ROOT / "lib" / "evaluate").glob("*.cpp")) + [
+        ROOT / "python" / "kernelsmith" / "pytorch_oracle.py", ROOT / "python" / "kernelsmith" / "_host_code_guard.py"]
+    raised = "".join(path.read_text() for path in sources)
     for flag in run_store.DOUBT_FLAGS:
         assert f"`{flag}`" in section, flag
         assert f'"{flag}"' in raised, flag
