@@ -32,6 +32,9 @@ from kernelsmith._core import *  # noqa: F401,F403  (every bound concept)
 if _sys.executable:
     set_helper_python(_sys.executable)  # noqa: F405
 
+# The headers and CMake package of the C++ library in this package folder (`python -m kernelsmith --cmake-dir`).
+from kernelsmith._cpp_package import get_cmake_dir, get_include  # noqa: E402,F401
+
 # Notebook display and helpers (pure Python; tqdm, pandas and matplotlib are imported only when used).
 from kernelsmith.notebook import Run, candidate_html, evaluation_html, evolve  # noqa: E402,F401
 

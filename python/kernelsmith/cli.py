@@ -1062,6 +1062,24 @@ def _add_evolution_arguments(p: argparse.ArgumentParser, per_problem: bool = Fal
                         "(repeatable; docs/memory.md)")
 
 
+class _PrintInstallFolder(argparse.Action):
+    """--cmake-dir, --include-dir: print a folder of the installed C++ package and exit, as --version does."""
+
+    def __init__(self, option_strings, dest, target: str, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+        self.target = target
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from kernelsmith import _cpp_package
+
+        try:
+            folder = getattr(_cpp_package, self.target)()
+        except FileNotFoundError as error:
+            parser.exit(1, f"{parser.prog} {option_string}: {error}\n")
+        print(folder)  # on stdout, for $(python -m kernelsmith --cmake-dir); parser.exit writes to stderr
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from kernelsmith._version import version
 
@@ -1070,6 +1088,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evolutionary, LLM-driven GPU kernel optimization.",
     )
     parser.add_argument("--version", action="version", version=f"kernelsmith {version()}")
+    parser.add_argument("--cmake-dir", action=_PrintInstallFolder, target="get_cmake_dir",
+                        help="print the folder of the CMake package for C++ programs (-Dkernelsmith_DIR=...) and exit")
+    parser.add_argument("--include-dir", action=_PrintInstallFolder, target="get_include",
+                        help="print the folder of the C++ headers (kernelsmith/kernelsmith.hpp) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
