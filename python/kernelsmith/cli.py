@@ -826,6 +826,8 @@ def cmd_kernelbench_import(args: argparse.Namespace) -> int:
 
     try:
         problems = importer.parse_problem_numbers(args.problems) if args.problems else None
+        sizes = importer.parse_size_overrides(args.size)
+        importer.check_resize(args.scale, sizes)
         files = importer.problem_files(args.dir, problems)
     except ValueError as error:
         raise ks.ValidationError(str(error)) from None
@@ -834,12 +836,20 @@ def cmd_kernelbench_import(args: argparse.Namespace) -> int:
         raise ks.NotFoundError(f"{args.dir}: no KernelBench problem files{which} (<number>_<Name>.py)")
     # The table goes to stderr with --json, so that stdout holds only the report document.
     log = sys.stderr if args.json else sys.stdout
-    print(_IMPORT_ROW.format(number="#", task="task", status="status", tensors="tensors", sizes="sizes",
-                             reason="reason (refused) or notes"), file=log, flush=True)
+    header = [_IMPORT_ROW.format(number="#", task="task", status="status", tensors="tensors", sizes="sizes",
+                                 reason="reason (refused) or notes")]
+
+    def show(result) -> None:
+        while header:  # once, before the first row: a refused option prints no table
+            print(header.pop(), file=log, flush=True)
+        print(_import_row(result), file=log, flush=True)
+        if result.resized:
+            print(f"{'':6}resized: {importer.resized_text(result)}", file=log, flush=True)
+
     try:
         results = importer.import_directory(args.dir, args.level, args.out, problems=problems, timeout=args.timeout,
-                                            python=args.python, device=args.device,
-                                            on_result=lambda r: print(_import_row(r), file=log, flush=True))
+                                            python=args.python, device=args.device, scale=args.scale, sizes=sizes,
+                                            on_result=show)
     except ValueError as error:
         raise ks.ValidationError(str(error)) from None
     report = os.path.join(args.out, importer.IMPORT_REPORT)
@@ -865,6 +875,12 @@ def _add_kernelbench_import_parser(commands) -> None:
                                                     "(default: the GPU when torch sees one)")
     p.add_argument("--python", help="the interpreter that runs the problems (default: $KERNELSMITH_PYTHON, else "
                                     "this one); it needs torch")
+    p.add_argument("--scale", type=float, metavar="FACTOR",
+                   help="timing sizes for this machine: every size constant of the problems times FACTOR, in (0, 1] "
+                        "(e.g. 0.01 on a CPU); each resized problem says which sizes changed and its bytes")
+    p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE",
+                   help="set the size constant NAME to VALUE in the problems that have it (repeatable; after "
+                        "--scale)")
     p.add_argument("--json", action="store_true", help="print the report (kernelsmith.kernelbench_import/1)")
     p.set_defaults(handler=cmd_kernelbench_import)
 

@@ -25,6 +25,8 @@ import kernelsmith as ks
 from kernelsmith import cli
 from kernelsmith.kernelbench import importer, manifest, probe
 
+from backends import fast_opencl_evaluator, needs_opencl
+
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "kernelbench"
 LEVEL1 = DATA / "level1"
@@ -316,6 +318,80 @@ def test_kernelbench_import_command_errors(tmp_path, capsys):
     assert "no KernelBench problem files numbered 99" in capsys.readouterr().err
     assert cli.main(["kernelbench", "import", str(DATA), "--out", str(tmp_path)]) == 1
     assert "no KernelBench problem files" in capsys.readouterr().err
+
+
+SWISH_OPENCL = """\
+// @tune BLOCK = 64 in {32, 64}
+// @launch swish<<<ceil_div(batch_size * dim, BLOCK), BLOCK>>>(x, out, batch_size * dim)
+__kernel void swish(__global const float* x, __global float* out, int n) {
+  const int i = get_global_id(0);
+  if (i < n) out[i] = x[i] / (1.0f + exp(-x[i]));
+}
+"""
+
+
+@needs_opencl
+def test_scale_and_size_resize_the_timing_sizes_and_the_task_evaluates_on_opencl(tmp_path, capsys):
+    out = tmp_path / "tasks"
+    code = cli.main(["kernelbench", "import", str(LEVEL1), "--problems", "1", "--scale", "0.01", "--size", "dim=200",
+                     "--out", str(out), "--device", "cpu"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    # 4096 x 0.01 = 40.96, kept a multiple of 16 as 4096 is: 48; dim is set. Two float32 tensors of
+    # 4096 x 8192 (256 MiB) become two of 48 x 200 (75 KiB).
+    assert re.search(r"^\s+1\s+kb_l1_1_swish\s+imported\s+x out\s+batch_size=48 dim=200", printed, re.M), printed
+    assert "resized: batch_size 4096 -> 48, dim 8192 -> 200; all tensors 256.0 MiB -> 75.0 KiB" in printed
+    document = json.loads((out / "kb_l1_1_swish" / "task.json").read_text())
+    assert document["sizes"] == {"batch_size": 48, "dim": 200}
+    for check in document["check_sizes"]:  # chosen below the resized sizes
+        assert all(check["sizes"][n] <= document["sizes"][n] for n in document["sizes"]), check
+    report = json.loads((out / "import_report.json").read_text())
+    assert report["problems"][0]["resized"] == {
+        "scale": 0.01, "sizes": {"batch_size": {"from": 4096, "to": 48}, "dim": {"from": 8192, "to": 200}},
+        "bytes": {"from": 2 * 4096 * 8192 * 4, "to": 2 * 48 * 200 * 4}}
+    # The problem's own source is kept: the oracle sets the task's sizes into it.
+    assert "batch_size = 4096" in (out / "kb_l1_1_swish" / "problem.py").read_text()
+    task = ks.Task.load(str(out / "kb_l1_1_swish"))
+    evaluator = fast_opencl_evaluator(tmp_path / "cache")
+    good = evaluator.evaluate(task, ks.Candidate("opencl", SWISH_OPENCL))
+    assert good.status == ks.Status.ok, good.message
+    wrong = evaluator.evaluate(task, ks.Candidate("opencl", SWISH_OPENCL.replace("exp(-x[i])", "exp(x[i])")))
+    assert wrong.status == ks.Status.incorrect, wrong.message
+
+
+def test_scaled_size_keeps_the_power_of_two_the_size_had():
+    assert probe.scaled_size(4096, 0.01) == 48
+    assert probe.scaled_size(393216, 0.01) == 3936
+    assert probe.scaled_size(8205, 0.1) == 821  # odd: no multiple to keep
+    assert probe.scaled_size(4096, 0.001) == 4  # 4.096: the multiple shrinks with the value
+    assert probe.scaled_size(64, 0.001) == 1
+    assert probe.scaled_size(100, 1.0) == 100
+
+
+def test_bad_scale_and_size_values_are_refused_saying_what_to_give(tmp_path, capsys):
+    swish = str(LEVEL1 / "1_Swish.py")
+    for scale in (0, -0.5, 2):
+        with pytest.raises(ValueError, match=rf"--scale {scale}: give a factor above 0 and at most 1"):
+            importer.import_problem(swish, scale=scale)
+        assert cli.main(["kernelbench", "import", str(LEVEL1), "--problems", "1", "--scale", str(scale),
+                         "--out", str(tmp_path)]) == 1
+        assert "give a factor above 0 and at most 1" in capsys.readouterr().err
+    for spec, why in (("dim=0", "give a positive integer for the size dim"), ("dim=-3", "give a positive integer"),
+                      ("dim=x", "'x' is not an integer"), ("dim", "write NAME=VALUE")):
+        assert cli.main(["kernelbench", "import", str(LEVEL1), "--problems", "1", "--size", spec,
+                         "--out", str(tmp_path)]) == 1
+        assert why in capsys.readouterr().err, spec
+    # A name no problem has: refused before anything is imported, listing the constants there are.
+    assert cli.main(["kernelbench", "import", str(LEVEL1), "--problems", "1", "--size", "width=8",
+                     "--out", str(tmp_path / "none")]) == 1
+    err = capsys.readouterr().err
+    assert "--size width: no problem imported here has a constant of that name" in err
+    assert "their module-level integer constants are batch_size, dim" in err
+    assert not (tmp_path / "none").exists()
+    # Through the API, on one problem: a name that is not one of its sizes refuses the problem, naming its sizes.
+    result = importer.import_problem(swish, None, str(tmp_path), sizes={"width": 8})
+    assert not result.imported
+    assert result.reason == "--size width=8: width is not a constant of the problem; its sizes are batch_size, dim"
 
 
 def test_helper_without_torch_is_reported(tmp_path):

@@ -32,6 +32,7 @@ import pytest
 
 import kernelsmith as ks
 from kernelsmith import triton_compile as tc
+from backends import fast_opencl_evaluator, needs_opencl
 from plan_checks import check_plan_fits
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,7 +94,13 @@ EXPECTED = {
 STRUCTURES = {"kb_l1_15_matmul_for_lower_triangular_matrices": {"A": "lower_triangular", "B": "lower_triangular"}}
 
 NAMES = sorted(EXPECTED)
-LANGUAGES = {"cuda": "seed.cu", "triton": "seed.py"}
+LANGUAGES = {"cuda": "seed.cu", "triton": "seed.py", "opencl": "seed.cl"}
+#: The languages every problem has a seed in.
+EVERY_PROBLEM = ("cuda", "triton")
+#: The problems with an OpenCL seed (seed.cl): evaluated on the CPU through PoCL at scaled sizes.
+OPENCL_NAMES = sorted(name for name in NAMES if (SEEDS / name / "seed.cl").is_file())
+#: The scale of KernelBench's sizes at which the OpenCL seeds are evaluated here (a few hundred KiB a tensor).
+OPENCL_SCALE = 0.01
 #: Check sizes of the expected tasks: every size 1; odd sizes (no multiple of 2, 4 or 16: the element-wise
 #: and masked paths); small even ones (vector paths with partial tiles). Distinct per size, so that a
 #: kernel that swaps two sizes reads out of bounds somewhere.
@@ -143,8 +150,8 @@ def test_the_matrix_product_seeds_are_the_generated_ones(tmp_path):
             "template and regenerate")
 
 
-@pytest.mark.parametrize("language", sorted(LANGUAGES))
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name, language", [(name, language) for name in NAMES for language in EVERY_PROBLEM]
+                         + [(name, "opencl") for name in OPENCL_NAMES])
 def test_the_plan_fits_every_size_configuration(name, language):
     text = source(name, language)
     if language == "triton":
@@ -264,3 +271,26 @@ def test_every_launch_of_the_triton_seed_compiles_for_the_imported_task(name):
     check_plan_fits(imported_task(name), source(name, "triton"), "triton")
     for request, reply in triton_replies(name, "sm_90", imported=True):
         assert reply["ok"], f"{request['name']}: {reply.get('message')}"
+
+
+def test_the_opencl_seeds_are_there():
+    assert {"kb_l1_2_standard_matrix_multiplication", "kb_l1_12_matmul_with_diagonal_matrices",
+            "kb_l1_88_mingptnewgelu"} <= set(OPENCL_NAMES)
+
+
+@needs_opencl
+@pytest.mark.parametrize("name", OPENCL_NAMES)
+def test_the_opencl_seed_is_correct_on_the_imported_task_at_scaled_sizes(name, tmp_path):
+    """The problem imported with --scale (sizes for a CPU), the OpenCL seed evaluated on it: correct at the
+    scaled timing sizes and the check sizes below them, as `kernelsmith kernelbench run --language opencl
+    --seeds examples/kernelbench` would start from it."""
+    if not KERNELBENCH.is_dir():
+        pytest.skip(f"no KernelBench checkout at {KERNELBENCH} (set KERNELSMITH_KERNELBENCH)")
+    pytest.importorskip("torch", reason="the importer and the task's oracle need torch")
+    task = ks.Task.from_kernelbench(str(problem_file(name)), out_dir=str(tmp_path), device="cpu",
+                                    scale=OPENCL_SCALE)
+    expected = EXPECTED[name][0]
+    assert all(task.timing_sizes.sizes[n] < v for n, v in expected.items()), dict(task.timing_sizes.sizes)
+    evaluator = fast_opencl_evaluator(tmp_path / "cache")
+    evaluation = evaluator.evaluate(task, ks.Candidate.from_file(str(SEEDS / name / "seed.cl")))
+    assert evaluation.status == ks.Status.ok, evaluation.message

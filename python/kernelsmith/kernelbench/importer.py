@@ -9,6 +9,7 @@ problem crashed it or hung (killed after ``timeout`` seconds), so each problem's
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import selectors
@@ -63,6 +64,9 @@ class ImportResult:
     #: Inputs drawn wider than the problem's own because a trivial program passed on those:
     #: {input name: {"from": distribution, "to": distribution}} (docs/kernelbench.md, step 12 of "How a problem becomes a task").
     widened: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    #: What --scale / --size changed: {"scale": factor or None, "sizes": {name: {"from": own, "to": timing}},
+    #: "bytes": {"from": all tensors at the problem's sizes, "to": at the task's}}; empty when nothing was asked.
+    resized: Dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
 
     @property
@@ -197,8 +201,10 @@ class ProbeSession:
         lines = [line for line in text.strip().splitlines() if line.strip()]
         return " | ".join(lines)[-STDERR_TAIL_CHARS:]
 
-    def probe(self, path: str) -> Dict[str, Any]:
-        """The probe's reply for one problem file: {"ok": true, "facts": ...} or {"ok": false, "reason": ...}.
+    def probe(self, path: str, scale: Optional[float] = None,
+              sizes: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
+        """The probe's reply for one problem file: {"ok": true, "facts": ...} or {"ok": false, "reason": ...},
+        with its timing sizes scaled by `scale` and/or set by `sizes` (see check_resize).
         A hang or a crash of the helper is a refusal of that problem; the next call starts a new helper."""
         folder = os.path.dirname(os.path.abspath(path))
         if folder not in self._readable:  # a helper confined to other folders cannot read it: start one that can
@@ -210,6 +216,10 @@ class ProbeSession:
         self._stderr.seek(0, os.SEEK_END)
         stderr_start = self._stderr.tell()
         request = {"id": self._next_id, "path": os.path.abspath(path)}
+        if scale is not None:
+            request["scale"] = scale
+        if sizes:
+            request["sizes"] = dict(sizes)
         try:
             self._process.stdin.write((json.dumps(request) + "\n").encode())
             self._process.stdin.flush()
@@ -251,16 +261,60 @@ def _level_of(path: str, level: Optional[int]) -> int:
     return found
 
 
+def check_resize(scale: Optional[float], sizes: Optional[Dict[str, int]]) -> None:
+    """ValueError unless `scale` is None or a factor in (0, 1] and every value of `sizes` a positive integer."""
+    if scale is not None and not (isinstance(scale, (int, float)) and not isinstance(scale, bool)
+                                  and 0 < scale <= 1):
+        raise ValueError(f"--scale {scale}: give a factor above 0 and at most 1 (0.01 makes every size a hundredth "
+                         f"of the problem's own)")
+    for name, value in (sizes or {}).items():
+        if not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+            raise ValueError(f"--size {name}={value}: give a positive integer for the size {name}")
+
+
+def parse_size_overrides(specs: Iterable[str]) -> Dict[str, int]:
+    """{name: value} of ``NAME=VALUE`` texts (--size); ValueError saying which one is malformed."""
+    sizes: Dict[str, int] = {}
+    for spec in specs:
+        name, equals, value = spec.partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals or not name.isidentifier():
+            raise ValueError(f"--size {spec!r}: write NAME=VALUE, NAME a size constant of the problem file "
+                             f"(e.g. --size batch_size=16)")
+        try:
+            sizes[name] = int(value)
+        except ValueError:
+            raise ValueError(f"--size {spec!r}: {value!r} is not an integer; give a positive integer") from None
+    check_resize(None, sizes)
+    return sizes
+
+
+def _constants_of(path: str) -> Dict[str, int]:
+    """The problem file's module-level integer constants, read without executing it (probe.find_constants)."""
+    from kernelsmith.kernelbench import probe
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            return probe.find_constants(ast.parse(f.read()))
+    except (OSError, UnicodeDecodeError, SyntaxError):
+        return {}  # the probe refuses it, saying why
+
+
 def import_problem(path: str, level: Optional[int] = None, out_dir: Optional[str] = None, *,
                    session: Optional[ProbeSession] = None, timeout: float = DEFAULT_TIMEOUT,
-                   python: Optional[str] = None, device: str = "auto", verify: bool = True) -> ImportResult:
+                   python: Optional[str] = None, device: str = "auto", verify: bool = True,
+                   scale: Optional[float] = None, sizes: Optional[Dict[str, int]] = None) -> ImportResult:
     """Imports one KernelBench problem file into ``out_dir/<task name>/`` (a new temporary folder when
     `out_dir` is None). The file runs in a helper process (`session`'s, else a new one with `python`,
-    `device` and `timeout`). With `verify`, the written task is loaded with kernelsmith.Task.load; a task that
-    does not load is refused with the loader's message. Raises ValueError when the level is unknown or the file
-    is missing, ProbeUnavailable when the helper cannot run at all."""
+    `device` and `timeout`). The task's timing sizes are the problem's own, times `scale` (a factor in (0, 1])
+    and/or set by `sizes` ({constant: value}; each must be a size of the problem, else it is refused); the
+    result's `resized` says what changed. With `verify`, the written task is loaded with kernelsmith.Task.load;
+    a task that does not load is refused with the loader's message. Raises ValueError when the level is
+    unknown, the file is missing or `scale` or a size is not positive, ProbeUnavailable when the helper cannot
+    run at all."""
     if not os.path.isfile(path):
         raise ValueError(f"{path}: no such problem file")
+    check_resize(scale, sizes)
     level = _level_of(path, level)
     name = manifest_mod.task_name(path, level)
     result = ImportResult(path=os.path.abspath(path), level=level, number=manifest_mod.problem_number(path),
@@ -270,7 +324,7 @@ def import_problem(path: str, level: Optional[int] = None, out_dir: Optional[str
     if own_session:
         session = ProbeSession(python=python, device=device, timeout=timeout)
     try:
-        reply = session.probe(path)
+        reply = session.probe(path, scale, sizes)
     finally:
         if own_session:
             session.close()
@@ -282,6 +336,7 @@ def import_problem(path: str, level: Optional[int] = None, out_dir: Optional[str
     facts = reply["facts"]
     result.notes = list(facts.get("notes", []))
     result.widened = dict(facts.get("widened") or {})
+    result.resized = dict(facts.get("resized") or {})
     with open(path, encoding="utf-8") as f:
         source = f.read()
     try:
@@ -363,11 +418,21 @@ def problem_files(directory: str, problems: Optional[Iterable[int]] = None) -> L
 def import_directory(directory: str, level: Optional[int] = None, out_dir: str = "kernelbench-tasks", *,
                      problems: Optional[Iterable[int]] = None, timeout: float = DEFAULT_TIMEOUT,
                      python: Optional[str] = None, device: str = "auto", verify: bool = True,
+                     scale: Optional[float] = None, sizes: Optional[Dict[str, int]] = None,
                      on_result=None) -> List[ImportResult]:
     """Imports every problem of a KernelBench level folder (or those numbered in `problems`) into `out_dir`,
     through one helper process, and writes ``out_dir/import_report.json``. `on_result(result)` is called after
-    each problem (progress). The level comes from the folder's name (level1, ...) unless given."""
+    each problem (progress). The level comes from the folder's name (level1, ...) unless given. `scale` applies
+    to every problem; each of `sizes` to the problems that have a constant of that name (ValueError, before
+    anything is imported, when none of them has one)."""
+    check_resize(scale, sizes)
     files = problem_files(directory, problems)
+    constants = {path: _constants_of(path) for path in files} if sizes else {}
+    unmatched = [name for name in sizes or {} if not any(name in c for c in constants.values())]
+    if unmatched:
+        known = sorted(set().union(*constants.values()))
+        raise ValueError(f"--size {', '.join(unmatched)}: no problem imported here has a constant of that name; "
+                         f"their module-level integer constants are {', '.join(known) or '(none)'}")
     if level is None:
         level = manifest_mod.problem_level(os.path.join(directory, "x.py"))
         if level is None:
@@ -377,7 +442,8 @@ def import_directory(directory: str, level: Optional[int] = None, out_dir: str =
     results = []
     with ProbeSession(python=python, device=device, timeout=timeout) as session:
         for path in files:
-            result = import_problem(path, level, out_dir, session=session, verify=verify)
+            own = {name: value for name, value in (sizes or {}).items() if name in constants[path]}
+            result = import_problem(path, level, out_dir, session=session, verify=verify, scale=scale, sizes=own)
             results.append(result)
             if on_result is not None:
                 on_result(result)
@@ -403,6 +469,25 @@ def write_report(results: List[ImportResult], out_dir: str, directory: str, leve
         json.dump(report, f, indent=2)
         f.write("\n")
     return path
+
+
+def _bytes_text(count: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} B"
+
+
+def resized_text(result: ImportResult) -> str:
+    """What --scale / --size changed in one problem, in words: ``batch_size 4096 -> 48, dim 393216 -> 3936;
+    all tensors 12.0 GiB -> 1.4 MiB`` ("" when nothing was asked)."""
+    resized = result.resized
+    if not resized:
+        return ""
+    changes = ", ".join(f"{name} {change['from']} -> {change['to']}" for name, change in resized["sizes"].items())
+    total = resized["bytes"]
+    return (f"{changes or 'no size changed'}; all tensors {_bytes_text(total['from'])} -> "
+            f"{_bytes_text(total['to'])}")
 
 
 def summary_line(results: List[ImportResult]) -> str:

@@ -9,6 +9,9 @@ number of problems, one JSON request per line on stdin and one JSON reply per li
     {"id": 1, "path": "/kb/level1/19_ReLU.py"}
     {"id": 1, "ok": true, "facts": {...}}        or        {"id": 1, "ok": false, "reason": "..."}
 
+A request may add ``"scale": 0.01`` and/or ``"sizes": {"batch_size": 64}``: the task's timing sizes are then
+the problem's own scaled, or set (step 2b below), instead of the problem's own.
+
 At start-up it writes ``{"ready": true, "torch": "2.11.0", "device": "cpu"}`` (or ``{"ready": false,
 "reason": ...}`` when torch cannot be imported). ``python probe.py PATH`` probes one file and prints its
 facts, for people.
@@ -22,6 +25,8 @@ What the probe does with a problem (docs/kernelbench.md says why each step is th
    that sets a dimension of a forward input or of an output is a plain size, shrunk in the check
    configurations; one that only sets a parameter's dimension is a fixed size; one that bounds an
    integer input's range (``torch.randint(0, num_classes, ...)``) stays fixed; the rest are structural.
+2b. With a scale or sizes in the request, sets the timing sizes to them (:meth:`Analysis.resize`): every
+   size (plain or fixed) times the scale, then the sizes given; verified on the meta device.
 3. Chooses the check configurations ``small`` and ``odd`` (plain sizes shrunk, each tensor at most
    :data:`CHECK_TENSOR_BYTES`), verified on the meta device, then for real.
 4. Runs the module for real at those sizes (CPU, or the GPU with ``--device cuda``): the output must be
@@ -105,6 +110,9 @@ CONSTANT_PARAMETER_STD = 0.1
 SMALL_TARGETS = (16, 8, 12, 24, 6, 20, 10, 14)
 ODD_TARGETS = (37, 19, 23, 41, 29, 13, 31, 17)
 MIN_CHECK_VALUE = {"small": 2, "odd": 3}
+#: A size resized with --scale stays a multiple of the largest power of two, up to this, that divided the
+#: problem's own value, so that vector widths and tiles that divided it still divide it.
+RESIZE_ALIGNMENT = 16
 
 #: torch dtype name -> the task format's dtype; "bool" becomes uint8 with a cast (contract 1b).
 TASK_DTYPES = {
@@ -958,6 +966,46 @@ class Analysis:
                 self.why[name] = "it changes shapes without being a dimension" if changed else "no shape follows it"
         self.plain = [name for name in self.constants if self.kind[name] == "plain"]
 
+    # -- step 2b: the timing sizes the user asked for (--scale, --size)
+    def resize(self, scale: Optional[float], overrides: Dict[str, int]) -> None:
+        """Replaces the timing sizes by the problem's own times `scale` (:func:`scaled_size`) and/or the values of
+        `overrides`; the check configurations are then chosen below these. Only sizes (constants that set a
+        tensor dimension: plain or fixed) change. `self.resized` says what changed and the bytes of all
+        tensors before and after."""
+        self.resized: Dict[str, Any] = {}
+        if scale is None and not overrides:
+            return
+        sizes = [name for name in self.constants if self.kind[name] in ("plain", "fixed")]
+        for name, value in overrides.items():
+            if name not in sizes:
+                what = (f"a constant of the problem that is not a size ({self.why[name]})" if name in self.constants
+                        else "not a constant of the problem")
+                raise Refusal(f"--size {name}={value}: {name} is {what}; its sizes are "
+                              f"{', '.join(sizes) or '(none)'}")
+            if not (isinstance(value, int) and value > 0):
+                raise Refusal(f"--size {name}={value}: give a positive integer")
+        values = dict(self.timing_values)
+        if scale is not None:
+            values.update({name: scaled_size(values[name], scale) for name in sizes})
+        values.update(overrides)
+        changed = {name: {"from": self.timing_values[name], "to": values[name]}
+                   for name in sizes if values[name] != self.timing_values[name]}
+        before = self._total_bytes(self.meta)
+        run = self.meta_run(values, same_tensors=False)
+        text = _sizes_text(values, list(changed)) if changed else _sizes_text(values, sizes)
+        retry = "choose another --scale, or set the sizes that must agree with --size NAME=VALUE"
+        if run is None:
+            raise Refusal(f"the module fails on the meta device at the resized sizes {text}; {retry}")
+        difference = self.tensor_difference(run)
+        if difference is not None:
+            raise Refusal(f"at the resized sizes {text} the module has other tensors than at its own ({difference}); "
+                          f"{retry}")
+        self.meta, self.timing_values = run, values
+        self.resized = {"scale": scale, "sizes": changed, "bytes": {"from": before, "to": self._total_bytes(run)}}
+
+    def _total_bytes(self, run: Run) -> int:
+        return sum(_bytes(shape, self._dtype_of(run, key)) for key, shape in self.shapes(run).items())
+
     # -- step 3: the check configurations
     def _candidates(self, kind: str, index: int, value: int) -> List[int]:
         targets = SMALL_TARGETS if kind == "small" else ODD_TARGETS
@@ -1109,16 +1157,14 @@ class Analysis:
         run = self.meta_run(values)
         if run is None:
             return False
-        total = sum(_bytes(shape, self._dtype_of(run, k)) for k, shape in self.shapes(run).items())
-        return total <= torch.cuda.get_device_properties(self.device).total_memory // 8
+        return self._total_bytes(run) <= torch.cuda.get_device_properties(self.device).total_memory // 8
 
     def _timing_is_small(self) -> bool:
         if not self.meta_forward:
             return False
         if self.device.startswith("cuda"):
             return self._fits_device(self.timing_values)
-        total = sum(_bytes(shape, self._dtype_of(self.meta, k)) for k, shape in self.shapes(self.meta).items())
-        return total <= REAL_TIMING_BYTES and self.flops <= REAL_TIMING_FLOPS
+        return self._total_bytes(self.meta) <= REAL_TIMING_BYTES and self.flops <= REAL_TIMING_FLOPS
 
     # -- step 5: FLOPs at the problem's own sizes
     def count_flops(self) -> None:
@@ -1609,6 +1655,7 @@ class Analysis:
             "buffers_left_out": self.skipped_buffers,
             "trivial_programs_passed": self.trivial_passed,
             "widened": self.widened,
+            "resized": self.resized,
             "notes": self.notes,
             "real_device": self.device,
             "module_source": self.problem.source,
@@ -1618,9 +1665,10 @@ class Analysis:
     def _verified(self) -> set:
         return {"timing"} | set(self.real)
 
-    def run(self) -> Dict[str, Any]:
+    def run(self, scale: Optional[float] = None, sizes: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
         self.instantiate_meta()
         self.perturb_constants()
+        self.resize(scale, sizes or {})
         self.count_flops()
         self.check_configs()
         self.describe_tensors()
@@ -1656,6 +1704,16 @@ def _same(a, b) -> bool:
     return bool(((a - b).abs() <= 0.1 * (atol + atol * b.abs())).all())
 
 
+def scaled_size(value: int, scale: float) -> int:
+    """`value` times `scale`, rounded to a multiple of the largest power of two (up to RESIZE_ALIGNMENT) that
+    divides `value` and is not above the scaled value; at least 1."""
+    target = value * scale
+    step = min(value & -value, RESIZE_ALIGNMENT) if value > 0 else 1
+    while step > 1 and target < step:
+        step //= 2
+    return max(1, step * math.floor(target / step + 0.5))  # halves round up
+
+
 def _key_text(key: Tuple[str, Any]) -> str:
     """A tensor key of Analysis.shapes in words: the state-dict entry, "forward argument 0", "output 1"."""
     kind, what = key
@@ -1689,8 +1747,10 @@ def _reset_torch_state(torch) -> None:
         torch.backends.cudnn.allow_tf32 = False
 
 
-def probe(path: str, device: str) -> Dict[str, Any]:
-    """The reply for one problem: {"ok": true, "facts": ...} or {"ok": false, "reason": ...}."""
+def probe(path: str, device: str, scale: Optional[float] = None,
+          sizes: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
+    """The reply for one problem: {"ok": true, "facts": ...} or {"ok": false, "reason": ...}; its timing sizes
+    are its own scaled by `scale` and/or set by `sizes` ({name: value}; Analysis.resize)."""
     import torch
 
     _reset_torch_state(torch)
@@ -1698,7 +1758,7 @@ def probe(path: str, device: str) -> Dict[str, Any]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a problem's own warnings are not the importer's concern
-            facts = Analysis(path, device).run()
+            facts = Analysis(path, device).run(scale, sizes)
         facts["seconds"] = round(time.monotonic() - started, 3)
         return {"ok": True, "facts": facts}
     except Refusal as refusal:
@@ -1745,7 +1805,7 @@ def serve(device_option: str) -> int:
             continue
         try:
             request = json.loads(line)
-            reply = probe(request["path"], device)
+            reply = probe(request["path"], device, request.get("scale"), request.get("sizes"))
             reply["id"] = request.get("id")
         except (ValueError, KeyError, TypeError) as error:
             reply = {"ok": False, "reason": f"bad request: {one_line(error)}"}
