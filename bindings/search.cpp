@@ -817,6 +817,10 @@ void bind_evolution(py::module_& m) {
       .def_readwrite("device", &EvolutionConfig::device,
                      "DeviceInfo for the mutators' constraints; an empty backend is looked up from devices() by the "
                      "evaluator's names.")
+      .def_readwrite("run_file", &EvolutionConfig::run_file,
+                     "The run file describing the run as its caller started it, a JSON object (`kernelsmith evolve "
+                     "--config` stores its effective settings; docs/cli.md#run-files); empty: none. Stored with the "
+                     "run (RunInfo.config_json); the engine never reads it.")
       .def("llm_cost", &EvolutionConfig::llm_cost, py::arg("model"), py::arg("prompt_tokens"),
            py::arg("completion_tokens"), "The cost of one model call at llm_prices (the model's, else '*', else 0).")
       .def("validate", &EvolutionConfig::validate, "Raises ValidationError naming the field.")

@@ -80,6 +80,9 @@ void EvolutionConfig::validate() const {
                                       max_llm_cost));
   }
   if (db_path.empty()) throw ValidationError("db_path is empty: give a file path, or \":memory:\"");
+  if (!run_file.empty() && !detail::parse_plain_json(run_file, "run_file").is_object()) {
+    throw ValidationError("run_file must be a JSON object of the run file's keys and values (or empty: none)");
+  }
 }
 
 double EvolutionConfig::llm_cost(const std::string& model, std::int64_t prompt_tokens,
@@ -147,6 +150,7 @@ std::string EvolutionConfig::to_json() const {
       {"resume", resume},
       {"language", language},
       {"device", {{"backend", device.backend}, {"index", device.index}, {"name", device.name}}},
+      {"run_file", run_file.empty() ? nlohmann::json::object() : detail::parse_plain_json(run_file, "run_file")},
   };
   return json.dump(2);
 }
@@ -228,6 +232,7 @@ EvolutionConfig EvolutionConfig::from_json(const std::string& json_text) {
       read(json.at("device"), "index", config.device.index);
       read(json.at("device"), "name", config.device.name);
     }
+    if (json.contains("run_file") && !json.at("run_file").empty()) config.run_file = json.at("run_file").dump();
   } catch (const nlohmann::json::exception& error) {
     throw ValidationError(fmt::format("evolution config JSON: {}", error.what()));
   }

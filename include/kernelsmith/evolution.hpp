@@ -115,6 +115,10 @@ struct KERNELSMITH_API EvolutionConfig {
   /// Device attributes for the mutators' constraints; empty backend: looked up from devices() by the
   /// evaluator's backend and device names.
   DeviceInfo device;
+  /// The run file that describes the run as its caller started it, a JSON object (`kernelsmith evolve --config`
+  /// writes its effective settings here, command-line flags applied; docs/cli.md#run-files); empty: none. Stored
+  /// with the run (RunInfo::config_json) so that the run can be started again; the engine never reads it.
+  std::string run_file;
 
   /// Throws ValidationError naming the field.
   void validate() const;

@@ -37,6 +37,7 @@ from kernelsmith._cpp_package import get_cmake_dir, get_include  # noqa: E402,F4
 
 # Notebook display and helpers (pure Python; tqdm, pandas and matplotlib are imported only when used).
 from kernelsmith.notebook import Run, candidate_html, evaluation_html, evolve  # noqa: E402,F401
+from kernelsmith.run_file import load_run_file  # noqa: E402,F401  (evolve(config=...), docs/cli.md#run-files)
 
 Evaluation._repr_html_ = evaluation_html  # noqa: F405
 Candidate._repr_html_ = candidate_html  # noqa: F405

@@ -5809,6 +5809,14 @@ class EvolutionConfig:
     def resume(self, arg0: bool) -> None:
         ...
     @property
+    def run_file(self) -> str:
+        """
+        The run file describing the run as its caller started it, a JSON object (`kernelsmith evolve --config` stores its effective settings; docs/cli.md#run-files); empty: none. Stored with the run (RunInfo.config_json); the engine never reads it.
+        """
+    @run_file.setter
+    def run_file(self, arg0: str) -> None:
+        ...
+    @property
     def seed(self) -> int:
         """
         Random seed of the run.

@@ -465,11 +465,15 @@ def _run_interruptibly(evolution, db: str, how_to_continue: str):
     return outcome["result"], interrupted
 
 
-def cmd_evolve(args: argparse.Namespace) -> int:
-    """Runs (or resumes) an evolution; Ctrl-C stops it cleanly, leaving the store resumable."""
-    import time
+def prepare_evolution(args: argparse.Namespace):
+    """The parts of an evolve run, checked before anything starts: (task, evaluator, mutator, EvolutionConfig, a note
+    on what the run does to --db). The config carries the run's effective settings as its run file."""
+    from kernelsmith.run_file import effective_settings
 
     ks = _core()
+    if not args.task:
+        raise ks.ValidationError("no task: give --task (a built-in task's name or a task folder), or `task = ...` "
+                                 "in the --config run file")
     _check_evolution_options(ks, args)
     task = ks.Task.load(args.task)
     backend = args.backend
@@ -483,7 +487,18 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     store_note = _check_store(ks, args, task.name)
     mutator = _make_mutator(ks, args)  # before the evaluator: a missing LLM option fails at once
     evaluator = _create_evaluator(ks, args, backend)
-    evolution = ks.Evolution(task, evaluator, mutator, _evolution_config(ks, args, args.resume))
+    config = _evolution_config(ks, args, getattr(args, "resume", False))
+    config.run_file = json.dumps(effective_settings(args))
+    return task, evaluator, mutator, config, store_note
+
+
+def cmd_evolve(args: argparse.Namespace) -> int:
+    """Runs (or resumes) an evolution; Ctrl-C stops it cleanly, leaving the store resumable."""
+    import time
+
+    ks = _core()
+    task, evaluator, mutator, config, store_note = prepare_evolution(args)
+    evolution = ks.Evolution(task, evaluator, mutator, config)
 
     # Progress goes to stderr with --json, so that stdout holds only the result document.
     log = sys.stderr if args.json else sys.stdout
@@ -608,6 +623,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from kernelsmith import store as run_store
 
     ks = _core()
+    if args.config:
+        return _print_run_file(args.db)
     if not os.path.exists(args.db):
         raise ks.NotFoundError(f"no run store at {args.db}: give the --db file that `kernelsmith evolve` wrote")
     run = ks.RunStore(args.db, read_only=True).latest_run()  # StoreError for a file that is not a run store
@@ -710,6 +727,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     print("best confirmed speedup over evaluations:")
     for entry in document["history"]:
         print(f"  after {entry['evaluation']:>5}: {entry['best_speedup']:.3f}x")
+    return 0
+
+
+def _print_run_file(db: str) -> int:
+    """report --config: the latest run's effective settings as a run file."""
+    from kernelsmith.run_file import settings_from_store, to_toml
+
+    run = _core().RunStore(db, read_only=True).latest_run() if os.path.exists(db) else None
+    settings = settings_from_store(db, run.id if run else None)
+    print(to_toml(settings, f"run {run.id} of {run.task_name}, stored in {db}\n"
+                            "`kernelsmith evolve --config FILE` starts it again (as a new run of that store)"), end="")
     return 0
 
 
@@ -1096,7 +1124,28 @@ class _PrintInstallFolder(argparse.Action):
         parser.exit(0)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_evolve_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of `kernelsmith evolve`: also the keys of a run file (kernelsmith.run_file)."""
+    p.add_argument("--config", metavar="FILE",
+                   help="a run file (.toml, or .yaml with PyYAML) whose keys are these options, '_' for '-'; flags "
+                        "given here override it (docs/cli.md#run-files)")
+    p.add_argument("--task", help="built-in task name or task folder/manifest path (required, here or in --config)")
+    _add_evolution_arguments(p)
+    p.add_argument("--resume", action="store_true",
+                   help="continue the latest run of the task stored in --db (an error when there is none); "
+                        "without it, a new run is added to --db")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def evolve_parser() -> argparse.ArgumentParser:
+    """The options of `kernelsmith evolve` alone: the table of a run file's keys (kernelsmith.run_file)."""
+    p = argparse.ArgumentParser(prog="kernelsmith evolve", add_help=False)
+    _add_evolve_arguments(p)
+    return p
+
+
+def build_parser(run_file_settings: Optional[dict] = None) -> argparse.ArgumentParser:
+    """The command line; `run_file_settings` (a checked run file) become the defaults of evolve's options."""
     from kernelsmith._version import version
 
     parser = argparse.ArgumentParser(
@@ -1140,17 +1189,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_eval)
 
     p = sub.add_parser("evolve", help="evolve a task's kernel")
-    p.add_argument("--task", required=True, help="built-in task name or task folder/manifest path")
-    _add_evolution_arguments(p)
-    p.add_argument("--resume", action="store_true",
-                   help="continue the latest run of the task stored in --db (an error when there is none); "
-                        "without it, a new run is added to --db")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(handler=cmd_evolve)
+    _add_evolve_arguments(p)
+    p.set_defaults(handler=cmd_evolve, **(run_file_settings or {}))
 
     p = sub.add_parser("report", help="summarise a run store")
     p.add_argument("--db", required=True)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--config", action="store_true",
+                   help="print the run file of the latest run (TOML, flags applied): `kernelsmith evolve --config "
+                        "FILE` starts the same run again (docs/cli.md#run-files)")
     p.set_defaults(handler=cmd_report)
 
     p = sub.add_parser("export", help="export training data (SFT/RL JSONL) from run stores")
@@ -1197,6 +1244,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _apply_run_file(argv: Optional[List[str]], args: argparse.Namespace) -> argparse.Namespace:
+    """evolve --config FILE: the command line parsed again over the file's settings, so that a flag given overrides
+    the file; a repeatable flag given (--skills, --llm-price) replaces the file's list rather than adding to it."""
+    from kernelsmith.run_file import load_run_file
+
+    settings = load_run_file(args.config)
+    merged = build_parser(settings).parse_args(argv)
+    for key, value in settings.items():
+        if isinstance(value, list) and getattr(merged, key) is not value:
+            setattr(merged, key, getattr(merged, key)[len(value):])
+    return merged
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -1207,6 +1267,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"kernelsmith: cannot import the compiled core: {error}", file=sys.stderr)
         return 2
     try:
+        if args.command == "evolve" and args.config:
+            args = _apply_run_file(argv, args)
         code = handler(args)
         sys.stdout.flush()  # here, so that a closed pipe is caught below and not at exit
         return code

@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 from kernelsmith import _core as core
 from kernelsmith import _inputs
@@ -49,6 +49,10 @@ def _config(budget: int, db: str, fields: Dict[str, Any]) -> "core.EvolutionConf
     config = core.EvolutionConfig()
     config.budget = budget
     config.db_path = db
+    return _with_fields(config, fields)
+
+
+def _with_fields(config: "core.EvolutionConfig", fields: Dict[str, Any]) -> "core.EvolutionConfig":
     for name, value in fields.items():
         if name.startswith("_") or not hasattr(config, name):
             known = sorted(n for n in dir(config) if not n.startswith("_") and not callable(getattr(config, n)))
@@ -91,9 +95,9 @@ class _ProgressBar:
 
 
 def evolve(
-    task: Union["core.Task", str, os.PathLike],
-    backend: str = "auto",
-    budget: int = 30,
+    task: Union["core.Task", str, os.PathLike, None] = None,
+    backend: Optional[str] = None,
+    budget: Optional[int] = None,
     db: Optional[Union[str, os.PathLike]] = None,
     progress: bool = True,
     mutator: Optional["core.Mutator"] = None,
@@ -101,7 +105,8 @@ def evolve(
     evaluator_options: Optional["core.EvaluatorOptions"] = None,
     background: bool = False,
     llm: Any = None,
-    **config: Any,
+    config: Union[Mapping[str, Any], str, os.PathLike, None] = None,
+    **fields: Any,
 ) -> "Run":
     """Evolves `task` (a Task, a built-in task's name or a task folder) and returns its `Run`.
 
@@ -113,14 +118,29 @@ def evolve(
     LlmMutator(llm) (docs/llm.md); a function given as `mutator` is taken the same way. Further keywords set
     EvolutionConfig fields (islands=2, seed=7, ...).
 
+    config: a run file (a path to .toml or .yaml) or the same keys as a mapping, describing the run as
+    `kernelsmith evolve --config` takes it (docs/cli.md#run-files): task, backend, mutator, model, budgets, ...
+    (the defaults of `kernelsmith evolve` fill in the rest; its db is kernelsmith-run.db). `task`, `backend`,
+    `budget` and `db` given beside it override its keys; change others in the mapping
+    (config={**load_run_file(path), "islands": 4}). The run is built as the command builds it, so mutator=, llm=,
+    evaluator= and evaluator_options= are refused beside it; its settings are stored with the run, and
+    `kernelsmith report --config` prints them back.
+
     With background=False (default) the call returns when the run ends; an interrupt (the notebook's
     stop button) stops the run cleanly and the store keeps every finished evaluation. With
     background=True it returns at once: the Run reads the store while the engine writes, and
     `run.wait()` / `run.stop()` end it.
     """
+    if config is not None:
+        return _evolve_run_file(config, task, backend, budget, db, progress, background, fields,
+                                dict(mutator=mutator, llm=llm, evaluator=evaluator, evaluator_options=evaluator_options))
+    if task is None:
+        raise TypeError("evolve(): give a task (a Task, a built-in task's name or a task folder), or config= naming one")
+    backend = backend or "auto"
+    budget = 30 if budget is None else budget
     task = _as_task(task)
     db_path = str(db) if db is not None else _default_db(task.name)
-    evolution_config = _config(budget, db_path, config)
+    evolution_config = _config(budget, db_path, fields)
     if evaluator is None:
         if evaluator_options is None:
             evaluator_options = core.EvaluatorOptions(backend=backend)
@@ -130,13 +150,53 @@ def evolve(
     mutator = _mutator_of(mutator, llm)
     evolution = core.Evolution(task, evaluator, mutator, evolution_config)
 
-    bar = _ProgressBar(progress, budget, task.name, db_path)
-    evolution.on_progress(bar.update)
+    return _started(evolution, task.name, budget, db_path, progress, background)
+
+
+def _started(evolution: "core.Evolution", task_name: str, budget: int, db_path: str, progress: bool,
+             background: bool, feedback: Any = None) -> "Run":
+    bar = _ProgressBar(progress, budget, task_name, db_path)
+
+    def on_progress(report: "core.Progress") -> None:
+        if feedback is not None:  # an ensemble of models learns from each step's outcome
+            feedback(report)
+        bar.update(report)
+
+    evolution.on_progress(on_progress)
     run = Run(db_path)
     run._start(evolution, bar)
     if not background:
         run.wait()
     return run
+
+
+def _evolve_run_file(config: Any, task: Any, backend: Optional[str], budget: Optional[int], db: Any, progress: bool,
+                     background: bool, fields: Dict[str, Any], objects: Dict[str, Any]) -> "Run":
+    """evolve(config=...): the run a run file describes, built by the code of `kernelsmith evolve --config`."""
+    from kernelsmith import cli, run_file
+
+    given = [name for name, value in objects.items() if value is not None]
+    if given:
+        raise ValueError(f"evolve(): config= describes the whole run, its mutator and evaluator included; drop "
+                         f"{', '.join(given)}= (for a model, write mutator = \"llm\", llm_url and model in the run file), "
+                         "or leave config= out")
+    if task is not None and not isinstance(task, (str, os.PathLike)):
+        raise TypeError("evolve(config=...): give task as a built-in task's name or a task folder (the run file "
+                        f"records it), not a {type(task).__qualname__}")
+    if isinstance(config, (str, os.PathLike)):
+        settings = run_file.load_run_file(config)
+    else:
+        settings = run_file.check_settings(config, "evolve(config=...)")
+    overrides = {"task": task, "backend": backend, "budget": budget, "db": db}
+    settings.update({key: os.fspath(value) if isinstance(value, os.PathLike) else value
+                     for key, value in overrides.items() if value is not None})
+    args = run_file.namespace_of(run_file.check_settings(settings, "evolve(config=...)"))
+    args.resume = bool(fields.pop("resume", False))
+    task_object, evaluator, mutator, evolution_config, _ = cli.prepare_evolution(args)
+    _with_fields(evolution_config, fields)
+    evolution = core.Evolution(task_object, evaluator, mutator, evolution_config)
+    return _started(evolution, task_object.name, args.budget, args.db, progress, background,
+                    getattr(args, "llm_feedback", None))
 
 
 def _mutator_of(mutator: Any, llm: Any) -> "core.Mutator":
