@@ -169,9 +169,10 @@ def settings_from_store(db: "str | os.PathLike", run_id: Optional[int] = None) -
         raise _core.NotFoundError(f"the run store {path} holds no run yet")
     settings = json.loads(run.config_json).get("run_file") or {}
     if not settings:
-        raise _core.NotFoundError(f"run {run.id} of {path} has no run file stored: it was started from Python "
-                                  "without config= (or by a kernelsmith older than run files); its EvolutionConfig "
-                                  "is in RunInfo.config_json")
+        raise _core.NotFoundError(f"run {run.id} of {path} has no run file stored: it was started neither by "
+                                  "`kernelsmith evolve` nor by evolve(config=...) (but by `kernelsmith kernelbench "
+                                  "run`, by Python without config=, or by a kernelsmith older than run files); its "
+                                  "EvolutionConfig is in RunInfo.config_json")
     return check_settings(settings, f"the run file stored with run {run.id} of {path}")
 
 

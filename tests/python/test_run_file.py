@@ -214,8 +214,7 @@ def test_report_config_of_a_run_without_a_run_file_says_so(tmp_path, capsys):
     shutil.copyfile(ROOT / "tests" / "data" / "run_store_v1.db", db)
     assert main(["report", "--db", str(db), "--config"]) == 1
     error = capsys.readouterr().err
-    assert "has no run file stored: it was started from Python without config= (or by a kernelsmith older than " \
-           "run files)" in error
+    assert "has no run file stored: it was started neither by `kernelsmith evolve` nor by evolve(config=...)" in error
 
 
 def toml_blocks(text: str) -> list:
