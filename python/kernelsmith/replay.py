@@ -49,12 +49,17 @@ class ProgressPoint:
     island_best_sol_fraction: float
     #: Correct, measured in strict mode and free of doubt-casting flags: only such an evaluation raises the bests.
     confirmed: bool = False
+    #: The islands the program stands on: its own, or every island for the reference and the seeds (the engine puts
+    #: them on each island, so each island's best starts from them).
+    islands: Tuple[int, ...] = ()
 
 
 class ProgressReplay:
-    """Running bests over a run's evaluations, fed in evaluation order (rows of RunStoreReader.progress_rows)."""
+    """Running bests over a run's evaluations, fed in evaluation order (rows of RunStoreReader.progress_rows).
+    `islands`: the run's island count (islands_of), over which the reference and the seeds count."""
 
-    def __init__(self) -> None:
+    def __init__(self, islands: int = 1) -> None:
+        self.islands = max(1, int(islands))
         self.last_sequence = -1
         self.best_speedup = 0.0
         self.best_sol_fraction = 0.0
@@ -69,12 +74,16 @@ class ProgressReplay:
         speedup = float(row["speedup"]) if correct else math.nan
         fraction = row.get("sol_fraction") if correct else None
         fraction = float(fraction) if fraction is not None and math.isfinite(float(fraction)) else None
+        shared = row.get("origin") in INITIAL_ORIGINS
+        islands = tuple(sorted(set(range(self.islands)) | {island})) if shared else (island,)
         if confirmed:
             self.best_speedup = max(self.best_speedup, speedup)
-            self.island_best_speedup[island] = max(self.island_best_speedup.get(island, 0.0), speedup)
             if fraction is not None:
                 self.best_sol_fraction = max(self.best_sol_fraction, fraction)
-                self.island_best_sol_fraction[island] = max(self.island_best_sol_fraction.get(island, 0.0), fraction)
+            for each in islands:
+                self.island_best_speedup[each] = max(self.island_best_speedup.get(each, 0.0), speedup)
+                if fraction is not None:
+                    self.island_best_sol_fraction[each] = max(self.island_best_sol_fraction.get(each, 0.0), fraction)
         self.last_sequence = max(self.last_sequence, int(row["sequence"]))
         return ProgressPoint(
             sequence=int(row["sequence"]),
@@ -88,6 +97,7 @@ class ProgressReplay:
             best_sol_fraction=self.best_sol_fraction,
             island_best_sol_fraction=self.island_best_sol_fraction.get(island, 0.0),
             confirmed=confirmed,
+            islands=islands,
         )
 
 
@@ -217,3 +227,8 @@ def config_json_of(run_row: Dict[str, Any]) -> str:
     """The run's EvolutionConfig JSON from its row in ``runs`` (the column as text, or already parsed)."""
     config = run_row["config"]
     return config if isinstance(config, str) else json.dumps(config)
+
+
+def islands_of(run_row: Dict[str, Any]) -> int:
+    """The run's island count, from its row in ``runs``."""
+    return core.EvolutionConfig.from_json(config_json_of(run_row)).islands

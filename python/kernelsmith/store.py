@@ -917,6 +917,16 @@ class RunStoreReader:
         )
         return dict(rows[0]) if rows else None
 
+    def llm_tokens_by_model(self, run_id: int) -> Dict[str, Dict[str, int]]:
+        """The run's model calls (steps with a recorded prompt, as the engine's LlmSpend counts them) by model: calls,
+        prompt_tokens and completion_tokens (as the endpoint reported them). Empty when the run used no model."""
+        return {row["model"]: {"calls": int(row["calls"]), "prompt_tokens": int(row["prompt_tokens"] or 0),
+                               "completion_tokens": int(row["completion_tokens"] or 0)}
+                for row in self._rows(
+                    "SELECT model, count(*) AS calls, sum(prompt_tokens) AS prompt_tokens, "
+                    "sum(completion_tokens) AS completion_tokens FROM steps WHERE run = ? AND prompt != '' "
+                    "GROUP BY model ORDER BY model", (run_id,))}
+
     def island_rows(self, run_id: int) -> List[Dict[str, Any]]:
         """The run's rows of ``islands`` (programs, best program, fitness and speedup per island)."""
         return [dict(row) for row in self._rows(
@@ -925,11 +935,11 @@ class RunStoreReader:
 
     def progress_rows(self, run_id: int, after_sequence: int = -1, limit: Optional[int] = None) -> List[Dict[str, Any]]:
         """The run's evaluations after `after_sequence` (at most `limit` of them), in order, as dicts of sequence,
-        program_id, island, status, speedup and sol_fraction (the Evaluation's sol.fraction; None when not computed):
-        what a progress chart needs, without the sources; and ``confirmed`` (1 or 0: see unconfirmed_reasons), which
-        alone may raise a best-so-far curve."""
+        program_id, island, origin, status, speedup and sol_fraction (the Evaluation's sol.fraction; None when not
+        computed): what a progress chart needs, without the sources; and ``confirmed`` (1 or 0: see
+        unconfirmed_reasons), which alone may raise a best-so-far curve."""
         return [dict(row) for row in self._rows(
-            "SELECT e.sequence, e.program_id, p.island, e.status, e.speedup, "
+            "SELECT e.sequence, e.program_id, p.island, p.origin, e.status, e.speedup, "
             "CASE WHEN json_valid(e.json) THEN json_extract(e.json, '$.sol.fraction') END AS sol_fraction, "
             f"{_confirmed_sql('e')} AS confirmed "
             "FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id "
@@ -938,9 +948,11 @@ class RunStoreReader:
 
     def evaluations_page(self, run_id: int, before_sequence: Optional[int] = None, limit: int = 50) -> List[Dict[str, Any]]:
         """A page of the run's evaluations, newest first (keyset paging: those before `before_sequence`), as dicts
-        of sequence, program_id, status, speedup, fitness, message, island, generation and origin."""
+        of sequence, program_id, status, speedup, fitness, message, island, generation, origin and noise (the timing's
+        relative standard deviation; None when not timed)."""
         sql = ("SELECT e.sequence, e.program_id, e.status, e.speedup, e.fitness, e.message, p.island, p.generation, "
-               "p.origin FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id WHERE e.run = ?")
+               "p.origin, CASE WHEN json_valid(e.json) THEN json_extract(e.json, '$.timing.noise') END AS noise "
+               "FROM evaluations e JOIN programs p ON p.run = e.run AND p.id = e.program_id WHERE e.run = ?")
         parameters: List[Any] = [run_id]
         if before_sequence is not None:
             sql += " AND e.sequence < ?"

@@ -165,14 +165,18 @@ def test_the_progress_data_are_the_running_bests_per_island(client, web_store):
     run = web_store["param"]
     store = ks.RunStore(web_store["path"], True)
     island_of = {p.id: p.candidate.lineage.island for p in store.programs(run)}
+    origin_of = {p.id: p.candidate.lineage.origin for p in store.programs(run)}
     expected = {"all": [], "0": [], "1": []}
     expected_fraction = {"all": [], "0": [], "1": []}
     for record in store.evaluations(run):  # an independent running maximum over what the C++ store reads
         evaluation = record.evaluation
-        if str(evaluation.status).split(".")[-1] != "ok":
-            continue
+        if not ks.store.is_confirmed(str(evaluation.status).split(".")[-1], json.loads(evaluation.to_json())):
+            continue  # only a confirmed evaluation raises a curve
         fraction = evaluation.sol.fraction if evaluation.sol is not None else 0.0
-        for key in ("all", str(island_of[record.program_id])):
+        # The engine puts the reference and the seeds on every island: each island's curve starts from them.
+        on_every_island = origin_of[record.program_id] in ("reference", "seed")
+        islands = ("0", "1") if on_every_island else (str(island_of[record.program_id]),)
+        for key in ("all",) + islands:
             if not expected[key] or evaluation.speedup > expected[key][-1][1]:
                 expected[key].append([record.sequence, evaluation.speedup])
             if fraction > 0 and (not expected_fraction[key] or fraction > expected_fraction[key][-1][1]):
@@ -209,7 +213,7 @@ def test_the_run_page_and_the_evaluations_pages(client, web_store, monkeypatch):
         seen.extend(int(n) for n in re.findall(r'<tr><td class="num">(\d+)</td>', text))
         older = re.search(r'href="([^"]*before=\d+)">older', text)
         url = older.group(1).replace("&amp;", "&") if older else None
-    assert seen == list(range(store.evaluation_count(run)))[::-1]
+    assert seen == list(range(1, store.evaluation_count(run) + 1))[::-1]  # numbered from 1, as `report` numbers them
 
 
 @needs_opencl
@@ -487,6 +491,53 @@ CANVAS_INK = """Array.from(document.querySelectorAll('canvas')).map((canvas) => 
 })"""
 
 
+# The curves as drawn, read back from each chart: each dataset's path (the vertices Chart.js strokes, in data units:
+# evaluation, value), whether the middle of each of its segments lies on what a redraw actually stroked on the canvas,
+# the y axis's tick labels and the legend's entries.
+DRAWN = """Array.from(document.querySelectorAll('canvas')).map((canvas) => {
+  const chart = window.Chart.getChart(canvas);
+  const ctx = chart.ctx;
+  const strokes = [];
+  const stroke = ctx.stroke;
+  ctx.stroke = function (path) { strokes.push({path: path, color: ctx.strokeStyle}); return stroke.apply(this, arguments); };
+  try { chart.draw(); } finally { ctx.stroke = stroke; }
+  const datasets = chart.data.datasets.map((dataset, index) => {
+    const pixels = [];
+    const recorder = {moveTo: (x, y) => pixels.push([x, y]), lineTo: (x, y) => pixels.push([x, y]), closePath: () => {},
+                      bezierCurveTo: () => { throw new Error('a curve where steps were expected'); }};
+    chart.getDatasetMeta(index).dataset.path(recorder);
+    const drawn = strokes.filter((s) => s.path instanceof Path2D && s.color === dataset.borderColor).map((s) => s.path);
+    ctx.save();
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.lineWidth = 3;
+    ctx.setLineDash([]);
+    const stroked = pixels.slice(1).map(([x, y], i) => {
+      const [px, py] = pixels[i];
+      return drawn.some((path) => ctx.isPointInStroke(path, (x + px) / 2, (y + py) / 2));
+    });
+    ctx.restore();
+    return {label: dataset.label, dash: dataset.borderDash, stroked: stroked,
+            points: pixels.map(([x, y]) => [chart.scales.x.getValueForPixel(x), chart.scales.y.getValueForPixel(y)])};
+  });
+  return {id: canvas.id, datasets: datasets, ticks: chart.scales.y.ticks.map((t) => t.label),
+          legend: chart.legend.legendItems.map((item) => ({text: item.text, pointStyle: item.pointStyle,
+                                                         lineDash: item.lineDash}))};
+})"""
+
+
+def assert_drawn_as(chart, curves):
+    """The chart's curves are drawn as step curves through `curves` ({label: [(evaluation, value), ...]}): each holds
+    its value up to the evaluation that beat it and rises there, and the canvas holds every segment."""
+    assert [d["label"] for d in chart["datasets"]] == list(curves), chart["id"]
+    for dataset in chart["datasets"]:
+        expected = step_curve(curves[dataset["label"]])
+        assert len(dataset["points"]) == len(expected), (chart["id"], dataset["label"], dataset["points"], expected)
+        for (x, y), (ex, ey) in zip(dataset["points"], expected):
+            assert x == pytest.approx(ex, abs=1e-6) and y == pytest.approx(ey, rel=1e-6, abs=1e-9), \
+                (chart["id"], dataset["label"], dataset["points"], expected)
+        assert all(dataset["stroked"]), (chart["id"], dataset["label"], dataset["stroked"])
+
+
 @needs_opencl
 def test_every_page_renders_in_chromium(browser, served, web_store):
     run = web_store["param"]
@@ -502,6 +553,15 @@ def test_every_page_renders_in_chromium(browser, served, web_store):
     for canvas in canvases:
         assert canvas["ink"] > 0.01 * canvas["size"], canvas  # axes, labels and curves drawn
         assert len(canvas["points"]) == 3 and all(n >= 2 for n in canvas["points"]), canvas  # run + 2 islands
+    # What is drawn is the progress data: each curve rises at the evaluation that beat the best (numbered from 1).
+    progress = json.loads(browser.evaluate(f"fetch('{base}/api/progress').then((r) => r.text())"))
+    end = progress["last_sequence"] + 1
+    for chart, series in zip(browser.evaluate(DRAWN), ("speedup", "fraction")):
+        curves = {}
+        for key, label in (("all", "run"), ("0", "island 0"), ("1", "island 1")):
+            points = [(sequence + 1, value) for sequence, value in progress[series][key]]
+            curves[label] = points + ([(end, points[-1][1])] if points[-1][0] < end else [])
+        assert_drawn_as(chart, curves)
     browser.screenshot(str(ARTIFACTS / "progress.png"))
 
     browser.open(f"{base}/archive")
@@ -644,3 +704,199 @@ def test_good_query_values_still_work(small_store):
                 "/store/0/run/1/training?page=0&kind=rl", "/store/0/run/1/archive?x=0&y=1&island=0"):
         response = client.get(url, headers={"Host": "127.0.0.1:8050"})
         assert response.status_code == 200, (url, response.get_data(as_text=True)[:500])
+
+
+# --------------------------------------------------------------------------------------------------
+# a designed run: every figure known in advance (no device needed)
+
+#: (origin, island, speedup, fraction of the limit, noise) of each evaluation, in order; each correct, strict and
+#: unflagged (confirmed). The reference stands on every island; island 1 starts worse than it, island 0 rises at
+#: evaluation 3 (to 138% of the device's limit, with a noise of 565.5%, as a CPU gives), the run at 3 and 4.
+DESIGNED = [
+    ("reference", 0, 1.0, 0.50, 0.02),
+    ("param", 1, 0.8, 0.40, 0.03),
+    ("param", 0, 1.5, 1.38, 5.655),
+    ("llm_full", 1, 2.0, 0.90, 0.01),
+    ("param", 0, 1.2, 0.20, 0.02),
+]
+#: Each drawn curve as (evaluation, value) change points, evaluations numbered from 1; the last one is the run's end.
+DESIGNED_SPEEDUP = {"run": [(1, 1.0), (3, 1.5), (4, 2.0), (5, 2.0)], "island 0": [(1, 1.0), (3, 1.5), (5, 1.5)],
+                    "island 1": [(1, 1.0), (4, 2.0), (5, 2.0)]}
+DESIGNED_FRACTION = {"run": [(1, 0.5), (3, 1.38), (5, 1.38)], "island 0": [(1, 0.5), (3, 1.38), (5, 1.38)],
+                     "island 1": [(1, 0.5), (4, 0.9), (5, 0.9)]}
+#: The model calls of the run: (prompt tokens, completion tokens) of the step that made evaluation 4, and of a
+#: step whose answer held no program; at 1 and 2 per 1,000 tokens, they cost 2.8.
+DESIGNED_CALLS = [(1000, 500), (600, 100)]
+
+
+def designed_evaluation(speedup: float, fraction: float, noise: float) -> "ks.Evaluation":
+    result = ks.Evaluation()
+    result.task = "relu"
+    result.status = ks.parse_status("ok")
+    result.message = f"{speedup:.3f}x the reference's speed (noise {noise * 100:.1f}%)"
+    result.speedup = result.fitness = speedup
+    timing = ks.TimingReport()
+    timing.mode = "strict"
+    timing.median_ms = 1.0 / speedup
+    timing.noise = noise
+    timing.samples = 100
+    result.timing = timing
+    sol = ks.SpeedOfLight()
+    sol.fraction = sol.bandwidth_fraction = fraction
+    result.sol = sol
+    compile_report = ks.CompileReport()
+    compile_report.ok = True
+    compile_report.target = "pthread (PoCL)"
+    kernel = ks.KernelResources()
+    kernel.name = "relu"  # registers and spills left unknown (-1), as PoCL reports them
+    kernel.shared_bytes = 0
+    compile_report.kernels = [kernel]
+    result.compile = compile_report
+    return result
+
+
+@pytest.fixture(scope="module")
+def designed_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("designed") / "run.db"
+    store = ks.RunStore(str(path))
+    info = ks.RunInfo()
+    info.task_name = "relu"
+    info.language = info.backend = "opencl"
+    info.device = "pthread (PoCL)"
+    info.mutator = "llm"
+    config = ks.EvolutionConfig()
+    config.islands = 2
+    price = ks.LlmPrice()
+    price.prompt_per_1k, price.completion_per_1k = 1.0, 2.0
+    config.llm_prices = {"coder": price}
+    info.config_json = config.to_json()
+    run = store.create_run(info)
+    reference = None
+    for sequence, (origin, island, speedup, fraction, noise) in enumerate(DESIGNED):
+        parents = [] if reference is None else [reference]
+        candidate = ks.Candidate("opencl", f"// {sequence}\n__kernel void relu() {{}}\n",
+                                 ks.Lineage(parent_ids=parents, island=island, generation=len(parents), origin=origin))
+        store.add_program(run, candidate.id(), candidate, f"hash-{sequence}")
+        step = ks.StepRecord()
+        step.run, step.island, step.child_id, step.parent_ids = run, island, candidate.id(), parents
+        step.selection, step.mutation = ("seed", "reference") if origin == "reference" else ("policy", origin)
+        if origin == "llm_full":
+            step.prompt = json.dumps([{"role": "user", "content": "make relu faster"}])
+            step.response, step.model = "```opencl\n...\n```", "coder"
+            step.prompt_tokens, step.completion_tokens = DESIGNED_CALLS[0]
+        step_id = store.add_step(step)
+        store.add_evaluation(run, candidate.id(), sequence, designed_evaluation(speedup, fraction, noise), step_id)
+        reference = reference or candidate.id()
+    failed = ks.StepRecord()  # a model call whose answer held no program: spent all the same
+    failed.run, failed.island, failed.parent_ids, failed.selection, failed.mutation = run, 0, [reference], "policy", "llm_full"
+    failed.prompt, failed.response, failed.model = json.dumps([{"role": "user", "content": "again"}]), "no code", "coder"
+    failed.prompt_tokens, failed.completion_tokens = DESIGNED_CALLS[1]
+    failed.failure = "no code block in the answer"
+    store.add_step(failed)
+    store.set_run_status(run, "finished", "budget")
+    return {"path": str(path), "run": run}
+
+
+def step_curve(points):
+    """The vertices of a curve that holds each value up to the next point and rises there."""
+    vertices = [points[0]]
+    for (_, before), (x, y) in zip(points, points[1:]):
+        vertices += [(x, before), (x, y)]
+    return vertices
+
+
+def test_the_reference_starts_every_islands_curve(designed_store):
+    client = create_app([designed_store["path"]]).test_client()
+    progress = get(client, f"/store/0/run/{designed_store['run']}/api/progress").get_json()
+    for series, designed in (("speedup", DESIGNED_SPEEDUP), ("fraction", DESIGNED_FRACTION)):
+        for key, name in (("all", "run"), ("0", "island 0"), ("1", "island 1")):
+            points = designed[name][:-1]  # the API gives the change points; the page draws each curve on to the end
+            assert [(sequence + 1, value) for sequence, value in progress[series][key]] == points, (series, key)
+
+
+def test_the_pages_number_evaluations_as_report_does_and_explain_doubtful_figures(designed_store):
+    path, run = designed_store["path"], designed_store["run"]
+    client = create_app([path]).test_client()
+    report = subprocess.run([sys.executable, "-m", "kernelsmith", "report", "--db", path, "--json"],
+                            capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0, report.stderr
+    document = json.loads(report.stdout)
+    # The same numbers as `kernelsmith report`: the evaluations table, the best, the lineage, the program page.
+    table = get(client, f"/store/0/run/{run}/evaluations").get_data(as_text=True)
+    assert re.findall(r'<tr><td class="num">(\d+)</td>', table) == ["5", "4", "3", "2", "1"]
+    best = document["best"][0]
+    assert (best["evaluation"], best["speedup"]) == (4, 2.0)
+    page = get(client, f"/store/0/run/{run}/").get_data(as_text=True)
+    assert f"(evaluation {best['evaluation']})" in page
+    lineage = get(client, f"/store/0/run/{run}/lineage").get_data(as_text=True)
+    assert f"evaluation {best['evaluation']}</tspan>" in lineage and "evaluation 1</tspan>" in lineage
+    assert f"evaluation {best['evaluation']})" in get(client, f"/store/0/run/{run}/program/{best['id']}").get_data(as_text=True)
+    # The LLM spend, as report counts it.
+    spend = get(client, f"/store/0/run/{run}/api/state").get_json()["llm"]
+    assert {key: document["llm"][key] for key in spend} == pytest.approx(spend)
+    assert spend == {"calls": 2, "prompt_tokens": 1600, "completion_tokens": 600, "cost": pytest.approx(2.8),
+                     "priced": True}
+    assert "LLM: 2 calls, 1600 prompt + 600 completion tokens, cost 2.8000" in page
+    # Only the noisy evaluation is marked, with why; unknown resources are '?', as the CLI prints them.
+    assert table.count('class="noisy"') == 1 and "not trustworthy" in table
+    noisy_row = [row for row in table.split("<tr>") if 'class="noisy"' in row][0]
+    assert noisy_row.startswith('<td class="num">3</td>')
+    ids = {row["sequence"]: row["program_id"] for row in ks.store.RunStoreReader(path).evaluations_page(run)}
+    noisy = get(client, f"/store/0/run/{run}/program/{ids[2]}").get_data(as_text=True)
+    assert "Not trustworthy." in noisy and "On a CPU (PoCL)" in noisy
+    assert "138% of the device's limit (an estimate)" in noisy and "Above 100%." in noisy
+    header, body = noisy.split("<th>kernel</th>")[1].split("</table>")[0].split("</thead>")
+    names = re.findall(r'<th class="num">(\w+)</th>', header)
+    shown = dict(zip(names, re.findall(r'<td class="num">(.*?)</td>', body)))
+    assert shown["registers"] == '<span class="unknown" title="unknown: the toolchain does not report it">?</span>'
+    assert shown["shared_bytes"] == "0" and "-1" not in shown.values()
+    quiet = get(client, f"/store/0/run/{run}/program/{ids[3]}").get_data(as_text=True)
+    assert "Not trustworthy." not in quiet and "Above 100%." not in quiet and "(an estimate)" in quiet
+
+
+def test_a_run_without_a_model_shows_no_llm_spend(small_store):
+    client = create_app([small_store]).test_client()
+    assert get(client, "/store/0/run/1/api/state").get_json()["llm"] is None
+    assert "LLM:" not in get(client, "/store/0/run/1/").get_data(as_text=True)
+
+
+@pytest.fixture(scope="module")
+def designed_served(designed_store):
+    server = make_server(create_app([designed_store["path"]]), "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/store/0/run/{designed_store['run']}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_charts_draw_each_improvement_where_it_happens_in_chromium(browser, designed_served):
+    mark = len(browser.events)
+    browser.open(f"{designed_served}/")
+    browser.wait_for("document.getElementById('progress').dataset.lastSequence !== undefined")
+    speedup, fraction = browser.evaluate(DRAWN)
+    assert_drawn_as(speedup, DESIGNED_SPEEDUP)
+    assert_drawn_as(fraction, DESIGNED_FRACTION)
+    # The legend draws each curve's own line (the run's dashed), not a filled box.
+    for chart in (speedup, fraction):
+        assert [(item["text"], item["pointStyle"]) for item in chart["legend"]] == \
+            [("run", "line"), ("island 0", "line"), ("island 1", "line")]
+        assert chart["legend"][0]["lineDash"] and not chart["legend"][1]["lineDash"]
+    assert fraction["ticks"][-1] == "140%"
+    # Percent labels stay distinct however small the range.
+    labels = {}
+    for top in (0.012, 0.0003, 0.05, 1.4):
+        labels[top] = browser.evaluate(
+            "(() => { const chart = window.Chart.getChart(document.getElementById('chart-fraction'));"
+            f" chart.options.scales.y.max = {top}; chart.update('none');"
+            " return chart.scales.y.ticks.map((t) => [t.value, t.label]); })()")
+        texts = [label for _, label in labels[top]]
+        assert len(set(texts)) == len(texts), (top, texts)
+        for value, label in labels[top]:
+            assert float(label.rstrip("%")) == pytest.approx(value * 100, rel=1e-9, abs=1e-9), (top, value, label)
+    assert "0.2%" in [label for _, label in labels[0.012]]  # where whole percents gave 0%, 0%, 0%, 1%, 1%, 1%
+    # Notes that say what the figures mean, and the run's LLM spend.
+    text = browser.evaluate("document.body.innerText")
+    assert "The device's limit is an estimate" in text
+    assert "LLM: 2 calls, 1600 prompt + 600 completion tokens, cost 2.8000" in text
+    assert browser.problems()[mark:] == []
+    browser.screenshot(str(ARTIFACTS / "designed-progress.png"))

@@ -108,7 +108,8 @@ def create_app(paths: Sequence[str], loopback_only: bool = True) -> Flask:
     app.jinja_env.filters["when"] = _format_time
     app.jinja_env.filters["heat"] = _heat
     app.jinja_env.globals["fragment_url"] = _fragment_url
-    app.jinja_env.globals.update(poll_running=POLL_RUNNING_SECONDS, poll_idle=POLL_IDLE_SECONDS)
+    app.jinja_env.globals.update(poll_running=POLL_RUNNING_SECONDS, poll_idle=POLL_IDLE_SECONDS,
+                                 noisy=views.noisy, noisy_text=views.NOISY_TIMING_TEXT, limit_text=views.LIMIT_TEXT)
 
     @app.after_request
     def _headers(response):

@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kernelsmith import _core as core
 from kernelsmith import _inputs
-from kernelsmith.replay import ArchiveReplay, ProgressReplay, config_json_of
+from kernelsmith.replay import ArchiveReplay, ProgressReplay, config_json_of, islands_of
 from kernelsmith.store import RunStoreReader, connect_read_only, distinct_store_paths, read_runs
 
 #: Ancestors shown by the lineage page at first; "older" links ask for more, up to LINEAGE_MAX.
@@ -27,6 +27,20 @@ LINEAGE_NODES = 200
 LINEAGE_MAX = 5000
 #: Rows per page of the evaluations and training-data tables.
 PAGE_ROWS = 50
+
+#: A timing whose samples spread more than this (relative standard deviation) is marked as not trustworthy.
+NOISY_TIMING = 0.10
+#: What the pages say about such a timing (the evaluations table's tooltip and the program page's note).
+NOISY_TIMING_TEXT = (
+    "The timing samples spread widely (a relative standard deviation above 10%), so this time, and the speedup "
+    "computed from it, are not trustworthy. On a CPU (PoCL) other work on the machine and the CPU's changing clock "
+    "cause this; time the program again on a quiet machine or on a GPU before trusting the difference.")
+#: What the fraction of the hardware limit is, and why it can pass 100% (docs/evaluation.md, "Speed of light").
+LIMIT_TEXT = (
+    "The device's limit is an estimate: its copy bandwidth and arithmetic rate as kernelsmith measures them with its "
+    "own kernels on data larger than the caches. A kernel whose data fit in a cache can run faster than that and "
+    "pass 100%, which is common on a CPU (PoCL); there the figure compares programs with one another rather than "
+    "with a true bound.")
 
 
 class NotFound(LookupError):
@@ -121,6 +135,8 @@ class RunCache:
         self.archive: Optional[ArchiveReplay] = None
         self.training: Optional["TrainingView"] = None
         self.jobs: Dict[str, Job] = {}
+        self.config: Optional["core.EvolutionConfig"] = None  # read once, for the LLM prices
+        self.llm_spend: Optional[Tuple[int, Optional[Dict[str, Any]]]] = None  # (at step count, spend)
 
 
 @dataclass
@@ -202,6 +218,8 @@ class Stores:
 
     def _progress_work(self, job: Job, store: int, run: int, cache: RunCache) -> None:
         reader = self.reader(store)
+        if cache.progress.last_sequence < 0:  # the reference and the seeds count on every island
+            cache.progress = ProgressReplay(islands_of(self.run_row(store, run)))
         job.total = reader.evaluation_count(run)
         while True:
             rows = reader.progress_rows(run, cache.progress.last_sequence, CHUNK)
@@ -210,12 +228,14 @@ class Stores:
             with job.lock:
                 for row in rows:
                     point = cache.progress.add(row)
-                    island = str(point.island)
-                    cache.islands.add(point.island)
                     cache.series.add(cache.series.speedup, "all", point.sequence, point.best_speedup)
-                    cache.series.add(cache.series.speedup, island, point.sequence, point.island_best_speedup)
                     cache.series.add(cache.series.fraction, "all", point.sequence, point.best_sol_fraction)
-                    cache.series.add(cache.series.fraction, island, point.sequence, point.island_best_sol_fraction)
+                    for island in point.islands:
+                        cache.islands.add(island)
+                        cache.series.add(cache.series.speedup, str(island), point.sequence,
+                                         cache.progress.island_best_speedup.get(island, 0.0))
+                        cache.series.add(cache.series.fraction, str(island), point.sequence,
+                                         cache.progress.island_best_sol_fraction.get(island, 0.0))
                     if point.status == "ok" and not point.confirmed:
                         cache.series.add_unconfirmed(point.sequence, point.speedup, point.best_speedup)
                 job.done += len(rows)
@@ -284,11 +304,33 @@ class Stores:
         counts["best"] = self.reader(store).best_evaluation(run)  # the best confirmed one
         above = self.reader(store).unconfirmed_above(run, counts["best"]["speedup"] if counts["best"] else 0.0, 1)
         counts["unconfirmed"] = above[0] if above else None  # faster, not confirmed: shown apart, with why
+        counts["llm"] = self.llm_spend(store, run, counts["steps"])
         cache = self._cache(store, run)
         counts["views"] = {name: job.status() for name, job in sorted(cache.jobs.items())}
         views = ",".join(f"{name}:{'busy' if job.busy else 'idle'}:{job.done}" for name, job in sorted(cache.jobs.items()))
         counts["signature"] = f"{counts['status']}/{counts['evaluations']}/{counts['steps']}/{views}"
         return counts
+
+    def llm_spend(self, store: int, run: int, steps: int) -> Optional[Dict[str, Any]]:
+        """What the run spent on a model, as `kernelsmith report` counts it (calls, prompt_tokens, completion_tokens,
+        cost at the run's llm_prices, priced: whether it has prices), or None when it used no model. Read again only
+        when the run's step count (`steps`) has changed."""
+        cache = self._cache(store, run)
+        if cache.llm_spend is not None and cache.llm_spend[0] == steps:
+            return cache.llm_spend[1]
+        by_model = self.reader(store).llm_tokens_by_model(run)
+        spend = None
+        if by_model:
+            if cache.config is None:
+                cache.config = core.EvolutionConfig.from_json(config_json_of(self.run_row(store, run)))
+            spend = {"calls": sum(m["calls"] for m in by_model.values()),
+                     "prompt_tokens": sum(m["prompt_tokens"] for m in by_model.values()),
+                     "completion_tokens": sum(m["completion_tokens"] for m in by_model.values()),
+                     "cost": sum(cache.config.llm_cost(model, m["prompt_tokens"], m["completion_tokens"])
+                                 for model, m in by_model.items()),
+                     "priced": bool(cache.config.llm_prices)}
+        cache.llm_spend = (steps, spend)
+        return spend
 
     def progress(self, store: int, run: int, since: int = -1) -> Dict[str, Any]:
         """The confirmed best-so-far curves' change points after evaluation `since`, the correct evaluations that are
@@ -426,6 +468,12 @@ def _number(value: Any) -> Optional[float]:
     return number if math.isfinite(number) else None
 
 
+def noisy(noise: Any) -> bool:
+    """True when a timing's noise (relative standard deviation) makes it untrustworthy (above NOISY_TIMING)."""
+    value = _number(noise)
+    return value is not None and value > NOISY_TIMING
+
+
 def evaluation_sections(evaluation: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     """The parts of an Evaluation document (docs/evaluation-schema.md) that the program page shows in their own
     sections; the whole document is shown as JSON too, so a field missing here is never hidden."""
@@ -444,6 +492,8 @@ def evaluation_sections(evaluation: Optional[Dict[str, Any]]) -> Dict[str, Any]:
         "fitness": _number(evaluation.get("fitness")),
         "timing": {key: timing.get(key) for key in ("median_ms", "mean_ms", "min_ms", "noise", "samples", "mode")
                    if key in timing} if timing else None,
+        "noisy": noisy(timing.get("noise")),
+        "beyond_limit": (_number(sol.get("fraction")) or 0.0) > 1.0,
         "baseline_ms": _number(baseline.get("median_ms")) if baseline else None,
         "sol": {key: sol.get(key) for key in ("fraction", "achieved_gbps", "achieved_gflops", "bound")
                 if key in sol} if sol else None,

@@ -29,12 +29,29 @@
     live.innerHTML = await (await fetchOk(live.dataset.fragment)).text();
   }
 
-  // ---- progress charts: the best-so-far curves, extended with the change points after the last one seen
+  // ---- progress charts: the best-so-far curves, extended with the change points after the last one seen.
+  // The API counts evaluations by their sequence (from 0); the charts number them from 1, as `kernelsmith report`
+  // and the tables do.
 
   const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                   "#bcbd22", "#17becf"];
+  const RUN_COLOR = "#3d444d";
   const charts = {};
   let lastSequence = -1;
+
+  // A tick's percentage with as many decimals as the ticks need to differ (0.1%, 0.15%, 0.2%, never 0%, 0%, 0%).
+  function percentLabel(value, index, ticks) {
+    const values = ticks.map((tick) => tick.value * 100);
+    const step = values.length > 1 ? Math.abs(values[1] - values[0]) : Math.abs(value * 100);
+    let digits = 0;
+    while (digits < 6 && values.some((v) => Math.abs(Number(v.toFixed(digits)) - v) > step * 1e-3 + 1e-12)) digits++;
+    return (value * 100).toFixed(digits) + "%";
+  }
+
+  function lineLabels(chart) {
+    return window.Chart.defaults.plugins.legend.labels.generateLabels(chart).map((item) => Object.assign(item, {
+      pointStyle: "line", lineDash: chart.data.datasets[item.datasetIndex].borderDash}));
+  }
 
   function makeChart(canvas, yTitle, percent) {
     return new window.Chart(canvas, {
@@ -49,11 +66,11 @@
         interaction: {mode: "nearest", intersect: false},
         elements: {point: {radius: 0, hitRadius: 6}, line: {borderWidth: 2}},
         scales: {
-          x: {type: "linear", title: {display: true, text: "evaluation"}, min: 0},
-          y: {title: {display: true, text: yTitle}, beginAtZero: true,
-              ticks: percent ? {callback: (value) => Math.round(value * 100) + "%"} : {}},
+          x: {type: "linear", title: {display: true, text: "evaluation"}, min: 1, ticks: {precision: 0}},
+          y: {title: {display: true, text: yTitle}, beginAtZero: true, ticks: percent ? {callback: percentLabel} : {}},
         },
-        plugins: {legend: {position: "bottom"}},
+        // Each legend entry is a short stretch of its curve (dashed for the run), not a filled box.
+        plugins: {legend: {position: "bottom", labels: {usePointStyle: true, pointStyleWidth: 28, generateLabels: lineLabels}}},
       },
     });
   }
@@ -61,9 +78,11 @@
   function dataset(chart, key) {
     let found = chart.data.datasets.find((d) => d.key === key);
     if (!found) {
-      const color = key === "all" ? "#000000" : COLORS[Number(key) % COLORS.length];
-      // The run's curve is dashed, so that the island holding the best shows beneath it.
-      found = {key: key, label: key === "all" ? "run" : "island " + key, data: [], stepped: "after",
+      const color = key === "all" ? RUN_COLOR : COLORS[Number(key) % COLORS.length];
+      // The run's curve is dashed, so that the island holding the best shows beneath it. "before": the curve
+      // keeps the old best up to the evaluation that beat it and rises there (Chart.js's "after" rises at the
+      // evaluation before).
+      found = {key: key, label: key === "all" ? "run" : "island " + key, data: [], stepped: "before",
                borderColor: color, backgroundColor: color, borderWidth: 2, borderDash: key === "all" ? [6, 4] : []};
       chart.data.datasets.push(found);
       chart.data.datasets.sort((a, b) => (a.key === "all" ? -1 : b.key === "all" ? 1 : Number(a.key) - Number(b.key)));
@@ -75,14 +94,14 @@
     for (const [key, points] of Object.entries(series)) {
       const target = dataset(chart, key);
       if (target.data.length && target.data[target.data.length - 1].tail) target.data.pop();
-      for (const [x, y] of points) target.data.push({x: x, y: y});
+      for (const [sequence, y] of points) target.data.push({x: sequence + 1, y: y});
     }
     // Each curve runs on to the last evaluation: a best holds until it is beaten.
     for (const target of chart.data.datasets) {
       const end = target.data[target.data.length - 1];
       if (end && end.tail) target.data.pop();
       const final = target.data[target.data.length - 1];
-      if (final && final.x < last) target.data.push({x: last, y: final.y, tail: true});
+      if (final && final.x < last + 1) target.data.push({x: last + 1, y: final.y, tail: true});
     }
     chart.update("none");
   }
