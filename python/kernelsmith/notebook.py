@@ -393,7 +393,9 @@ class Run:
         return self._store().unconfirmed_above(self.run_id, best.evaluation.speedup if best else 0.0, limit)
 
     def _history_rows(self) -> List[Dict[str, Any]]:
-        replay = ProgressReplay()
+        """The rows of speedup_history(), each with `_island_bests`: the best so far on every island the program
+        stands on (all of them for the reference and the seeds)."""
+        replay = ProgressReplay(int(self.info()["config"].get("islands", 1)))
         history = []
         for row in self._store().progress_rows(self.run_id):
             point = replay.add(row)
@@ -407,6 +409,7 @@ class Run:
                     "confirmed": point.confirmed,
                     "best_speedup": point.best_speedup,
                     "island_best_speedup": point.island_best_speedup,
+                    "_island_bests": {island: replay.island_best_speedup.get(island, 0.0) for island in point.islands},
                 }
             )
         return history
@@ -415,32 +418,36 @@ class Run:
         """Per evaluation: sequence, island, status, speedup (NaN when incorrect), whether it is confirmed, and the
         best confirmed speedup so far overall and on its island (an evaluation that is not confirmed never raises
         them). A DataFrame, or a list of dicts without pandas."""
-        return _table(self._history_rows())
+        return _table([{key: value for key, value in row.items() if not key.startswith("_")}
+                       for row in self._history_rows()])
 
     # -- plots ----------------------------------------------------------------------------------
 
     def plot_progress(self, ax=None):
-        """Best confirmed speedup so far over evaluations, one line per island and one for the whole run; correct
-        evaluations that are not confirmed are drawn apart (hollow) and raise no line."""
+        """Best confirmed speedup so far over evaluations (numbered from 1, as `kernelsmith report` numbers them), one
+        line per island (each starting from the reference, which stands on every island) and one for the whole run;
+        correct evaluations that are not confirmed are drawn apart (hollow) and raise no line."""
         plt = _pyplot()
+        from matplotlib.ticker import MaxNLocator
         if ax is None:
             _, ax = plt.subplots(figsize=(7, 4))
         history = self._history_rows()
-        islands = sorted({point["island"] for point in history})
+        islands = sorted({island for point in history for island in point["_island_bests"]})
         for island in islands:
-            points = [p for p in history if p["island"] == island]
-            ax.step([p["sequence"] for p in points], [p["island_best_speedup"] for p in points], where="post",
+            points = [p for p in history if island in p["_island_bests"]]
+            ax.step([p["sequence"] + 1 for p in points], [p["_island_bests"][island] for p in points], where="post",
                     label=f"island {island}", alpha=0.8)
-        ax.step([p["sequence"] for p in history], [p["best_speedup"] for p in history], where="post", color="black",
-                linewidth=2, label="best")
+        ax.step([p["sequence"] + 1 for p in history], [p["best_speedup"] for p in history], where="post",
+                color="black", linewidth=2, label="best")
         correct = [p for p in history if not math.isnan(p["speedup"]) and p["confirmed"]]
-        ax.scatter([p["sequence"] for p in correct], [p["speedup"] for p in correct], s=10, color="grey",
+        ax.scatter([p["sequence"] + 1 for p in correct], [p["speedup"] for p in correct], s=10, color="grey",
                    alpha=0.6, label="confirmed evaluation")
         doubted = [p for p in history if not math.isnan(p["speedup"]) and not p["confirmed"]]
         if doubted:
-            ax.scatter([p["sequence"] for p in doubted], [p["speedup"] for p in doubted], s=14, facecolors="none",
+            ax.scatter([p["sequence"] + 1 for p in doubted], [p["speedup"] for p in doubted], s=14, facecolors="none",
                        edgecolors="tab:orange", alpha=0.8, label="not confirmed (not counted)")
         ax.axhline(1.0, color="red", linestyle=":", linewidth=1)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("evaluation")
         ax.set_ylabel("speedup over the reference")
         ax.set_title(f"run {self.run_id}: best confirmed {max([p['best_speedup'] for p in history], default=0):.3g}x")
@@ -504,6 +511,7 @@ class Run:
         """The lineage of a program (default: the best) as a tree: generation across, speedup up, an
         arrow from each parent to its child, labelled with how the child was made."""
         plt = _pyplot()
+        from matplotlib.ticker import MaxNLocator
         nodes = self.lineage(program_id)
         by_id = {node["id"]: node for node in nodes}
         if ax is None:
@@ -524,6 +532,7 @@ class Run:
         for node in nodes:
             ax.annotate(f"{node['origin']} {node['id'][:6]}", (node["generation"], height(node)),
                         textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # generations are whole numbers
         ax.set_xlabel("generation")
         ax.set_ylabel("speedup (0: incorrect)")
         ax.set_title(f"lineage of {nodes[-1]['id']}")

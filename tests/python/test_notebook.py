@@ -107,6 +107,37 @@ def test_plots_draw_the_run(finished_run):
     plt.close("all")
 
 
+def integer_ticks(axis) -> list:
+    """The ticks matplotlib draws within the axis's view (after a draw), which must be whole numbers."""
+    low, high = sorted(axis.get_view_interval())
+    return [tick for tick in axis.get_majorticklocs() if low - 1e-9 <= tick <= high + 1e-9]
+
+
+@needs_opencl
+def test_the_axes_of_counted_things_have_whole_ticks(finished_run):
+    # Generations and evaluations are counted: a tick at generation 0.5 or evaluation 2.5 means nothing.
+    ax = finished_run.plot_lineage()
+    ax.figure.canvas.draw()
+    ticks = integer_ticks(ax.xaxis)
+    assert ticks and all(tick == int(tick) for tick in ticks), ticks
+    ax = finished_run.plot_progress()
+    ax.figure.canvas.draw()
+    ticks = integer_ticks(ax.xaxis)
+    assert ticks and all(tick == int(tick) for tick in ticks), ticks
+    # Evaluations are numbered from 1, as `kernelsmith report` numbers them; each island's line starts with the
+    # reference, which the engine puts on every island.
+    history = finished_run.speedup_history()
+    points = history.to_dict("records") if hasattr(history, "to_dict") else history
+    reference = points[0]
+    assert "_island_bests" not in reference
+    for island in (0, 1):
+        line = next(line for line in ax.get_lines() if line.get_label() == f"island {island}")
+        assert line.get_xdata()[0] == 1
+        if reference["confirmed"]:
+            assert line.get_ydata()[0] == pytest.approx(reference["speedup"])
+    plt.close("all")
+
+
 @needs_opencl
 def test_run_open_reads_while_a_background_run_writes(tmp_path):
     db = tmp_path / "live.db"
