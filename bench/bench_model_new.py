@@ -268,11 +268,16 @@ def kernelsmith_pass(ks: Any, task: Any, sources: Sequence[str], backend: str, c
         log = evaluation.compile.log
         records.append({"index": index, "status": evaluation.status.name, "wall_s": evaluation.wall_seconds,
                         "message": evaluation.message, "speedup": evaluation.speedup,
-                        "prebuilt": "loaded prebuilt" in log, "log": log})
+                        "prebuilt": "loaded prebuilt" in log, "log": log,
+                        "stage_seconds": dict(evaluation.stage_seconds)})
         print(f"  kernelsmith #{index}: {evaluation.status.name:13s} {evaluation.wall_seconds:7.1f} s  "
               f"{' | '.join(dict.fromkeys(line for line in log.splitlines() if line))[:160]}", flush=True)
     print(f"  batch of {len(sources)}: {wall:.1f} s", flush=True)
-    return {"wall_s": wall, "mean_s": wall / len(sources), "evaluations": records}
+    # Where an evaluation's time went (the worker's stages; "compile" runs ahead, in parallel).
+    stages = sorted({name for record in records for name in record["stage_seconds"]})
+    mean_stages = {name: statistics.mean(r["stage_seconds"].get(name, 0.0) for r in records) for name in stages}
+    print("  mean seconds per stage: " + ", ".join(f"{k} {v:.2f}" for k, v in mean_stages.items()), flush=True)
+    return {"wall_s": wall, "mean_s": wall / len(sources), "mean_stage_seconds": mean_stages, "evaluations": records}
 
 
 def machine() -> str:

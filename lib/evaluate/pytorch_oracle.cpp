@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <set>
 
@@ -232,6 +233,66 @@ const PythonHelperKind& model_new_runner_kind() {
   return kind;
 }
 
+namespace {
+
+// One ModelNew runner started ahead, on a GPU device, while the previous candidate runs: a fresh process that has
+// imported torch (and triton) but has run no candidate's code and touched no device. A candidate then waits
+// for its own runner only as long as that start has still to go (docs/kernelbench-modelnew.md, "Builds").
+// Not on a CPU device: the start's imports would share the CPU with the candidate being timed.
+class SpareModelNewRunner {
+ public:
+  static SpareModelNewRunner& instance() {
+    static auto* spare = new SpareModelNewRunner();  // ends with the process, as the helper pools do
+    return *spare;
+  }
+
+  /// The spare when it was started for `device` and the current settings (interpreter, script, build
+  /// cache), else null; a spare of other settings is ended.
+  std::unique_ptr<PythonHelper> take(const std::string& device) {
+    std::future<std::unique_ptr<PythonHelper>> started;
+    std::string key;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      started = std::move(next_);
+      key = std::move(key_);
+    }
+    if (!started.valid()) return nullptr;
+    std::unique_ptr<PythonHelper> helper = started.get();  // null when its start failed
+    if (key != settings_key(device)) return nullptr;
+    return helper;
+  }
+
+  /// Starts the next spare for `device` in the background (GPU devices only).
+  void start(const std::string& device) {
+    if (device.rfind("cuda", 0) != 0) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (next_.valid()) return;
+    key_ = settings_key(device);
+    next_ = std::async(std::launch::async, []() -> std::unique_ptr<PythonHelper> {
+      try {
+        auto helper = std::make_unique<PythonHelper>(model_new_runner_kind());
+        const Json reply = helper->round_trip({{"op", "warm_up"}, {"triton", true}}, 300.0);
+        if (!json_value_or<bool>(reply, "ok", false)) return nullptr;
+        return helper;
+      } catch (const std::exception&) {
+        return nullptr;  // the candidate starts a runner of its own, which reports the failure
+      }
+    });
+  }
+
+ private:
+  static std::string settings_key(const std::string& device) {
+    const std::vector<std::string> readable = extension_cache_folders();
+    return device + "\n" + helper_python_text() + "\n" + (readable.empty() ? std::string() : readable.front());
+  }
+
+  std::mutex mutex_;
+  std::string key_;
+  std::future<std::unique_ptr<PythonHelper>> next_;
+};
+
+}  // namespace
+
 std::int64_t oracle_requests_sent() { return request_counter().load(); }
 
 PytorchOracleClient::PytorchOracleClient(std::string device, double timeout_seconds)
@@ -274,12 +335,15 @@ std::unique_ptr<PytorchOracleClient> PytorchOracleClient::for_candidate(std::str
     std::lock_guard<std::mutex> lock(extension_cache_mutex());
     current_extension_cache() = extension_cache;
   }
-  std::unique_ptr<PythonHelper> helper;
-  try {
-    helper = std::make_unique<PythonHelper>(model_new_runner_kind());
-  } catch (const std::exception& e) {
-    throw OracleFailure("helper", e.what());
+  std::unique_ptr<PythonHelper> helper = SpareModelNewRunner::instance().take(device);
+  if (!helper) {
+    try {
+      helper = std::make_unique<PythonHelper>(model_new_runner_kind());
+    } catch (const std::exception& e) {
+      throw OracleFailure("helper", e.what());
+    }
   }
+  SpareModelNewRunner::instance().start(device);  // the next candidate's, while this one runs
   if (!extension_cache.empty()) {
     // Read by the runner before the candidate's file runs; the runner could rewrite it, which only changes
     // where its own builds look.

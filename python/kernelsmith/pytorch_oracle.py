@@ -79,6 +79,9 @@ replies also carry ``custom_calls`` (calls of its own kernels in that forward), 
 output tensors per input set), where it writes the results of the last timed runs, made on each set's exact
 values; and ``{"op": "inspect", ..., "inputs": [tensor, ...]}`` profiles one forward and makes the ablation run
 -> ``{"ok": true, "host_code": {"kernels", "custom_share", "custom_calls", "ablation"}, "flags", "notes"}``.
+``{"op": "warm_up", "triton": true}`` imports torch, ``torch.utils.cpp_extension``, the integrity checks and
+(where installed) triton, touching no device -> ``{"ok": true, "torch": version}``: a runner started ahead
+for the next candidate on a GPU, while the previous one runs.
 
 This module imports only the standard library at import time; torch when a request needs it.
 """
@@ -310,6 +313,19 @@ class Oracle:
         name = request.get("device") or "cpu"
         return {"ok": True, "available": True, "torch": version, "python": sys.executable, "device": name,
                 "device_name": _cpu_name() if name == "cpu" else ""}
+
+    def warm_up(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        """Imports what running a ModelNew takes (torch, load_inline's module, the integrity checks and, with
+        ``"triton": true``, triton where it is installed) before a candidate arrives: the evaluator starts a
+        runner ahead while the previous candidate runs. No device is touched and no candidate's code runs."""
+        torch = self.torch()
+        import torch.utils.cpp_extension  # noqa: F401  (load_inline's module, most of an extension's import)
+        _guard_module()
+        if request.get("triton"):
+            with contextlib.suppress(Exception):  # not installed, or no GPU build: the candidate says so itself
+                import triton  # noqa: F401
+                import triton.language  # noqa: F401
+        return {"ok": True, "torch": torch.__version__}
 
     # -- building
 
@@ -1063,7 +1079,9 @@ def handle(oracle: Oracle, request: Dict[str, Any]) -> Dict[str, Any]:
             return oracle.time(request)
         if op == "inspect":
             return oracle.inspect(request)
-        raise OracleError("request", f"unknown op {op!r}; expected version, outputs, time or inspect")
+        if op == "warm_up":
+            return oracle.warm_up(request)
+        raise OracleError("request", f"unknown op {op!r}; expected version, outputs, time, inspect or warm_up")
     except OracleError as error:
         return error.to_json()
     except MemoryError:

@@ -320,3 +320,26 @@ def test_evaluator_uses_the_oracle(tmp_path):
     assert "over PyTorch eager" in evaluation.to_prompt_text()
     back = ks.Evaluation.from_json(evaluation.to_json())
     assert back.speedups == evaluation.speedups
+
+
+def test_a_runner_warmed_up_ahead_has_imported_what_a_modelnew_needs_and_touched_no_device(tmp_path):
+    # The evaluator starts the next candidate's runner ahead on a GPU (docs/kernelbench-modelnew.md, "Builds"):
+    # its warm-up imports torch and load_inline's module but initialises no device.
+    program = f"""
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("oracle", {str(po.__file__)!r})
+oracle = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(oracle)
+helper = oracle.Oracle({str(tmp_path)!r})
+print(json.dumps(oracle.handle(helper, {{"op": "warm_up", "triton": True}})))
+print(json.dumps(oracle.handle(helper, {{"op": "warm"}})))
+torch = sys.modules["torch"]
+print(json.dumps({{"cpp_extension": "torch.utils.cpp_extension" in sys.modules,
+                  "cuda_initialized": torch.cuda.is_initialized()}}))
+"""
+    run = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    assert len(lines) == 3, run.stderr
+    assert lines[0] == {"ok": True, "torch": torch.__version__}
+    assert lines[1]["ok"] is False and "warm_up" in lines[1]["message"]
+    assert lines[2] == {"cpp_extension": True, "cuda_initialized": False}
