@@ -1,13 +1,15 @@
-"""Writes the matrix-product seeds of examples/kernelbench (CUDA seed.cu and Triton seed.py) from one
-template each, so that the eleven KernelBench problems built on a float32 matrix product share one
+"""Writes the matrix-product seeds of examples/kernelbench (CUDA seed.cu, Triton seed.py and OpenCL seed.cl)
+from one template each, so that the eleven KernelBench problems built on a float32 matrix product share one
 kernel that differs only in what the problem fixes: which operand is stored transposed, which sizes
 name M, N and K, the lower-triangular structure, and the fused epilogue (each candidate must be one
 self-contained file, so the kernel is written out in every seed).
 
 usage: python3 tools/generate-kernelbench-seeds.py [OUT_DIR]   (default: examples/kernelbench of this checkout)
 
-The other KernelBench seeds (the diagonal product, LayerNorm, MinGPT's GELU, cross-entropy) are written
-by hand. Edit the template here, regenerate, and run tests/python/test_kernelbench_seeds.py.
+Two OpenCL seeds are a built-in task's OpenCL seed with the problem's names in its plan (DERIVED_OPENCL:
+LayerNorm is tasks/layernorm's row normalisation, cross-entropy tasks/cross_entropy's per-row loss followed
+by a mean). The other KernelBench seeds (the diagonal product, LayerNorm, MinGPT's GELU, cross-entropy in
+CUDA and Triton, the diagonal product and MinGPT's GELU in OpenCL) are written by hand. Edit the template here, regenerate, and run tests/python/test_kernelbench_seeds.py.
 """
 import re
 import sys
@@ -162,14 +164,21 @@ def sizes_line(p: Problem) -> str:
     return f" (the kernel's M, N, K are the task's sizes {p.m}, {p.n}, {p.k})"
 
 
+def k_range_lines(p: Problem, rows: str) -> str:
+    """The kernel's lines setting k_begin and k_end: all of K, or for the lower-triangular problem only the k
+    that meet both triangles for a tile of `rows` rows starting at m0 and columns starting at n0."""
+    if not p.lower:
+        return "  const int k_begin = 0;\n  const int k_end = K;\n"
+    return (f"  // Only k in [n0, m0 + {rows}) meets the lower triangles of both A and B.\n"
+            f"  const int k_begin = n0;\n  const int k_end = min(K, m0 + {rows});\n")
+
+
 def cuda_seed(p: Problem) -> str:
     bias_param = "const float* __restrict__ bias, " if p.epilogue.bias else ""
     bias_arg = f"{p.epilogue.bias}, " if p.epilogue.bias else ""
     bias_value = "bias[col + e]" if p.epilogue.bias else "0.0f"
     loads = {side: CUDA_LOADS[(side, layout)] for side, layout in (("a", p.a_layout), ("b", p.b_layout))}
-    k_range = ("  // Only k in [n0, m0 + BM) meets the lower triangles of both A and B.\n"
-               "  const int k_begin = n0;\n  const int k_end = min(K, m0 + BM);\n") if p.lower else \
-              "  const int k_begin = 0;\n  const int k_end = K;\n"
+    k_range = k_range_lines(p, "BM")
     keep = "col + e <= row ? value : 0.0f" if p.lower else "value"
     header = [
         f"{p.title}{sizes_line(p)}.",
@@ -434,13 +443,173 @@ def matmul(a_ptr, b_ptr, {bias_param}c_ptr, m, n, k, BM: tl.constexpr, BN: tl.co
 """
 
 
+OPENCL_AT = {
+    # (operand, layout) -> the element (row, k) of A or (k, col) of B, from the layout's row-major storage.
+    ("a", "mk"): "A[(long)(row) * K + (k)]", ("a", "km"): "A[(long)(k) * M + (row)]",
+    ("b", "kn"): "B[(long)(k) * N + (col)]", ("b", "nk"): "B[(long)(col) * K + (k)]",
+}
+
+
+def opencl_epilogue(p: Problem) -> str:
+    """The CUDA epilogue's body in OpenCL C, whose math functions are the same names without CUDA's float
+    suffix (tanhf -> tanh, overloaded for float)."""
+    return re.sub(r"\b(fmax|tanh|log1p|exp|erf)f\(", r"\1(", p.epilogue.cuda)
+
+
+def opencl_seed(p: Problem) -> str:
+    bias_param = "__global const float* restrict bias, " if p.epilogue.bias else ""
+    bias_arg = f"{p.epilogue.bias}, " if p.epilogue.bias else ""
+    bias_value = "bias[column]" if p.epilogue.bias else "0.0f"
+    k_range = k_range_lines(p, "TILE")
+    keep = "column <= row ? value : 0.0f" if p.lower else "value"
+    header = [
+        f"{p.title}{sizes_line(p)}, in OpenCL C.",
+        f"Tiled float32 matrix product with fused multiply-adds, each sum in k order as the reference's. "
+        f"{LAYOUT_WORDS[p.a_layout]}; {LAYOUT_WORDS[p.b_layout]}; out is (M, N) row-major.",
+        "A work-group of TILE x (TILE / WPT) work-items computes a TILE x TILE tile of out, each work-item WPT "
+        "values of one column, TILE / WPT rows apart. K advances TILE at a time: the group stages a TILE x TILE "
+        "tile of A and one of B in local memory (zeros outside the matrices, so every size works), then each "
+        "work-item reads its column of B's tile once per k and its WPT rows of A's.",
+    ]
+    if p.epilogue.bias or p.epilogue.cuda != "return v;":
+        header.append(f"Fused epilogue: {p.epilogue.what}, before the only store.")
+    if p.lower:
+        header.append("Relies on the task's inputs being lower triangular (structure \"lower_triangular\" on A "
+                      "and B): a tile of rows [m0, m0 + TILE) and columns [n0, n0 + TILE) only runs k over [n0, "
+                      "m0 + TILE), tiles above the diagonal store zeros, and the upper triangle is stored as zeros, "
+                      "as torch.tril does.")
+    text = "\n//\n".join(comment(h, "//") for h in header)
+    a_at = OPENCL_AT[("a", p.a_layout)].replace("(row)", "(m0 + r)").replace("(k)", "(k0 + tx)")
+    b_at = OPENCL_AT[("b", p.b_layout)].replace("(k)", "(k0 + r)").replace("(col)", "(column)")
+    epilogue = opencl_epilogue(p)  # its continuation lines are indented already
+    return f"""{text}
+// @tune TILE = 16 in {{8, 16, 32}}
+// @tune WPT = 4 in {{1, 2, 4, 8}}
+// @require TILE % WPT == 0
+// @require TILE * (TILE / WPT) <= MAX_THREADS_PER_BLOCK
+// @launch matmul<<<dim3(ceil_div({p.n}, TILE), ceil_div({p.m}, TILE)), dim3(TILE, TILE / WPT)>>>({p.a}, {p.b}, {bias_arg}out, {p.m}, {p.n}, {p.k})
+
+#define RS (TILE / WPT)  // rows between a work-item's values
+
+inline float epilogue(float v, float b) {{
+  {epilogue}
+}}
+
+__kernel __attribute__((reqd_work_group_size(TILE, RS, 1)))
+void matmul(__global const float* restrict A, __global const float* restrict B, {bias_param}__global float* restrict out,
+    int M, int N, int K) {{
+  __local float a_tile[TILE][TILE];
+  __local float b_tile[TILE][TILE];
+  const int tx = get_local_id(0);
+  const int ty = get_local_id(1);
+  const int m0 = get_group_id(1) * TILE;
+  const int n0 = get_group_id(0) * TILE;
+  const int column = n0 + tx;
+{k_range}  float acc[WPT];
+  for (int w = 0; w < WPT; ++w) acc[w] = 0.0f;
+  for (int k0 = k_begin; k0 < k_end; k0 += TILE) {{
+    for (int w = 0; w < WPT; ++w) {{
+      const int r = ty + w * RS;
+      a_tile[r][tx] = m0 + r < M && k0 + tx < K ? {a_at} : 0.0f;
+      b_tile[r][tx] = k0 + r < K && column < N ? {b_at} : 0.0f;
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < TILE; ++k) {{
+      const float b = b_tile[k][tx];
+      for (int w = 0; w < WPT; ++w) acc[w] = fma(a_tile[ty + w * RS][k], b, acc[w]);
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  for (int w = 0; w < WPT; ++w) {{
+    const int row = m0 + ty + w * RS;
+    if (row < M && column < N) {{
+      const float value = epilogue(acc[w], {bias_value});
+      out[(long)row * N + column] = {keep};
+    }}
+  }}
+}}
+"""
+
+
+MEAN_LOSS_OPENCL = """
+// The mean of the rows' losses: one work-group of 256 sums them in a fixed order.
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void mean_loss(__global const float* restrict loss, __global float* restrict out, int rows) {
+  __local float partial[256];
+  const int lid = get_local_id(0);
+  float sum = 0.0f;
+  for (int i = lid; i < rows; i += 256) sum += loss[i];
+  partial[lid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int stride = 128; stride > 0; stride /= 2) {
+    if (lid < stride) partial[lid] += partial[lid + stride];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) out[0] = partial[0] / rows;
+}
+"""
+
+
+@dataclass
+class Derived:
+    """A KernelBench OpenCL seed written from a built-in task's OpenCL seed: its text with `edits` (each old
+    text must be there once) and `appended` after it."""
+    task: str
+    builtin: str        # the built-in task whose seed.cl it starts from
+    what: str           # the header: what the problem computes and how the built-in seed's names map to it
+    edits: dict
+    appended: str = ""
+
+
+DERIVED_OPENCL = [
+    Derived("kb_l1_40_layernorm", "layernorm",
+            "nn.LayerNorm((features, dim1, dim2)) over x (batch_size, features, dim1, dim2), eps 1e-5: the rows of "
+            "the built-in task's layer norm are x's batch_size rows of N = features * dim1 * dim2 values, gamma "
+            "and beta are ln_weight and ln_bias.",
+            {"// @launch layernorm<<<M, BLOCK>>>(x, gamma, beta, y, N)":
+             "// @launch layernorm<<<batch_size, BLOCK>>>(x, ln_weight, ln_bias, out, features * dim1 * dim2)"}),
+    Derived("kb_l1_95_crossentropyloss", "cross_entropy",
+            "cross_entropy(predictions, targets), the mean over batch_size rows of num_classes logits: the built-in "
+            "task's per-row loss into a workspace, then their mean. targets are int64; a target outside [0, "
+            "num_classes) gives NaN (PyTorch raises an error) rather than a read out of bounds.",
+            {"// @launch cross_entropy<<<M, BLOCK>>>(logits, targets, loss, V)":
+             "// @workspace loss: float32[batch_size]\n"
+             "// @launch cross_entropy<<<batch_size, BLOCK>>>(predictions, targets, loss, num_classes)\n"
+             "// @launch mean_loss<<<1, 256>>>(loss, out, batch_size)",
+             "__global const int* restrict targets": "__global const long* restrict targets",
+             "    loss[get_group_id(0)] = maxima[0] + log(sums[0]) - row[targets[get_group_id(0)]];":
+             "    const long target = targets[get_group_id(0)];\n"
+             "    loss[get_group_id(0)] = target >= 0 && target < V ? maxima[0] + log(sums[0]) - row[target] : NAN;"},
+            appended=MEAN_LOSS_OPENCL),
+]
+
+
+def derived_opencl_seed(d: Derived) -> str:
+    builtin = Path(__file__).resolve().parent.parent / "tasks" / d.builtin / "seed.cl"
+    text = builtin.read_text()
+    for old, new in d.edits.items():
+        if text.count(old) != 1:
+            raise SystemExit(f"{builtin}: expected the text {old!r} once, to write {d.task}/seed.cl from it; "
+                             f"update DERIVED_OPENCL in {Path(__file__).name}")
+        text = text.replace(old, new)
+    header = comment(f"{d.what} Written by tools/generate-kernelbench-seeds.py from tasks/{d.builtin}/seed.cl "
+                     f"(edit them, not this file):", "//")
+    return f"{header}\n//\n{text}{d.appended}"
+
+
 def main() -> None:
     for problem in PROBLEMS:
         folder = OUT / problem.task
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "seed.cu").write_text(cuda_seed(problem))
         (folder / "seed.py").write_text(triton_seed(problem))
-    print(f"wrote {len(PROBLEMS)} CUDA and {len(PROBLEMS)} Triton seeds under {OUT}")
+        (folder / "seed.cl").write_text(opencl_seed(problem))
+    for derived in DERIVED_OPENCL:
+        folder = OUT / derived.task
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "seed.cl").write_text(derived_opencl_seed(derived))
+    print(f"wrote {len(PROBLEMS)} CUDA, {len(PROBLEMS)} Triton and {len(PROBLEMS) + len(DERIVED_OPENCL)} OpenCL seeds "
+          f"under {OUT}")
 
 
 main()

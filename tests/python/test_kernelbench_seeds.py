@@ -1,5 +1,6 @@
-"""The KernelBench seeds of examples/kernelbench (docs/kernelbench-seeds.md; examples/kernelbench/README.md): a CUDA seed.cu and a Triton
-seed.py per problem, in a folder named after the task the importer writes (docs/kernelbench.md's naming).
+"""The KernelBench seeds of examples/kernelbench (docs/kernelbench-seeds.md; examples/kernelbench/README.md): a CUDA seed.cu, a Triton
+seed.py and an OpenCL seed.cl per problem, in a folder named after the task the importer writes (docs/kernelbench.md's
+naming). The OpenCL seeds are also evaluated on PoCL on the imported task at sizes scaled for a CPU.
 
 Each seed is checked against the task it is written for, in two forms:
 
@@ -99,8 +100,16 @@ LANGUAGES = {"cuda": "seed.cu", "triton": "seed.py", "opencl": "seed.cl"}
 EVERY_PROBLEM = ("cuda", "triton")
 #: The problems with an OpenCL seed (seed.cl): evaluated on the CPU through PoCL at scaled sizes.
 OPENCL_NAMES = sorted(name for name in NAMES if (SEEDS / name / "seed.cl").is_file())
-#: The scale of KernelBench's sizes at which the OpenCL seeds are evaluated here (a few hundred KiB a tensor).
-OPENCL_SCALE = 0.01
+#: The scale of KernelBench's sizes at which the OpenCL seeds are evaluated here (a few hundred KiB a tensor):
+#: 0.01, and 0.1 for LayerNorm, whose x has four sizes (at 0.01 its rows would hold 4 values).
+OPENCL_SCALE = {"kb_l1_40_layernorm": 0.1}
+#: The OpenCL seeds evaluated in the quick suite, one per kind of kernel (the plain product, A stored transposed,
+#: the lower triangle, nn.Linear's weight with an epilogue, the diagonal product, an elementwise map, two
+#: reductions); the other products (the same template) are evaluated in the slow suite.
+OPENCL_QUICK = {"kb_l1_2_standard_matrix_multiplication", "kb_l1_16_matmul_with_transposed_a",
+                "kb_l1_15_matmul_for_lower_triangular_matrices", "kb_l2_29_matmul_mish_mish",
+                "kb_l1_12_matmul_with_diagonal_matrices", "kb_l1_88_mingptnewgelu", "kb_l1_40_layernorm",
+                "kb_l1_95_crossentropyloss"}
 #: Check sizes of the expected tasks: every size 1; odd sizes (no multiple of 2, 4 or 16: the element-wise
 #: and masked paths); small even ones (vector paths with partial tiles). Distinct per size, so that a
 #: kernel that swaps two sizes reads out of bounds somewhere.
@@ -143,7 +152,7 @@ def test_the_matrix_product_seeds_are_the_generated_ones(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "tools" / "generate-kernelbench-seeds.py"), str(tmp_path)], check=True,
                    capture_output=True)
     generated = sorted(path.relative_to(tmp_path) for path in tmp_path.rglob("seed.*"))
-    assert len(generated) == 22
+    assert len(generated) == 35  # 11 products in CUDA, Triton and OpenCL; 2 OpenCL seeds from built-in tasks
     for path in generated:
         assert (tmp_path / path).read_text() == (SEEDS / path).read_text(), (
             f"examples/kernelbench/{path} differs from what tools/generate-kernelbench-seeds.py writes: edit the "
@@ -274,12 +283,12 @@ def test_every_launch_of_the_triton_seed_compiles_for_the_imported_task(name):
 
 
 def test_the_opencl_seeds_are_there():
-    assert {"kb_l1_2_standard_matrix_multiplication", "kb_l1_12_matmul_with_diagonal_matrices",
-            "kb_l1_88_mingptnewgelu"} <= set(OPENCL_NAMES)
+    assert set(OPENCL_NAMES) == set(NAMES)
 
 
 @needs_opencl
-@pytest.mark.parametrize("name", OPENCL_NAMES)
+@pytest.mark.parametrize("name", [name if name in OPENCL_QUICK else pytest.param(name, marks=pytest.mark.slow)
+                                  for name in OPENCL_NAMES])
 def test_the_opencl_seed_is_correct_on_the_imported_task_at_scaled_sizes(name, tmp_path):
     """The problem imported with --scale (sizes for a CPU), the OpenCL seed evaluated on it: correct at the
     scaled timing sizes and the check sizes below them, as `kernelsmith kernelbench run --language opencl
@@ -288,7 +297,7 @@ def test_the_opencl_seed_is_correct_on_the_imported_task_at_scaled_sizes(name, t
         pytest.skip(f"no KernelBench checkout at {KERNELBENCH} (set KERNELSMITH_KERNELBENCH)")
     pytest.importorskip("torch", reason="the importer and the task's oracle need torch")
     task = ks.Task.from_kernelbench(str(problem_file(name)), out_dir=str(tmp_path), device="cpu",
-                                    scale=OPENCL_SCALE)
+                                    scale=OPENCL_SCALE.get(name, 0.01))
     expected = EXPECTED[name][0]
     assert all(task.timing_sizes.sizes[n] < v for n, v in expected.items()), dict(task.timing_sizes.sizes)
     evaluator = fast_opencl_evaluator(tmp_path / "cache")
