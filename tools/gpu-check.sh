@@ -147,7 +147,7 @@ step_install() {
   pybind_dir="$("$python" -c 'import pybind11; print(pybind11.get_cmake_dir())')" || return 1
   sqlite_dir="$(sqlite_include)"
   # System site packages: torch, triton, cupy, numpy, pybind11 and scikit-build-core come from there.
-  CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$venv/bin/python" -m pip install -v --no-index --no-build-isolation \
+  CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$venv/bin/python" -m pip install -v --no-index --no-deps --no-build-isolation \
     --config-settings=cmake.define.SQLITE3_INCLUDE_DIR="$sqlite_dir" \
     --config-settings=cmake.define.pybind11_DIR="$pybind_dir" \
     --config-settings=build-dir="build/python-$compiler_tag-{wheel_tag}" . &&

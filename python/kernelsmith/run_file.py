@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import Any, Dict, Mapping, Optional
 
 __all__ = ["load_run_file", "check_settings", "effective_settings", "settings_from_store", "to_toml"]
@@ -178,7 +179,12 @@ def settings_from_store(db: "str | os.PathLike", run_id: Optional[int] = None) -
 
 def to_toml(settings: Mapping[str, Any], header: str = "") -> str:
     """`settings` as a run file, in the order of `kernelsmith evolve --help`, after `header`'s lines as comments."""
-    import tomli_w
+    try:
+        import tomli_w
+    except ImportError:
+        raise _error(f"printing a run file needs the tomli-w package, which {sys.executable} lacks: "
+                           "`pip install tomli-w` (a dependency of kernelsmith, left out by a --no-deps "
+                           "install)") from None
 
     order = list(_options())
     ordered = {key: settings[key] for key in sorted(settings, key=order.index)}
