@@ -1,7 +1,7 @@
 // ReLU seed: each work-group covers BLOCK * ITEMS consecutive elements in ITEMS coalesced passes, so
 // that every work-item has several independent loads in flight.
-// @tune BLOCK = 256 in {64, 128, 256, 512}
-// @tune ITEMS = 4 in {1, 2, 4, 8, 16}
+// @tune BLOCK = 256 in {16, 32, 64, 128, 256, 512, 1024}
+// @tune ITEMS = 4 in {1, 2, 4, 8, 16, 32}
 // @require BLOCK <= MAX_THREADS_PER_BLOCK
 // @launch relu<<<ceil_div(N, BLOCK * ITEMS), BLOCK>>>(x, y, N)
 

@@ -859,13 +859,13 @@ TEST_CASE("a budget beyond relu's parameter space stops once every combination i
   const EvolutionResult result = Evolution(small_relu(), evaluator, std::make_shared<ParamMutator>(), config).run();
   INFO(result.stop_detail);
   CHECK(result.stop_reason == "no_new_candidates");
-  // The reference and relu's 4 BLOCK x 5 ITEMS combinations (the seed is one of them), each once.
-  CHECK(result.evaluations == 21);
+  // The reference and relu's 7 BLOCK x 6 ITEMS combinations (the seed is one of them), each once.
+  CHECK(result.evaluations == 43);
   CHECK(result.failed_proposals == 1);
-  // 19 children (the seed is the 20th combination), then the one step that named every combination
+  // 41 children (the seed is the 42nd combination), then the one step that named every combination
   // used up (their code is the seed's with other values), so the engine stopped at once instead of
   // asking again from each program.
-  CHECK(result.steps == 19 + 1);
+  CHECK(result.steps == 41 + 1);
   CHECK(result.stop_detail.find("no program is left that the mutator 'param' can work from") != std::string::npos);
 
   RunStore store(db.str(), true);
@@ -875,7 +875,7 @@ TEST_CASE("a budget beyond relu's parameter space stops once every combination i
     const ParamValues values = ParamMutator::values_of(store.program(result.run_id, record.program_id)->candidate.source);
     if (!values.empty()) combinations.insert({values.at("BLOCK"), values.at("ITEMS")});
   }
-  CHECK(combinations.size() == 20);
+  CHECK(combinations.size() == 42);
 }
 
 namespace {
