@@ -394,6 +394,24 @@ def test_bad_scale_and_size_values_are_refused_saying_what_to_give(tmp_path, cap
     assert result.reason == "--size width=8: width is not a constant of the problem; its sizes are batch_size, dim"
 
 
+def test_a_constant_that_is_not_a_size_is_refused_and_a_bound_of_integer_inputs_follows_the_scale(tmp_path):
+    with importer.ProbeSession(device="cpu") as session:
+        # dim = 1 is the dimension reduced over, not a tensor's size.
+        masked = importer.import_problem(str(LEVEL1 / "6_Masked_Row_Sum.py"), None, str(tmp_path), session=session,
+                                         sizes={"dim": 4})
+        assert not masked.imported
+        assert masked.reason.startswith("--size dim=4: dim is a constant of the problem that is not a size (")
+        assert masked.reason.endswith("its sizes are batch_size, length")
+        # num_classes is a size (predictions' columns) that also bounds the targets' values: both follow it.
+        scaled = importer.import_problem(str(LEVEL1 / "7_Cross_Entropy.py"), None, str(tmp_path), session=session,
+                                         scale=0.01)
+    document = task_document(scaled)
+    assert document["sizes"] == {"batch_size": 48, "num_classes": 8}
+    assert tensor(document, "targets")["distribution"] == {"kind": "integers", "a": 0, "b": 7}
+    assert importer.resized_text(scaled) == ("batch_size 4096 -> 48, num_classes 1000 -> 8; all tensors 15.7 MiB -> "
+                                             "1.9 KiB")
+
+
 def test_helper_without_torch_is_reported(tmp_path):
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\necho 'no python here' >&2\nexit 3\n")
