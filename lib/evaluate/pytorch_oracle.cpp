@@ -335,7 +335,10 @@ std::unique_ptr<PytorchOracleClient> PytorchOracleClient::for_candidate(std::str
     std::lock_guard<std::mutex> lock(extension_cache_mutex());
     current_extension_cache() = extension_cache;
   }
+  const auto waiting = std::chrono::steady_clock::now();
   std::unique_ptr<PythonHelper> helper = SpareModelNewRunner::instance().take(device);
+  const bool started_ahead = helper != nullptr;
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count();
   if (!helper) {
     try {
       helper = std::make_unique<PythonHelper>(model_new_runner_kind());
@@ -353,11 +356,24 @@ std::unique_ptr<PytorchOracleClient> PytorchOracleClient::for_candidate(std::str
   auto client = std::unique_ptr<PytorchOracleClient>(
       new PytorchOracleClient(std::move(device), timeout_seconds, std::move(helper)));
   client->builder_log_ = std::move(builder_log);
+  client->account_.started_ahead = started_ahead;
+  client->account_.waited_seconds = started_ahead ? waited : 0.0;
   return client;
 }
 
 std::string PytorchOracleClient::build_log() const {
   std::string log = builder_log_;
+  if (dedicated_) {
+    log += account_.started_ahead
+               ? fmt::format("runner: started ahead (waited {:.2f} s for its imports)", account_.waited_seconds)
+               : std::string("runner: started for this candidate");
+    if (account_.requests > 0) {
+      log += fmt::format("; {} request(s) in {:.2f} s (the first {:.2f} s), {:.2f} s of it in its handlers, by the end of the checks",
+                         account_.requests, account_.round_trip_seconds, account_.first_seconds,
+                         account_.handled_seconds);
+    }
+    log += "\n";
+  }
   if (!own_helper_) return log;
   const std::string report = read_small_file((fs::path(own_helper_->folder()) / "extension_builds.json").string());
   if (report.empty()) return log;
@@ -416,7 +432,13 @@ Json PytorchOracleClient::request(const Json& body) {
     if (dedicated_ && !own_helper_) throw Error("the ModelNew runner ended at an earlier request");
     Json reply = dedicated_ ? own_helper_->round_trip(body, timeout_seconds_)
                             : ask_python_helper(oracle_helper_kind(), body, timeout_seconds_);
-    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    seconds_ += took;
+    if (dedicated_) {
+      if (account_.requests++ == 0) account_.first_seconds = took;
+      account_.round_trip_seconds += took;
+      account_.handled_seconds += json_value_or<double>(reply, "handled_seconds", 0.0);
+    }
     last_reply_ = reply;
     return reply;
   } catch (const std::exception& e) {

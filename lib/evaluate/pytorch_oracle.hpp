@@ -183,6 +183,15 @@ class PytorchOracleClient {
   double timeout_seconds_;
   std::optional<OracleVersion> version_;
   double seconds_ = 0.0;
+  // for_candidate(): the account of its runner that build_log() gives (docs/kernelbench-modelnew.md, "Builds").
+  struct RunnerAccount {
+    bool started_ahead = false;
+    double waited_seconds = 0.0;   // for the runner started ahead to finish its imports
+    int requests = 0;
+    double first_seconds = 0.0;    // the first request's round trip (a fresh runner's imports included)
+    double round_trip_seconds = 0.0;
+    double handled_seconds = 0.0;  // inside the runner's handlers
+  } account_;
 };
 
 /// How many requests oracle helpers were sent in this process (tests and measurements).

@@ -1070,6 +1070,14 @@ def measure(torch: Any, device: Any, function: Callable[..., Any], argument_sets
 def handle(oracle: Oracle, request: Dict[str, Any]) -> Dict[str, Any]:
     """One request -> one reply; every failure is a reply, never an exception."""
     op = request.get("op")
+    started = time.perf_counter()
+    reply = _handle(oracle, request, op)
+    # The time the request took in this process (the evaluator's account of a runner: compile log, "runner:").
+    reply["handled_seconds"] = time.perf_counter() - started
+    return reply
+
+
+def _handle(oracle: Oracle, request: Dict[str, Any], op: Any) -> Dict[str, Any]:
     try:
         if op == "version":
             return oracle.version(request)
