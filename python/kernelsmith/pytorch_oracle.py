@@ -336,10 +336,11 @@ class Oracle:
             sys.modules.pop(name, None)
         self.module_names.clear()
         gc.collect()
-        if self.torch_ready:
-            torch = self.torch()
+        # Compiled baselines live in torch._dynamo; where nothing imported it there is nothing to reset, and
+        # importing it only to reset it costs seconds (a runner started ahead has torch but no compiled model).
+        if self.torch_ready and "torch._dynamo" in sys.modules:
             with contextlib.suppress(Exception):
-                torch._dynamo.reset()
+                sys.modules["torch._dynamo"].reset()
         self.release_device_memory()
 
     def release_device_memory(self) -> None:

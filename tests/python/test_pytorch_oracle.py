@@ -343,3 +343,21 @@ print(json.dumps({{"cpp_extension": "torch.utils.cpp_extension" in sys.modules,
     assert lines[0]["ok"] is True and lines[0]["torch"] == torch.__version__ and lines[0]["handled_seconds"] > 0
     assert lines[1]["ok"] is False and "warm_up" in lines[1]["message"]
     assert lines[2] == {"cpp_extension": True, "cuda_initialized": False}
+
+
+def test_a_new_task_does_not_import_torch_dynamo_to_reset_it(tmp_path):
+    # A runner started ahead has imported torch; its first request (a new task) must not import torch._dynamo,
+    # seconds of work, only to reset a compiler that compiled nothing.
+    program = f"""
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("oracle", {str(po.__file__)!r})
+oracle = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(oracle)
+helper = oracle.Oracle({str(tmp_path)!r})
+oracle.handle(helper, {{"op": "warm_up"}})
+helper.task_key = "a"
+helper.forget_task()
+print(json.dumps("torch._dynamo" in sys.modules))
+"""
+    run = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.stdout.split() == ["false"], run.stderr
