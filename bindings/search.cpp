@@ -394,6 +394,9 @@ void bind_mutators(py::module_& m) {
       .def_readwrite("language", &MutationRequest::language,
                      "The kernel language the children must be written in (the engine sets the run's, which may "
                      "differ from the parent's); empty: the parent's.")
+      .def_readwrite("other_languages", &MutationRequest::other_languages,
+                     "Languages the answer may be written in instead, each as a whole program (a run of ModelNew "
+                     "files also takes the backend's kernel language); the child takes its answer's language.")
       .def("child_language", &MutationRequest::child_language,
            "The language of the children: `language`, else the parent's, else 'cuda'.")
       .def_readwrite("parent_evaluation", &MutationRequest::parent_evaluation,

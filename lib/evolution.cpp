@@ -438,6 +438,7 @@ struct Evolution::Impl {
   std::int64_t run_id = 0;
   std::string language;            // of the candidates the mutators write (EvolutionConfig::language)
   std::string reference_language;  // of the reference, the baseline: the backend's own (CUDA for Triton)
+  std::vector<std::string> formats;  // the languages children may be written in: `language` first
   std::int64_t programs_in_language = 0;  // evaluated programs written in `language`
   DeviceInfo device;
   std::int64_t evaluations = 0;
@@ -530,6 +531,23 @@ struct Evolution::Impl {
       throw ValidationError(fmt::format("task '{}' has no reference in any language: nothing to start from", task.name));
     }
     return languages.front();
+  }
+
+  // The languages a run's children may take (docs/kernelbench-modelnew.md, "Cold start"): the run's own, and in
+  // a run of ModelNew files on a backend with a device-code language that one too, as a kernel with its launch
+  // plan: one population of both formats.
+  std::vector<std::string> choose_formats() const {
+    std::vector<std::string> chosen{language};
+    const KernelLanguage* row = find_kernel_language(language);
+    const std::string native = language_of_backend(evaluator->backend_name());
+    if (row != nullptr && row->host_code && task.oracle && !native.empty() && native != language) {
+      chosen.push_back(native);
+    }
+    return chosen;
+  }
+
+  bool is_run_format(const std::string& candidate_language) const {
+    return std::find(formats.begin(), formats.end(), candidate_language) != formats.end();
   }
 
   // The reference is the baseline the evaluator measures speedups against: the backend's own language
@@ -932,6 +950,7 @@ struct Evolution::Impl {
     if (!info.language.empty()) {
       language = info.language;
       reference_language = choose_reference_language();
+      formats = choose_formats();
     }
     std::unordered_map<std::string, ProgramRecord> programs;
     for (ProgramRecord& record : store->programs(run_id)) programs.emplace(record.id, std::move(record));
@@ -1058,8 +1077,8 @@ struct Evolution::Impl {
   bool eligible_parent(const Program& program) {
     if (exhausted.count(program.id()) != 0) return false;
     // A program in another language (the CUDA reference of a Triton run) is a parent only until the run
-    // has one in its own: from then on the mutators work on the run's language, not translate.
-    if (program.candidate().language != language && programs_in_language > 0) return false;
+    // has one in its own: from then on the mutators work on the run's formats, not translate.
+    if (!is_run_format(program.candidate().language) && programs_in_language > 0) return false;
     auto known = mutator_accepts.find(program.id());
     if (known == mutator_accepts.end()) {
       known = mutator_accepts.emplace(program.id(), mutator->can_mutate(program.candidate())).first;
@@ -1094,14 +1113,19 @@ struct Evolution::Impl {
     MutationRequest& request = job->request;
     request.shared_task = shared_task;
     request.parent = parent.candidate();
-    request.language = language;
+    // A parent in one of the run's formats is rewritten in its own, the others offered (a mixed population).
+    const std::string& parent_language = request.parent.language;
+    request.language = is_run_format(parent_language) ? parent_language : language;
+    for (const std::string& format : formats) {
+      if (format != request.language) request.other_languages.push_back(format);
+    }
     request.parent_evaluation = parent.evaluation;
     request.device = device;
     request.seed = detail::mix_seed(config.seed, job->ticket);
     request.island = job->island;
     request.generation = parent.generation + 1;
     for (const auto& [program, reason] : archive->inspirations_with_reasons(parent, config.inspirations, rng)) {
-      if (program->candidate().language != language) continue;  // the reference of another language
+      if (!is_run_format(program->candidate().language)) continue;  // the reference of another language
       request.inspirations.push_back(Inspiration{program->candidate(), program->evaluation, reason});
       job->inspiration_ids.push_back(program->id());
     }
@@ -1213,9 +1237,10 @@ struct Evolution::Impl {
       }
       Candidate candidate = std::move(*proposal.candidate);
       if (candidate.language.empty()) candidate.language = language;
-      if (candidate.language != language) {
+      if (!is_run_format(candidate.language)) {
         record_failure(step,
-                       fmt::format("the candidate is in {}, but this run evolves {} kernels", candidate.language, language),
+                       fmt::format("the candidate is in {}, but this run evolves {} kernels", candidate.language,
+                                   fmt::join(formats, " and ")),
                        step.mutation, job.island);
         continue;
       }
@@ -1356,6 +1381,7 @@ struct Evolution::Impl {
     store = std::make_unique<RunStore>(config.db_path);
     language = choose_language();
     reference_language = choose_reference_language();
+    formats = choose_formats();
     device = choose_device();
 
     std::optional<RunInfo> previous;

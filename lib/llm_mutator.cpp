@@ -7,6 +7,7 @@
 
 #include "detail/random.hpp"
 #include "kernelsmith/error.hpp"
+#include "kernelsmith/language.hpp"
 
 namespace kernelsmith {
 
@@ -136,7 +137,24 @@ Proposal LlmMutator::propose_with_mode(const MutationRequest& request, EditMode 
   }
 
   const Candidate& parent = request.parent;
-  ParsedResponse parsed = parse_response(response.text, mode, parent.source, request.child_language());
+  std::string child_language = request.child_language();
+  ParsedResponse parsed = parse_response(response.text, mode, parent.source, child_language);
+  if (!parsed.ok) {
+    // A whole program in a language the request also takes (a kernel and its plan in a run of ModelNew files,
+    // a ModelNew file beside a kernel); one without its format's mark (a launch plan, a class ModelNew) is not
+    // that format, and the first failure stands.
+    for (const std::string& other : request.other_languages) {
+      ParsedResponse in_other = parse_response(response.text, EditMode::full, parent.source, other);
+      const KernelLanguage* row = find_kernel_language(other);
+      const bool marked = row != nullptr && row->host_code ? in_other.source.find("class ModelNew") != std::string::npos
+                                                           : in_other.source.find("@launch") != std::string::npos;
+      if (in_other.ok && marked) {
+        parsed = std::move(in_other);
+        child_language = other;
+        break;
+      }
+    }
+  }
   proposal.skill = parsed.skill;
   if (!parsed.ok) {
     proposal.failure = parsed.failure;
@@ -146,7 +164,8 @@ Proposal LlmMutator::propose_with_mode(const MutationRequest& request, EditMode 
   if (mode != EditMode::crossover) proposal.mutation = parsed.kind == "diff" ? "llm_diff" : "llm_full";
 
   Candidate child;
-  child.language = request.language.empty() ? parent.language : request.language;
+  const bool other_language = child_language != request.child_language();
+  child.language = other_language ? child_language : request.language.empty() ? parent.language : request.language;
   child.source = parsed.source;
   child.lineage.parent_ids.push_back(parent.id());
   if (mode == EditMode::crossover) child.lineage.parent_ids.push_back(effective->second_parent->id());

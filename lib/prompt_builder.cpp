@@ -584,8 +584,18 @@ BuiltPrompt PromptBuilder::build(const MutationRequest& request, EditMode mode) 
     throw ValidationError("PromptBuilder: crossover needs request.second_parent (a second program to combine)");
 
   // The parts that never shrink.
-  const std::string system = render_template(
-      t.system, with({{"format_rules", candidate_format_rules(language)}}), "system");
+  std::string format_rules = candidate_format_rules(language);
+  for (const std::string& other : request.other_languages) {
+    // A run of mixed formats (MutationRequest::other_languages): the other format's own rules, in full.
+    const KernelLanguage* row = find_kernel_language(other);
+    format_rules += (row != nullptr && row->host_code
+                         ? std::string("\nYou may instead answer with a whole ModelNew file (KernelBench's format). ")
+                         : fmt::format("\nYou may instead answer with a whole {} program: kernels and their launch "
+                                       "plan, computing the task's tensors (listed below) from its inputs. ",
+                                       language_name(other))) +
+                    candidate_format_rules(other);
+  }
+  const std::string system = render_template(t.system, with({{"format_rules", format_rules}}), "system");
   const std::string task_text = render_task(request.task(), t, common);
   const std::string hardware_text =
       render_template(t.hardware, with({{"device", render_device(request.device, options_, request.parent_evaluation) +

@@ -46,6 +46,11 @@ struct KERNELSMITH_API MutationRequest {
   /// (EvolutionConfig::language), which may differ from the parent's (a Triton run starts from the CUDA
   /// reference). Empty: the parent's language.
   std::string language;
+  /// Languages the answer may be written in instead of `language`, each as a whole program (a run of mixed
+  /// formats): in a run of ModelNew files (KernelBench's format) the engine offers the evaluator backend's
+  /// device-code language, so that a child may be a kernel with its launch plan; the child then takes the
+  /// language its answer is written in (docs/kernelbench-modelnew.md, "Cold start"). Empty: `language` only.
+  std::vector<std::string> other_languages;
   std::optional<Evaluation> parent_evaluation;
   /// A second parent for crossover, when the engine offers one.
   std::optional<Candidate> second_parent;

@@ -4608,6 +4608,14 @@ class MutationRequest:
     def language(self, arg0: str) -> None:
         ...
     @property
+    def other_languages(self) -> list[str]:
+        """
+        Languages the answer may be written in instead, each as a whole program (a run of ModelNew files also takes the backend's kernel language); the child takes its answer's language.
+        """
+    @other_languages.setter
+    def other_languages(self, arg0: collections.abc.Sequence[str]) -> None:
+        ...
+    @property
     def parent(self) -> Candidate:
         """
         The Candidate to revise.

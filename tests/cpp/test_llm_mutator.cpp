@@ -286,3 +286,62 @@ TEST_CASE("LlmMutator records the skill the answer names, also when it holds no 
   client->answer = "garbled <skill>!!</skill";
   CHECK(mutator.propose(request).at(0).skill == "unspecified");
 }
+
+TEST_CASE("LlmMutator takes a whole program in a language the request also offers: a kernel in a ModelNew run",
+          "[llm_mutator]") {
+  const std::string model_new =
+      "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+      "    def forward(self, x):\n        return 2.0 * x\n";
+  auto client = std::make_shared<ScriptedClient>();
+  LlmMutatorOptions options;
+  options.full_weight = 1.0;
+  options.diff_weight = 0.0;
+  options.crossover_weight = 0.0;
+  LlmMutator mutator(client, options);
+  MutationRequest request = request_for(model_new);
+  request.parent.language = "pytorch";
+  request.language = "pytorch";
+  request.other_languages = {"cuda"};
+
+  // A kernel with its launch plan: a CUDA child in the ModelNew run, the alternative named in the prompt.
+  client->answer = "A kernel instead.\n```cuda\n" + kParentSource + "```\n";
+  const Proposal kernel = mutator.propose(request).at(0);
+  INFO(kernel.failure);
+  REQUIRE(kernel.candidate);
+  CHECK(kernel.candidate->language == "cuda");
+  CHECK(kernel.candidate->source == kParentSource);
+  CHECK(kernel.mutation == "llm_full");
+  CHECK(client->last_messages[0].content.find("You may instead answer with a whole CUDA") != std::string::npos);
+  CHECK(client->last_messages[0].content.find("@launch") != std::string::npos);
+
+  // A ModelNew answer stays in the run's own language.
+  const std::string rewritten = model_new + "\n# scaled once\n";
+  client->answer = "```python\n" + rewritten + "```\n";
+  const Proposal own = mutator.propose(request).at(0);
+  REQUIRE(own.candidate);
+  CHECK(own.candidate->language == "pytorch");
+
+  // A kernel without a launch plan is not the other format: the ModelNew parse's failure stands.
+  client->answer = "```cuda\nextern \"C\" __global__ void scale(float* y) { y[0] = 1.0f; }\n```\n";
+  const Proposal planless = mutator.propose(request).at(0);
+  CHECK_FALSE(planless.candidate);
+  CHECK(planless.failure.find("ModelNew") != std::string::npos);
+
+  // Without the offer, a kernel answer to a ModelNew request is refused.
+  request.other_languages.clear();
+  client->answer = "```cuda\n" + kParentSource + "```\n";
+  const Proposal refused = mutator.propose(request).at(0);
+  CHECK_FALSE(refused.candidate);
+  CHECK(client->last_messages[0].content.find("You may instead answer") == std::string::npos);
+
+  // The reverse offer: a ModelNew file answering a CUDA request.
+  MutationRequest kernel_request = request_for(kParentSource);
+  kernel_request.language = "cuda";
+  kernel_request.other_languages = {"pytorch"};
+  client->answer = "```python\n" + rewritten + "```\n";
+  const Proposal host = mutator.propose(kernel_request).at(0);
+  INFO(host.failure);
+  REQUIRE(host.candidate);
+  CHECK(host.candidate->language == "pytorch");
+  CHECK(client->last_messages[0].content.find("You may instead answer with a whole ModelNew file") != std::string::npos);
+}

@@ -202,13 +202,27 @@ def test_a_problems_model_becomes_the_modelnew_a_cold_start_begins_with():
     assert ks.stage_of(ks.Candidate("pytorch", CPP_EPILOGUE), None) == ks.Stage.draft
 
 
+def llm_run(task, responder, db: pathlib.Path, budget: int, capsys) -> tuple:
+    """`kernelsmith evolve --language pytorch --mutator llm` on the task against a loopback OpenAI-compatible
+    server answering with `responder`: the JSON summary and the messages of every request sent."""
+    from kernelsmith.cli import main
+    from loopback_llm import LoopbackLlmServer
+
+    with LoopbackLlmServer(responder=responder) as server:
+        status = main(["evolve", "--task", str(pathlib.Path(task.folder)), "--backend", "opencl", "--language",
+                       "pytorch", "--mutator", "llm", "--llm-url", server.url, "--model", "m", "--api-key-env", "",
+                       "--budget", str(budget), "--islands", "1", "--in-flight", "1", "--db", str(db), "--json"])
+        prompts = [r.body["messages"] for r in server.received]
+    assert status == 0
+    return json.loads(capsys.readouterr().out), prompts
+
+
 def test_an_llm_run_on_a_problem_without_a_seed_starts_from_its_model(task, tmp_path, capsys):
     """`kernelsmith evolve --mutator llm --language pytorch` on a problem with no seed, against a loopback
     OpenAI-compatible server: the run starts from the problem's Model as a ModelNew, the prompt carries the
     problem and asks for a ModelNew, and the LLM's ModelNew answers are evaluated children whose steps are
     recorded with the stage their parent gives them."""
-    from kernelsmith.cli import main
-    from loopback_llm import LoopbackLlmServer, chat_reply
+    from loopback_llm import chat_reply
 
     assert not dict(task.seeds)
     # The second answer fails before any build: a quick compile_error.
@@ -219,13 +233,7 @@ def test_an_llm_run_on_a_problem_without_a_seed_starts_from_its_model(task, tmp_
         return chat_reply(f"The epilogue fused in C++.\n```python\n{answers[min(index, 1)]}```\n")
 
     db = tmp_path / "cold.db"
-    with LoopbackLlmServer(responder=responder) as server:
-        status = main(["evolve", "--task", str(pathlib.Path(task.folder)), "--backend", "opencl", "--language",
-                       "pytorch", "--mutator", "llm", "--llm-url", server.url, "--model", "m", "--api-key-env", "",
-                       "--budget", "3", "--islands", "1", "--in-flight", "1", "--db", str(db), "--json"])
-        prompts = [r.body["messages"] for r in server.received]
-    assert status == 0
-    document = json.loads(capsys.readouterr().out)
+    document, prompts = llm_run(task, responder, db, 3, capsys)
     assert document["evaluations"] == 3, document
     prompt = "\n".join(m["content"] for m in prompts[0])
     assert "class ModelNew(nn.Module)" in prompt and "load_inline" in prompt
@@ -250,6 +258,37 @@ def test_an_llm_run_on_a_problem_without_a_seed_starts_from_its_model(task, tmp_
     for step in children:
         parent = store.program(run.id, step.parent_ids[0])
         assert stages[step.id] == ks.stage_of(parent.candidate, programs[step.parent_ids[0]].evaluation)
+
+
+def test_a_modelnew_run_takes_kernels_with_a_launch_plan_too_in_one_population(task, tmp_path, capsys):
+    """A run of ModelNew files also takes the backend's own format (docs/kernelbench-modelnew.md, "Cold start"):
+    the prompt offers it, an answer that is a kernel with its launch plan becomes an OpenCL child evaluated
+    against the same PyTorch module, and both formats stand in the run's one population."""
+    from loopback_llm import chat_reply
+
+    reordered = HONEST.replace("return self.gemm(x) * scale * mask", "return self.gemm(x) * mask * scale")
+    answers = [f"A kernel with its plan.\n```\n{GEMM_SCALE_MASK}```\n", f"```python\n{reordered}```\n"]
+
+    def responder(body, index):
+        return chat_reply(answers[min(index, 1)])
+
+    db = tmp_path / "mixed.db"
+    document, prompts = llm_run(task, responder, db, 3, capsys)
+    assert document["evaluations"] == 3, document
+    system = prompts[0][0]["content"]
+    assert "You may instead answer with a whole OpenCL" in system and "@launch" in system
+
+    store = ks.RunStore(str(db), True)
+    (run,) = store.runs()
+    evaluations = {record.program_id: record.evaluation for record in store.evaluations(run.id)}
+    children = sorted((s for s in store.steps(run.id) if s.mutation.startswith("llm") and s.child_id),
+                      key=lambda s: s.id)
+    languages = [store.program(run.id, s.child_id).candidate.language for s in children]
+    assert languages == ["opencl", "pytorch"], languages
+    kernel = evaluations[children[0].child_id]
+    assert kernel.status == ks.Status.ok, kernel.message
+    assert set(kernel.speedups) == {"eager"}  # timed against the same PyTorch module as the ModelNew files
+    assert evaluations[children[1].child_id].status == ks.Status.ok
 
 
 def test_a_task_may_hold_a_modelnew_seed_when_it_has_an_oracle(tmp_path):
@@ -289,17 +328,12 @@ def test_a_cold_start_run_exports_kernelbench_style_sft_records(task, tmp_path, 
     source and the ModelNew answer, for the steps whose ModelNew children are kept; other children are dropped
     with their reason."""
     from kernelsmith import training
-    from kernelsmith.cli import main
-    from loopback_llm import LoopbackLlmServer, chat_reply
+    from loopback_llm import chat_reply
 
     # A ModelNew that differs from the Model (kept as a first step: correct, from the seed).
     rewritten = HONEST.replace("return self.gemm(x) * scale * mask", "return (self.gemm(x) * mask) * scale")
     db = tmp_path / "export.db"
-    with LoopbackLlmServer(responder=lambda body, index: chat_reply(f"```python\n{rewritten}```\n")) as server:
-        assert main(["evolve", "--task", str(pathlib.Path(task.folder)), "--backend", "opencl", "--language",
-                     "pytorch", "--mutator", "llm", "--llm-url", server.url, "--model", "m", "--api-key-env", "",
-                     "--budget", "2", "--islands", "1", "--in-flight", "1", "--db", str(db)]) == 0
-    capsys.readouterr()
+    llm_run(task, lambda body, index: chat_reply(f"```python\n{rewritten}```\n"), db, 2, capsys)
     export = training.export_sft([str(db)], str(tmp_path / "sft.jsonl"), training.SftOptions(style="kernelbench"))
     assert export.report.kept == 1, export.report.summary()
     (record,) = training.read_jsonl(str(tmp_path / "sft.jsonl"))
