@@ -1043,6 +1043,13 @@ def _add_kernelbench_parser(sub) -> None:
                    help="start a new run for every problem, also those already finished in --db (default: skip "
                         "finished problems, resume interrupted ones)")
     _add_evolution_arguments(p, per_problem=True)
+    p.add_argument("--sweep-max-llm-calls", type=int, default=0, metavar="N",
+                   help="stop the sweep, resumably, after this many model calls over all its problems (0: no cap)")
+    p.add_argument("--sweep-max-llm-tokens", type=int, default=0, metavar="N",
+                   help="stop the sweep once its model calls used this many tokens over all its problems (0: no cap)")
+    p.add_argument("--sweep-max-llm-cost", type=float, default=0.0, metavar="COST",
+                   help="stop the sweep once its model calls cost this much over all its problems, at --llm-price "
+                        "(0: no cap)")
     p.add_argument("--json", action="store_true", help="print the final report as JSON (progress goes to stderr)")
     p.set_defaults(handler=cmd_kernelbench_run)
 

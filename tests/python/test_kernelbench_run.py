@@ -322,6 +322,47 @@ def test_the_llm_mutator_needs_no_seed_and_one_mutator_serves_every_problem(prob
     assert requests == 4
 
 
+@needs_opencl
+def test_a_sweeps_llm_budget_caps_all_its_problems_together_and_a_rerun_resumes(problems, tmp_path):
+    """--sweep-max-llm-calls: each problem's run is capped at what the sweep has left; the one that meets the cap
+    stops resumably (llm_budget), and a rerun with a new cap resumes it, its earlier calls not counted again."""
+    from loopback_llm import LoopbackLlmServer, chat_reply
+
+    tasks, _ = problems
+    blocks = [64, 128, 512, 1024]
+
+    def responder(body, index):
+        kernel = _REFERENCE.replace("256", str(blocks[index % len(blocks)]))
+        return chat_reply(f"Another work-group size.\n```opencl\n{kernel}```\n")
+
+    db = tmp_path / "sweep.db"
+
+    def sweep(cap: int) -> tuple:
+        with LoopbackLlmServer(responder=responder) as server:
+            done = kernelsmith("kernelbench", "run", "--tasks", str(tasks), "--level", "1", "--problems", "2,4",
+                               "--backend", "opencl", "--mutator", "llm", "--llm-url", server.url, "--model",
+                               "scripted", "--api-key-env", "", "--llm-retries", "0", "--budget", "3", "--islands",
+                               "1", "--in-flight", "1", "--db", str(db), "--sweep-max-llm-calls", str(cap), "--json")
+            return done, len(server.received)
+
+    done, requests = sweep(3)
+    assert done.returncode == 0, done.stderr
+    assert requests == 3  # two for the first problem, the one left for the second
+    assert "the sweep spent 3 calls of 3" in done.stderr
+    runs = {run.task_name: run for run in ks.RunStore(str(db), read_only=True).runs()}
+    assert runs["kb_l1_2_relu_seeded"].stop_reason == "budget"
+    assert runs["kb_l1_4_relu_unseeded"].stop_reason == "llm_budget"
+
+    done, requests = sweep(1)
+    assert done.returncode == 0, done.stderr
+    assert requests == 1  # the first problem is finished; the second resumes with one call left of the sweep's
+    runs = {run.task_name: run for run in ks.RunStore(str(db), read_only=True).runs()}
+    assert runs["kb_l1_4_relu_unseeded"].stop_reason == "budget"
+
+    done, requests = sweep(-1)
+    assert done.returncode != 0 and "--sweep-max-llm-calls is -1" in done.stderr and requests == 0
+
+
 def test_bad_selections_say_what_is_there(problems, tmp_path):
     tasks, seeds = problems
     db = str(tmp_path / "x.db")

@@ -126,6 +126,70 @@ def _finished(run) -> bool:
     return run.status == "finished" or (run.status == "stopped" and run.stop_reason == "wall_time")
 
 
+class SweepSpend:
+    """What this `kernelbench run` spent on a model over its problems, held against its --sweep-max-llm-* caps
+    (docs/kernelbench.md, "LLM budgets"): each problem's run is capped at what the sweep has left, and once a cap
+    is reached the remaining problems are not started (a later `kernelbench run` resumes them, with caps of its
+    own). A resumed run's earlier sessions count toward its own caps, not this sweep's."""
+
+    # (EvolutionConfig field, the sweep's option, LlmSpend property)
+    _CAPS = (("max_llm_calls", "sweep_max_llm_calls", "calls"),
+             ("max_llm_tokens", "sweep_max_llm_tokens", "tokens"),
+             ("max_llm_cost", "sweep_max_llm_cost", "cost"))
+
+    def __init__(self, ks: Any, args: argparse.Namespace):
+        self.caps = {field: getattr(args, option, 0) or 0 for field, option, _ in self._CAPS}
+        for field, option, _ in self._CAPS:
+            if self.caps[field] < 0:
+                raise ks.ValidationError(f"--{option.replace('_', '-')} is {self.caps[field]:g}: give 0 (no cap) or more")
+        self.spent = {field: 0 for field, _, _ in self._CAPS}
+
+    def capping(self) -> bool:
+        return any(cap > 0 for cap in self.caps.values())
+
+    def spent_reason(self) -> str:
+        """Why no further problem starts ("" while every cap has something left)."""
+        for field, option, unit in self._CAPS:
+            cap = self.caps[field]
+            if cap > 0 and self.spent[field] >= cap:
+                return (f"the sweep's LLM budget is spent ({self.spent[field]:g} {unit} of --{option.replace('_', '-')} "
+                        f"{cap:g}; run again to resume)")
+        return ""
+
+    @staticmethod
+    def earlier_spend(ks: Any, db: str, previous: Any) -> Dict[str, float]:
+        """What the run being resumed spent in its earlier sessions (nothing for a new run)."""
+        from kernelsmith import cli
+
+        if previous is None:
+            return {"calls": 0, "tokens": 0, "cost": 0.0}
+        spend = cli._llm_spend_summary(ks, previous, ks.RunStore(db, read_only=True).steps(previous.id))
+        return {"calls": spend["calls"], "tokens": spend["prompt_tokens"] + spend["completion_tokens"],
+                "cost": spend["cost"]}
+
+    def capped(self, config: Any, earlier: Dict[str, float]) -> Any:
+        """`config` with each cap lowered to what the sweep has left (plus what a resumed run spent before)."""
+        for field, _, unit in self._CAPS:
+            cap = self.caps[field]
+            if cap <= 0:
+                continue
+            run_cap = earlier[unit] + (cap - self.spent[field])
+            if isinstance(cap, int):
+                run_cap = int(run_cap)
+            current = getattr(config, field)
+            setattr(config, field, run_cap if current <= 0 else min(current, run_cap))
+        return config
+
+    def add(self, earlier: Dict[str, float], spend: Any) -> None:
+        """Counts a problem's run: its spend less what its earlier sessions spent."""
+        for field, _, unit in self._CAPS:
+            self.spent[field] += getattr(spend, unit) - earlier[unit]
+
+    def summary(self) -> str:
+        return ", ".join(f"{self.spent[field]:g} {unit}" + (f" of {self.caps[field]:g}" if self.caps[field] > 0 else "")
+                         for field, _, unit in self._CAPS)
+
+
 def run_problems(args: argparse.Namespace) -> int:
     """The `kernelbench run` command; returns the exit status (130 after Ctrl-C)."""
     import time
@@ -134,6 +198,7 @@ def run_problems(args: argparse.Namespace) -> int:
 
     ks = cli._core()
     cli._check_evolution_options(ks, args)
+    sweep = SweepSpend(ks, args)  # the caps over all the problems (a bad one refused before anything starts)
     try:
         numbers = parse_problem_numbers(args.problems) if args.problems else None
         selection = select_problems(Path(args.tasks), args.level, numbers)
@@ -176,6 +241,9 @@ def run_problems(args: argparse.Namespace) -> int:
         if interrupted:
             skipped.append((name, f"not started: interrupted ({_CONTINUE})"))
             continue
+        if sweep.spent_reason():
+            skipped.append((name, f"not started: {sweep.spent_reason()}"))
+            continue
         previous = stored.get(name)
         if previous is not None and (previous.language, previous.backend) != (language, evaluator.backend_name()):
             # A run in another language or on another backend is other work: this one gets its own run.
@@ -208,7 +276,9 @@ def run_problems(args: argparse.Namespace) -> int:
             print(f"{name}: skipped: {reason}", file=log, flush=True)
             continue
         resume = previous is not None and not args.restart
-        evolution = ks.Evolution(task, evaluator, mutator, cli._evolution_config(ks, args, resume))
+        earlier = sweep.earlier_spend(ks, args.db, previous if resume else None)
+        evolution = ks.Evolution(task, evaluator, mutator,
+                                 sweep.capped(cli._evolution_config(ks, args, resume), earlier))
         evolution.on_progress(cli._progress_printer(args, log, prefix=f"{name} "))
         how = "new run"
         if resume:
@@ -228,10 +298,13 @@ def run_problems(args: argparse.Namespace) -> int:
                 skipped.append((name, f"the run could not start: {error}"))
                 print(f"{name}: skipped: the run could not start: {error}", file=log, flush=True)
             continue
+        sweep.add(earlier, result.llm_spend)
         best = cli._confirmed_best_text(cli._confirmed_best(args.db, result.run_id), separator="; ")
         print(f"{name}: {result.stop_reason} after {result.evaluations} evaluations in "
               f"{time.monotonic() - started:.1f} s, {best} (run {result.run_id})", file=log, flush=True)
 
+    if sweep.capping():
+        print(f"kernelbench run: the sweep spent {sweep.summary()}", file=log, flush=True)
     # No store when every problem was skipped before its run began: the report then lists why.
     report = build_report([args.db], only=[folder.name for folder in selection.folders], skipped=skipped,
                           missing_ok=True)
