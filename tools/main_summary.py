@@ -21,6 +21,9 @@ def summary(report: dict, db: str, seconds: float) -> str:
     if reference is not None:
         lines.append(f"The reference, evaluated as a candidate, scored {reference['speedup']:.2f}x against its own "
                      "baseline: the spread between two timings of the same kernel here (noise).")
+    else:
+        lines.append("The reference, evaluated as a candidate, is not among the confirmed figures: its timing was too "
+                     "noisy or unconfirmed on this machine (`kernelsmith report --db " + db + "` shows it apart).")
     if best is None:
         lines.append("No program was confirmed correct and fast (strict mode, no doubt-casting flag): "
                      "`kernelsmith report --db " + db + "` says why each evaluation failed.")
