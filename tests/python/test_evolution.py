@@ -492,9 +492,13 @@ def test_a_python_mutator_chooses_its_parents_and_the_run_stops_when_none_is_lef
     steps = con.execute("SELECT parent_ids, failure FROM steps WHERE selection != 'seed'").fetchall()
     con.close()
     assert steps and all(reference_id not in parents for parents, _ in steps)
-    # A parent reported used up is not picked again: at most one empty step per program.
+    # A parent reported used up is not picked again: at most one "used up" step per program (the other failures
+    # are children the novelty filter refused as near duplicates, which use nothing up).
     assert result.failed_proposals == sum(1 for _, failure in steps if failure)
-    assert result.failed_proposals <= result.evaluations - 1
+    used_up = [parents for parents, failure in steps if failure == "no unexplored neighbour"]
+    assert used_up and len(used_up) == len(set(used_up)) <= result.evaluations - 1
+    assert all(failure in ("", "no unexplored neighbour") or failure.startswith("near duplicate of program")
+               for _, failure in steps)
 
 
 def test_program_ids_and_the_requests_task_are_read_only_views():
