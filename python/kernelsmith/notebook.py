@@ -428,7 +428,6 @@ class Run:
         line per island (each starting from the reference, which stands on every island) and one for the whole run;
         correct evaluations that are not confirmed are drawn apart (hollow) and raise no line."""
         plt = _pyplot()
-        from matplotlib.ticker import MaxNLocator
         if ax is None:
             _, ax = plt.subplots(figsize=(7, 4))
         history = self._history_rows()
@@ -447,7 +446,7 @@ class Run:
             ax.scatter([p["sequence"] + 1 for p in doubted], [p["speedup"] for p in doubted], s=14, facecolors="none",
                        edgecolors="tab:orange", alpha=0.8, label="not confirmed (not counted)")
         ax.axhline(1.0, color="red", linestyle=":", linewidth=1)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        _whole_number_ticks(ax, [p["sequence"] + 1 for p in history])
         ax.set_xlabel("evaluation")
         ax.set_ylabel("speedup over the reference")
         ax.set_title(f"run {self.run_id}: best confirmed {max([p['best_speedup'] for p in history], default=0):.3g}x")
@@ -511,7 +510,6 @@ class Run:
         """The lineage of a program (default: the best) as a tree: generation across, speedup up, an
         arrow from each parent to its child, labelled with how the child was made."""
         plt = _pyplot()
-        from matplotlib.ticker import MaxNLocator
         nodes = self.lineage(program_id)
         by_id = {node["id"]: node for node in nodes}
         if ax is None:
@@ -532,7 +530,7 @@ class Run:
         for node in nodes:
             ax.annotate(f"{node['origin']} {node['id'][:6]}", (node["generation"], height(node)),
                         textcoords="offset points", xytext=(4, 4), fontsize="x-small")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # generations are whole numbers
+        _whole_number_ticks(ax, [n["generation"] for n in nodes])
         ax.set_xlabel("generation")
         ax.set_ylabel("speedup (0: incorrect)")
         ax.set_title(f"lineage of {nodes[-1]['id']}")
@@ -651,3 +649,15 @@ def candidate_html(candidate: "core.Candidate") -> str:
     header += f", {html.escape(origin)})" if origin else ")"
     return (f"<div><b>{header}</b><pre style='line-height:1.25;padding:0.5em;border:1px solid #ddd'>"
             + "\n".join(lines) + "</pre></div>")
+
+
+def _whole_number_ticks(ax, values) -> None:
+    """Ticks at whole numbers only on the x axis of a plot of counted things (generations, evaluations): a tick
+    at generation 0.5 means nothing. matplotlib's integer locator falls back to fractions where it finds fewer
+    than min_n_ticks whole numbers in view (every point at one generation): one is enough, in a view widened to
+    at least one unit."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    if values and max(values) - min(values) < 1:
+        ax.set_xlim(min(values) - 0.5, max(values) + 0.5)
