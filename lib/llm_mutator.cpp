@@ -141,14 +141,13 @@ Proposal LlmMutator::propose_with_mode(const MutationRequest& request, EditMode 
   ParsedResponse parsed = parse_response(response.text, mode, parent.source, child_language);
   if (!parsed.ok) {
     // A whole program in a language the request also takes (a kernel and its plan in a run of ModelNew files,
-    // a ModelNew file beside a kernel); one without its format's mark (a launch plan, a class ModelNew) is not
-    // that format, and the first failure stands.
+    // a ModelNew file beside a kernel: the parser already requires its class ModelNew); a kernel without its
+    // launch line is not that format, and the first failure stands.
     for (const std::string& other : request.other_languages) {
       ParsedResponse in_other = parse_response(response.text, EditMode::full, parent.source, other);
       const KernelLanguage* row = find_kernel_language(other);
-      const bool marked = row != nullptr && row->host_code ? in_other.source.find("class ModelNew") != std::string::npos
-                                                           : in_other.source.find("@launch") != std::string::npos;
-      if (in_other.ok && marked) {
+      const bool has_plan = (row != nullptr && row->host_code) || contains_launch_line(in_other.source);
+      if (in_other.ok && has_plan) {
         parsed = std::move(in_other);
         child_language = other;
         break;
