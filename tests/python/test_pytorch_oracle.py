@@ -322,22 +322,27 @@ def test_evaluator_uses_the_oracle(tmp_path):
     assert back.speedups == evaluation.speedups
 
 
+def run_in_a_fresh_helper(tmp_path, body: str) -> subprocess.CompletedProcess:
+    """`body` run in a fresh interpreter where `oracle` is this module loaded by path (as the evaluator starts
+    it: nothing imported beforehand) and `helper` its Oracle over `tmp_path`; json and sys are imported."""
+    program = (f"import importlib.util, json, sys\n"
+               f"spec = importlib.util.spec_from_file_location('oracle', {str(po.__file__)!r})\n"
+               f"oracle = importlib.util.module_from_spec(spec)\n"
+               f"spec.loader.exec_module(oracle)\n"
+               f"helper = oracle.Oracle({str(tmp_path)!r})\n") + body
+    return subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
 def test_a_runner_warmed_up_ahead_has_imported_what_a_modelnew_needs_and_touched_no_device(tmp_path):
     # The evaluator starts the next candidate's runner ahead on a GPU (docs/kernelbench-modelnew.md, "Builds"):
     # its warm-up imports torch and load_inline's module but initialises no device.
-    program = f"""
-import importlib.util, json, sys
-spec = importlib.util.spec_from_file_location("oracle", {str(po.__file__)!r})
-oracle = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(oracle)
-helper = oracle.Oracle({str(tmp_path)!r})
-print(json.dumps(oracle.handle(helper, {{"op": "warm_up", "triton": True}})))
-print(json.dumps(oracle.handle(helper, {{"op": "warm"}})))
+    run = run_in_a_fresh_helper(tmp_path, """
+print(json.dumps(oracle.handle(helper, {"op": "warm_up", "triton": True})))
+print(json.dumps(oracle.handle(helper, {"op": "warm"})))
 torch = sys.modules["torch"]
-print(json.dumps({{"cpp_extension": "torch.utils.cpp_extension" in sys.modules,
-                  "cuda_initialized": torch.cuda.is_initialized()}}))
-"""
-    run = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+print(json.dumps({"cpp_extension": "torch.utils.cpp_extension" in sys.modules,
+                  "cuda_initialized": torch.cuda.is_initialized()}))
+""")
     lines = [json.loads(line) for line in run.stdout.splitlines()]
     assert len(lines) == 3, run.stderr
     assert lines[0]["ok"] is True and lines[0]["torch"] == torch.__version__ and lines[0]["handled_seconds"] > 0
@@ -348,16 +353,10 @@ print(json.dumps({{"cpp_extension": "torch.utils.cpp_extension" in sys.modules,
 def test_a_new_task_does_not_import_torch_dynamo_to_reset_it(tmp_path):
     # A runner started ahead has imported torch; its first request (a new task) must not import torch._dynamo,
     # seconds of work, only to reset a compiler that compiled nothing.
-    program = f"""
-import importlib.util, json, sys
-spec = importlib.util.spec_from_file_location("oracle", {str(po.__file__)!r})
-oracle = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(oracle)
-helper = oracle.Oracle({str(tmp_path)!r})
-oracle.handle(helper, {{"op": "warm_up"}})
+    run = run_in_a_fresh_helper(tmp_path, """
+oracle.handle(helper, {"op": "warm_up"})
 helper.task_key = "a"
 helper.forget_task()
 print(json.dumps("torch._dynamo" in sys.modules))
-"""
-    run = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+""")
     assert run.stdout.split() == ["false"], run.stderr
